@@ -1,0 +1,12 @@
+"""``cpqa bench``: speed and memory benchmarks that print JSON. One module per benchmark."""
+
+import typer
+
+from cpqa.cli.bench_index import index
+from cpqa.cli.bench_ingest import ingest
+from cpqa.cli.bench_latency import latency
+
+bench_app = typer.Typer(help="Benchmarks: ingestion, vector index scale, pipeline latency.", no_args_is_help=True)
+bench_app.command("ingest")(ingest)
+bench_app.command("index")(index)
+bench_app.command("latency")(latency)

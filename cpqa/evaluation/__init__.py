@@ -1,0 +1,1 @@
+"""Evaluation harnesses: metrics, document retrieval, chunking, CMMQA and embedding x reranker pairs."""

@@ -1,0 +1,1 @@
+"""NCBI: PubMed XML and PMC JATS parsing, the E-utilities client and its rate limiter."""

@@ -1,0 +1,204 @@
+"""Typed objects the pipeline stages exchange: articles, search results, candidates, passages,
+answers and the retrieval trace. All are pydantic models, so they serialise to JSON as they are."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator, Literal
+
+from pydantic import BaseModel, Field
+
+Category = Literal["E1", "E2", "E3"]  # semantic only, Boolean only, both
+Source = Literal["D1", "D2", "D3"]  # PubMed abstract, PMC review full text, other PMC full text
+Mode = Literal["patient", "clinician"]
+
+
+# ---------------------------------------------------------------- articles
+class AbstractSection(BaseModel):
+    label: str | None = None  # e.g. "BACKGROUND"; None for an unstructured abstract
+    nlm_category: str | None = None
+    text: str
+
+
+class MeshQualifier(BaseModel):
+    name: str
+    ui: str | None = None
+    major: bool = False
+
+
+class MeshHeading(BaseModel):
+    descriptor: str
+    ui: str | None = None
+    major: bool = False
+    qualifiers: list[MeshQualifier] = Field(default_factory=list)
+
+    @property
+    def is_major(self) -> bool:
+        return self.major or any(q.major for q in self.qualifiers)
+
+
+class BodySection(BaseModel):
+    title: str | None = None
+    paragraphs: list[str] = Field(default_factory=list)
+
+
+class Article(BaseModel):
+    """One PubMed record or PMC article, as parsed from NCBI XML or JATS."""
+
+    pmid: str | None = None
+    pmcid: str | None = None  # "PMC1234567"
+    doi: str | None = None
+    title: str = ""
+    abstract_sections: list[AbstractSection] = Field(default_factory=list)
+    mesh: list[MeshHeading] = Field(default_factory=list)
+    publication_types: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+    journal: str | None = None
+    year: int | None = None
+    pub_date: str | None = None  # as precise as the record gives: "2019", "2019-03", "2019-03-14"
+    article_type: str | None = None  # JATS article-type, e.g. "review-article"
+    body_sections: list[BodySection] = Field(default_factory=list)
+
+    @property
+    def abstract(self) -> str:
+        return "\n".join(
+            f"{s.label}: {s.text}" if s.label else s.text for s in self.abstract_sections
+        ).strip()
+
+    @property
+    def has_abstract(self) -> bool:
+        return bool(self.abstract)
+
+    @property
+    def has_full_text(self) -> bool:
+        return any(s.paragraphs for s in self.body_sections)
+
+    @property
+    def is_review(self) -> bool:
+        if self.article_type and "review" in self.article_type.lower():
+            return True
+        return any(pt.lower() in {"review", "systematic review", "meta-analysis"} for pt in self.publication_types)
+
+    @property
+    def key(self) -> str:
+        return self.pmid or self.pmcid or ""
+
+
+class SearchResult(BaseModel):
+    """An esearch answer, from NCBI, the mirror or the local store."""
+
+    count: int
+    pmids: list[str]
+    query_translation: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- retrieval
+class ComponentChoice(BaseModel):
+    """Which model serves a component, and why (auto picks per component)."""
+
+    component: str  # "semantic_query", "article_encoder", "sentence_embedder", "passage_retriever", "reranker", "rewriter", "answerer"
+    model: str
+    profile: Literal["paper", "offline"]
+    reason: str = ""
+
+
+class LadderLevel(BaseModel):
+    level: int
+    expression: str
+    count: int = 0
+    new_pmids: int = 0
+    ms: float = 0.0
+    error: str | None = None
+
+
+class Candidate(BaseModel):
+    """A document that document retrieval proposes, with how it was found."""
+
+    pmid: str
+    category: Category
+    source: Source = "D1"
+    rrf: float = 0.0
+    semantic_score: float | None = None
+    semantic_rank: int | None = None
+    boolean_rank: int | None = None
+    pmcid: str | None = None
+    title: str = ""
+    year: int | None = None
+    journal: str | None = None
+    kept: bool = True
+    dropped_reason: str | None = None
+
+
+class Passage(BaseModel):
+    """A retrieved passage with its provenance and scores."""
+
+    node_id: str
+    pmid: str
+    text: str
+    score: float = 0.0  # final (rerank) score
+    dense_score: float | None = None
+    section: str | None = None
+    source: Source = "D1"
+    category: Category | None = None
+    start: int | None = None  # character offsets in the source text
+    end: int | None = None
+    pmcid: str | None = None
+    title: str = ""
+    year: int | None = None
+    journal: str | None = None
+
+
+# ---------------------------------------------------------------- answer
+class Answer(BaseModel):
+    text: str
+    citations: list[str] = Field(default_factory=list)  # PMIDs in order of first citation
+    abstained: bool = False
+    flags: list[str] = Field(default_factory=list)  # e.g. "removed_unknown_citation:123"
+    disclaimer: str = ""
+    written_by: Literal["claude", "extractive", "triage"] = "extractive"
+    urgent: str | None = None  # urgent-care message, shown first
+    notices: list[str] = Field(default_factory=list)  # e.g. "question truncated", "personal details removed"
+    letter: str | None = None  # multiple-choice mode
+
+
+class StageRecord(BaseModel):
+    ms: float = 0.0
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+class RetrievalTrace(BaseModel):
+    """Everything the pipeline decided, recorded as it happens; JSON-serialisable."""
+
+    question: str = ""  # after personal details were removed
+    search_intent: str = ""  # the question after dialogue distillation / rewrite
+    profile: str = "offline"
+    models: dict[str, ComponentChoice] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
+    rewrite: dict[str, Any] = Field(default_factory=dict)
+    ladder: list[LadderLevel] = Field(default_factory=list)
+    candidates: list[Candidate] = Field(default_factory=list)
+    passages: list[Passage] = Field(default_factory=list)
+    stages: dict[str, StageRecord] = Field(default_factory=dict)
+    ncbi_requests: int = 0
+    warnings: list[str] = Field(default_factory=list)
+    lost_paths: dict[str, str] = Field(default_factory=dict)  # "E1"/"E2" -> why
+
+    @contextmanager
+    def stage(self, name: str, **info: Any) -> Iterator[StageRecord]:
+        """Time a stage; the yielded record takes extra details while the stage runs."""
+        record = self.stages.setdefault(name, StageRecord())
+        record.info.update(info)
+        start = time.perf_counter()
+        try:
+            yield record
+        finally:
+            record.ms += (time.perf_counter() - start) * 1000.0
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def use_model(self, choice: ComponentChoice) -> None:
+        self.models[choice.component] = choice
