@@ -1,0 +1,156 @@
+"""The Claude client: one place where the pipeline talks to the Anthropic Messages API.
+
+Structured output goes through tool use with a forced ``tool_choice``, and the returned tool input is
+checked against the tool's JSON schema, so callers get a dict of the declared shape or an ``LLMError``.
+Retries (429, 529, 5xx, connection errors) are the SDK's own, bounded by ``cpqa_llm_max_retries``;
+``ANTHROPIC_BASE_URL`` points the client at a stand-in (``cpqa.testing.anthropic_standin``).
+Error messages carry the status and Anthropic's error type, never the key or the prompt.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from cpqa.config import Settings
+
+
+class LLMError(RuntimeError):
+    """Claude could not give a usable answer (unconfigured, unreachable, refused or malformed)."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool Claude is forced to call; ``input_schema`` is the JSON schema of the structured answer."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any] = field(default_factory=dict)
+
+    def to_api(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+class Usage(BaseModel):
+    """Tokens and calls spent so far by one client."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+
+
+def schema_errors(instance: Any, schema: dict[str, Any], limit: int = 5) -> list[str]:
+    """Where ``instance`` breaks ``schema``, described by location and rule only (never the values)."""
+    from jsonschema import Draft202012Validator
+
+    problems = []
+    for error in sorted(Draft202012Validator(schema).iter_errors(instance), key=lambda e: list(e.path)):
+        where = "/" + "/".join(str(p) for p in error.path)
+        if error.validator == "required":
+            missing = [k for k in error.validator_value if not (isinstance(error.instance, dict) and k in error.instance)]
+            problems.append(f"{where}: missing {', '.join(missing)}")
+        else:
+            problems.append(f"{where}: violates {error.validator}={error.validator_value!r}")
+        if len(problems) >= limit:
+            break
+    return problems
+
+
+class Claude:
+    """Thread-safe wrapper over ``anthropic.Anthropic`` with usage accounting."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.model = settings.cpqa_llm_model
+        self._usage = Usage()
+        self._lock = threading.Lock()
+        self._client = None
+
+    @property
+    def available(self) -> bool:
+        return self.settings.has_anthropic
+
+    @property
+    def usage(self) -> Usage:
+        with self._lock:
+            return self._usage.model_copy()
+
+    def _sdk(self):
+        if not self.available:
+            raise LLMError("Claude is not configured: set ANTHROPIC_API_KEY")
+        with self._lock:
+            if self._client is None:
+                import anthropic
+
+                self._client = anthropic.Anthropic(
+                    api_key=self.settings.anthropic_api_key.get_secret_value(),
+                    base_url=self.settings.anthropic_base_url or None,
+                    max_retries=self.settings.cpqa_llm_max_retries,
+                    timeout=self.settings.cpqa_llm_timeout,
+                )
+            return self._client
+
+    def _create(self, **kwargs: Any):
+        import anthropic
+
+        client = self._sdk()
+        try:
+            message = client.messages.create(model=self.model, **kwargs)
+        except anthropic.APIStatusError as exc:
+            kind = _error_type(exc.body)
+            raise LLMError(self.settings.redact(
+                f"Claude API error: HTTP {exc.status_code}{f' ({kind})' if kind else ''}"
+                f" after {self.settings.cpqa_llm_max_retries} retries")) from None
+        except anthropic.APITimeoutError:
+            raise LLMError(f"Claude API timed out after {self.settings.cpqa_llm_timeout:g}s "
+                           f"and {self.settings.cpqa_llm_max_retries} retries") from None
+        except anthropic.APIConnectionError:
+            raise LLMError("Claude API unreachable (connection failed after "
+                           f"{self.settings.cpqa_llm_max_retries} retries)") from None
+        except anthropic.AnthropicError as exc:
+            raise LLMError(self.settings.redact(f"Claude API error: {type(exc).__name__}")) from None
+        except ValueError:  # a 200 whose body is not a message (JSON or schema); pydantic errors are ValueErrors
+            raise LLMError("Claude API answered with a malformed response") from None
+        with self._lock:
+            usage = getattr(message, "usage", None)
+            self._usage.calls += 1
+            self._usage.input_tokens += int(getattr(usage, "input_tokens", 0) or 0)
+            self._usage.output_tokens += int(getattr(usage, "output_tokens", 0) or 0)
+        return message
+
+    def call_tool(self, system: str, messages: list[dict], tool: ToolSpec, max_tokens: int = 1024) -> dict:
+        """Force Claude to call ``tool`` and return its input, checked against the tool's schema."""
+        message = self._create(system=system, messages=messages, max_tokens=max_tokens, tools=[tool.to_api()],
+                               tool_choice={"type": "tool", "name": tool.name})
+        if message.stop_reason == "max_tokens":
+            raise LLMError(f"Claude ran out of tokens ({max_tokens}) before finishing the {tool.name} call")
+        blocks = [b for b in message.content if b.type == "tool_use" and b.name == tool.name]
+        if not blocks:
+            raise LLMError(f"Claude did not call the {tool.name} tool (stop_reason={message.stop_reason})")
+        data = blocks[0].input
+        if not isinstance(data, dict):
+            raise LLMError(f"Claude's {tool.name} input is not an object")
+        problems = schema_errors(data, tool.input_schema)
+        if problems:
+            raise LLMError(f"Claude's {tool.name} input does not match its schema: {'; '.join(problems)}")
+        return data
+
+    def complete(self, system: str, messages: list[dict], max_tokens: int = 1024) -> str:
+        """Free text: the concatenated text blocks of Claude's reply."""
+        message = self._create(system=system, messages=messages, max_tokens=max_tokens)
+        text = "".join(b.text for b in message.content if b.type == "text").strip()
+        if not text:
+            raise LLMError(f"Claude returned no text (stop_reason={message.stop_reason})")
+        return text
+
+
+def _error_type(body: Any) -> str | None:
+    """Anthropic's error type ("rate_limit_error", "overloaded_error", ...) from an error body."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("type"), str):
+            return inner["type"]
+    return None

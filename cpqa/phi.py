@@ -1,0 +1,189 @@
+"""Removing personal details (names, dates of birth, record numbers, contact details, addresses, very old ages)
+from a question before it reaches NCBI, Anthropic, a trace or a log.
+
+Pattern based, so it is cheap and predictable: it favours removing too much around identifiers that announce
+themselves ("my name is", "MRN", "born on") over guessing at bare names, and it leaves medical content alone
+(drug names, cancer types, stages, doses, gene names, years). Only the *kinds* removed are reported, never the values.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, NamedTuple
+
+# Kinds, as shown to the user ("We removed: name, phone number").
+NAME = "name"
+DATE_OF_BIRTH = "date of birth"
+DATE = "date"
+RECORD_NUMBER = "medical record number"
+ID_NUMBER = "identification number"
+PHONE = "phone number"
+EMAIL = "email address"
+ADDRESS = "street address"
+AGE = "age over 89"
+
+
+class PHIRedaction(NamedTuple):
+    text: str
+    removed: list[str]  # kinds, in the order first found; never the values
+
+
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+# A day-precise date: 3/14/1950, 14.03.1950, 1950-03-14, March 14, 1950, 14 March 1950.
+_FULL_DATE = (
+    r"(?:\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{1,2}-\d{1,2}"
+    rf"|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+\d{{4}})"
+)
+_ANY_DATE = rf"(?:{_FULL_DATE}|{_MONTH}\s+\d{{4}}|\d{{4}})"
+
+# Capitalised words that follow "I am" / "my wife" but are not names.
+_NOT_NAMES = frozenset(
+    """
+    a an the not so very just still now here there currently also really being getting going
+    african american asian black white hispanic latina latino latinx jewish catholic christian muslim hindu
+    buddhist native european british english irish scottish welsh canadian mexican chinese japanese korean
+    indian vietnamese filipino german french italian spanish polish russian arab caucasian
+    male female trans transgender pregnant diabetic vegan vegetarian allergic brca her2 er pr
+    stage grade type on in at from with taking having scared worried afraid confused concerned
+    sorry sure unsure aware interested wondering curious okay ok fine well sick tired
+    mom mum dad doctor nurse patient caregiver oncologist surgeon
+    monday tuesday wednesday thursday friday saturday sunday
+    """.split()
+)
+
+_RELATIVE = (
+    r"(?:wife|husband|partner|spouse|mother|father|mom|mum|dad|son|daughter|sister|brother|"
+    r"aunt|uncle|grandmother|grandfather|grandma|grandpa|friend|boyfriend|girlfriend|fianc[ée]e?|child|baby)"
+)
+_CAP_NAME = r"[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?"
+
+
+def _name_words(match: re.Match, group: str = "name") -> str | None:
+    """Keep only the leading words of a captured name that plausibly are a name (up to three)."""
+    words = match.group(group).split()
+    kept: list[str] = []
+    for word in words[:3]:
+        bare = word.strip(".,;:!?").lower()
+        if not bare or bare in _NOT_NAMES or bare in _GLUE:
+            break
+        kept.append(word)
+    return " ".join(kept) if kept else None
+
+
+_GLUE = frozenset("and i im i'm my with have has had was am is are who from but or of to".split())
+
+
+def _replace_name(match: re.Match) -> str:
+    name = _name_words(match)
+    if name is None:
+        return match.group(0)
+    start = match.start("name") - match.start(0)
+    whole = match.group(0)
+    return whole[:start] + "[name]" + whole[start + len(name):]
+
+
+_Rule = tuple[str, re.Pattern, "str | Callable[[re.Match], str]"]
+
+_RULES: list[_Rule] = [
+    (EMAIL, re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "[email]"),
+    # Record numbers: a label, then an identifier that contains a digit.
+    (
+        RECORD_NUMBER,
+        re.compile(
+            r"\b(?:MRN|medical\s+record(?:\s+(?:number|no\.?|num|#))?|record\s+(?:number|no\.?|#)|"
+            r"patient\s+(?:id|number|no\.?)|hospital\s+(?:number|no\.?)|NHS\s+(?:number|no\.?))"
+            r"\s*(?:is|was|:|#|=)?\s*#?\s*(?=[A-Z0-9-]*\d)[A-Z0-9][A-Z0-9-]{3,}\b",
+            re.IGNORECASE,
+        ),
+        "[record number]",
+    ),
+    (ID_NUMBER, re.compile(r"\b\d{3}-\d{2}-\d{4}\b"), "[id number]"),
+    (
+        ID_NUMBER,
+        re.compile(r"\b(?:SSN|social\s+security(?:\s+(?:number|no\.?|#))?)\s*(?:is|:|#)?\s*\d[\d -]{7,10}\d\b", re.I),
+        "[id number]",
+    ),
+    (
+        PHONE,
+        re.compile(
+            r"(?<![\w.])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)|\d{3})[\s.-]?\d{3}[\s.-]?\d{4}(?![\w.])"
+            r"|(?<![\w.])\+\d{1,3}(?:[\s.-]?\d){7,12}(?![\w.])"
+        ),
+        "[phone]",
+    ),
+    (
+        DATE_OF_BIRTH,
+        re.compile(
+            rf"\b(?:date\s+of\s+birth|birth\s*date|birthday|d\.?o\.?b\.?|born(?:\s+on|\s+in)?)\s*(?:is|was|:|-)?\s*{_ANY_DATE}",
+            re.IGNORECASE,
+        ),
+        "[date of birth]",
+    ),
+    (DATE, re.compile(rf"\b{_FULL_DATE}\b", re.IGNORECASE), "[date]"),
+    (
+        ADDRESS,
+        re.compile(
+            r"\b\d{1,6}\s+(?:[A-Z][A-Za-z]*\s+){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|"
+            r"Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Parkway|Pkwy|Highway|Hwy|Circle|Close|Crescent)\b\.?"
+            r"(?:,?\s+(?:Apt|Apartment|Suite|Unit|Flat)\.?\s*#?\w+)?"
+        ),
+        "[address]",
+    ),
+    (ADDRESS, re.compile(r"\b(?:P\.?\s?O\.?\s+Box|zip(?:\s+code)?|postcode)\s*:?\s*[A-Z0-9-]{3,10}\b", re.I), "[address]"),
+    (ADDRESS, re.compile(r"(?<=, )[A-Z]{2}\s+\d{5}(?:-\d{4})?\b"), "[address]"),
+    # Names announced by the writer ("my name is", "I'm Maria", "call me Jo", "my wife Anna", "Mrs. Jones").
+    (
+        NAME,
+        re.compile(r"\b(?:my\s+name\s+is|my\s+name's|name:|call\s+me|signed,?)\s+(?P<name>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,3})",
+                   re.IGNORECASE),
+        _replace_name,
+    ),
+    (NAME, re.compile(rf"\b(?:I'm|I\s+am|Im|this\s+is)\s+(?P<name>{_CAP_NAME}(?:\s+{_CAP_NAME}){{0,2}})"), _replace_name),
+    (
+        NAME,
+        re.compile(rf"\b(?i:my|our)\s+(?i:{_RELATIVE}),?\s+(?P<name>{_CAP_NAME}(?:\s+{_CAP_NAME}){{0,2}})"),
+        _replace_name,
+    ),
+    (NAME, re.compile(rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Doctor)\.?\s+{_CAP_NAME}(?:\s+{_CAP_NAME})?"), "[name]"),
+    # Ages over 89 are identifying (HIPAA safe harbour): keep the clinical meaning, drop the exact number.
+    (
+        AGE,
+        re.compile(
+            r"\b(?:9\d|1[0-2]\d)(?:\s*|-)(?:years?|yrs?|y/?o)(?:[\s-]+old)?\b"
+            r"|\b(?:aged?|I'm|I\s+am)\s+(?:9\d|1[0-2]\d)\b(?!\s*(?:mg|g|kg|ml|%|cm|mm))",
+            re.IGNORECASE,
+        ),
+        "over 89 years old",
+    ),
+]
+
+
+def redact_phi(text: str) -> PHIRedaction:
+    """Remove personal details from ``text``; returns the cleaned text and the kinds removed."""
+    removed: list[str] = []
+    for kind, pattern, replacement in _RULES:
+        text, count = _substitute(pattern, replacement, text)
+        if count and kind not in removed:
+            removed.append(kind)
+    return PHIRedaction(text, removed)
+
+
+def _substitute(pattern: re.Pattern, replacement, text: str) -> tuple[str, int]:
+    changed = 0
+
+    def apply(match: re.Match) -> str:
+        nonlocal changed
+        new = replacement(match) if callable(replacement) else replacement
+        if new != match.group(0):
+            changed += 1
+        return new
+
+    return pattern.sub(apply, text), changed
+
+
+def scrub_phi(text: str) -> str:
+    """``text`` with personal details removed (for logs, traces and outside calls)."""
+    return redact_phi(text).text

@@ -1,0 +1,259 @@
+"""A stand-in for the Anthropic Messages API: a real HTTP server on 127.0.0.1 that answers
+``POST /v1/messages`` with responses of the recorded shape (message objects with ``text`` and
+``tool_use`` content blocks, ``stop_reason``, ``usage``; errors as ``{"type": "error", "error": {...}}``).
+
+Tests script replies (``.script(Reply.tool({...}), Reply.error(429, retry_after=0.01))``); when the script
+is empty the ``default`` responder answers. The default fills a requested tool's schema minimally and
+deterministically (first enum option, first PMID seen in the request) and labels every text as a stand-in,
+so harnesses run end to end here: ``python -m cpqa.testing.anthropic_standin --port 8765``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+STANDIN_LABEL = "Stand-in reply, not written by Claude"
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+               404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+               500: "api_error", 529: "overloaded_error"}
+_PMID = re.compile(r"(?:PMID[:\s]*|\[)(\d{4,9})\b")
+_ids = itertools.count(1)
+
+
+@dataclass
+class Reply:
+    """One scripted answer: a message, an error, or raw bytes; ``delay`` seconds before answering."""
+
+    status: int = 200
+    body: bytes = b""
+    content: list[dict[str, Any]] | None = None  # message content blocks; None for error / raw replies
+    stop_reason: str = "end_turn"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+    @classmethod
+    def tool(cls, tool_input: Any, name: str | None = None, stop_reason: str = "tool_use") -> "Reply":
+        """A ``tool_use`` block; ``name`` defaults to the tool the request forced (or its first tool).
+        ``tool_input`` is sent as given, so malformed inputs (missing fields, wrong types) are scriptable."""
+        block = {"type": "tool_use", "id": f"toolu_standin_{next(_ids):06d}", "name": name, "input": tool_input}
+        return cls(content=[block], stop_reason=stop_reason)
+
+    @classmethod
+    def text(cls, text: str, stop_reason: str = "end_turn") -> "Reply":
+        return cls(content=[{"type": "text", "text": text}], stop_reason=stop_reason)
+
+    @classmethod
+    def error(cls, status: int, retry_after: float | None = None, message: str | None = None) -> "Reply":
+        kind = ERROR_TYPES.get(status, "api_error")
+        body = {"type": "error", "error": {"type": kind, "message": message or f"stand-in {kind}"}}
+        headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else {}
+        return cls(status=status, body=json.dumps(body).encode(), headers=headers)
+
+    @classmethod
+    def raw(cls, status: int, body: bytes | str, headers: dict[str, str] | None = None) -> "Reply":
+        data = body.encode() if isinstance(body, str) else body
+        return cls(status=status, body=data, headers=dict(headers or {}))
+
+    def after(self, seconds: float) -> "Reply":
+        """The same reply, sent ``seconds`` late (for client timeouts)."""
+        self.delay = seconds
+        return self
+
+    def render(self, request: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        if self.content is None:
+            return self.status, {"content-type": "application/json", **self.headers}, self.body
+        content = [dict(b) for b in self.content]
+        for block in content:
+            if block["type"] == "tool_use" and block["name"] is None:
+                block["name"] = _requested_tool(request).get("name", "tool")
+        message = {
+            "id": f"msg_standin_{next(_ids):06d}", "type": "message", "role": "assistant",
+            "model": request.get("model", "claude-standin"), "content": content,
+            "stop_reason": self.stop_reason, "stop_sequence": None,
+            "usage": {"input_tokens": max(1, len(json.dumps(request)) // 4),
+                      "output_tokens": max(1, len(json.dumps(content)) // 4)},
+        }
+        return 200, {"content-type": "application/json", **self.headers}, json.dumps(message).encode()
+
+
+def _requested_tool(request: dict[str, Any]) -> dict[str, Any]:
+    tools = request.get("tools") or []
+    choice = request.get("tool_choice") or {}
+    if choice.get("type") == "tool":
+        return next((t for t in tools if t.get("name") == choice.get("name")), {"name": choice.get("name")})
+    return tools[0] if tools else {}
+
+
+def request_text(request: dict[str, Any]) -> str:
+    """All text a request carries (system prompt and messages), for responders that look at it."""
+    parts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for key in ("text", "content"):
+                if key in value:
+                    walk(value[key])
+
+    walk(request.get("system", ""))
+    walk(request.get("messages", []))
+    return "\n".join(parts)
+
+
+def fill_schema(schema: dict[str, Any], pmids: list[str], name: str = "") -> Any:
+    """The smallest value that satisfies ``schema``: first enum option, required keys only, minItems items."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and "properties" in schema):
+        props = schema.get("properties", {})
+        keys = schema.get("required", list(props))
+        return {k: fill_schema(props.get(k, {"type": "string"}), pmids, k) for k in keys}
+    if kind == "array":
+        count = max(1, schema.get("minItems", 1))
+        return [fill_schema(schema.get("items", {"type": "string"}), pmids, name) for _ in range(count)]
+    if kind == "integer":
+        return int(schema.get("minimum", 0))
+    if kind == "number":
+        return float(schema.get("minimum", 0.0))
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    if pmids and ("pmid" in name.lower() or "citation" in name.lower()):
+        return pmids[0]
+    return f"{STANDIN_LABEL}{f' [{pmids[0]}]' if pmids else ''}."
+
+
+def default_responder(request: dict[str, Any]) -> Reply:
+    """Deterministic stand-in: fill the requested tool's schema, or a labelled text citing the first PMID."""
+    pmids = list(dict.fromkeys(_PMID.findall(request_text(request))))
+    tool = _requested_tool(request)
+    if tool:
+        return Reply.tool(fill_schema(tool.get("input_schema", {}), pmids), name=tool.get("name"))
+    return Reply.text(f"{STANDIN_LABEL}{f' [{pmids[0]}]' if pmids else ''}.")
+
+
+class AnthropicStandIn:
+    """``with AnthropicStandIn() as api:`` point ANTHROPIC_BASE_URL at ``api.url``; read ``api.requests``."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0,
+                 default: Callable[[dict[str, Any]], Reply] = default_responder):
+        self.default = default
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer((host, port), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def script(self, *replies: Reply) -> "AnthropicStandIn":
+        """Queue replies, answered in order before the default responder takes over."""
+        with self._lock:
+            self._script.extend(replies)
+        return self
+
+    def _next(self, request: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            self.headers.append(headers)
+            if self._script:
+                return self._script.popleft()
+        return self.default(request)
+
+    def start(self) -> "AnthropicStandIn":
+        self._thread = threading.Thread(target=self._server.serve_forever, name="anthropic-standin", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "AnthropicStandIn":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _handler_for(standin: AnthropicStandIn) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length)
+            if self.path.split("?")[0].rstrip("/") != "/v1/messages":
+                return self._send(Reply.error(404, message=f"no route {self.path}"), {})
+            try:
+                request = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                return self._send(Reply.error(400, message="body is not JSON"), {})
+            # Header names only: the key the client sends is never recorded.
+            names = {k.lower(): ("[set]" if k.lower() in {"x-api-key", "authorization"} else v)
+                     for k, v in self.headers.items()}
+            self._send(standin._next(request, names), request)
+
+        def _send(self, reply: Reply, request: dict[str, Any]) -> None:
+            if reply.delay:
+                time.sleep(reply.delay)
+            status, headers, body = reply.render(request)
+            try:
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout); nothing to answer
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+    return Handler
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Serve the Anthropic Messages API stand-in (default responder).")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args(argv)
+    server = AnthropicStandIn(host=args.host, port=args.port)
+    print(f"Anthropic stand-in on {server.url} (set ANTHROPIC_BASE_URL to it); Ctrl-C stops", flush=True)
+    try:
+        server._server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._server.server_close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,366 @@
+"""Vector indexes for semantic document search, behind one interface (``VectorIndex``).
+
+FAISS (default) keeps, in ``settings.index_dir``:
+
+- ``flat.faiss``: a FAISS ``IndexFlatIP`` file written by streaming (rows are appended and the header is
+  patched, so ingesting PubMed never holds all vectors in RAM). It loads with ``IO_FLAG_MMAP_IFC``: zero-copy,
+  the vectors stay on disk and the page cache serves them.
+- ``ids.i64``: the PMID of every row (int64, appended alongside).
+- ``ivfpq.faiss`` (optional, ``kind="ivfpq"``): an IVF-PQ index trained on a sample. Only it is resident;
+  its shortlist is re-scored exactly against the mmapped flat vectors, which restores recall.
+- ``meta.json``: which encoder built the vectors (model + dim), so a query encoder of another family is refused.
+
+Milvus (``CPQA_VECTOR_STORE=milvus``, ``CPQA_MILVUS_URI``: a milvus-lite file or a server) holds ids and vectors
+in a collection; ``meta.json`` stays in the index folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Literal, Sequence
+
+import numpy as np
+from pydantic import BaseModel
+
+from cpqa.config import Settings
+
+Hits = list[list[tuple[str, float]]]
+META_FILE = "meta.json"
+FLAT_FILE = "flat.faiss"
+IDS_FILE = "ids.i64"
+IVFPQ_FILE = "ivfpq.faiss"
+MILVUS_COLLECTION = "cpqa_articles"
+
+
+class IndexMissing(FileNotFoundError):
+    """No vector index has been built in the index folder."""
+
+
+class IndexMeta(BaseModel):
+    """What built the vectors: searching them needs a query encoder of the same family and dim."""
+
+    model: str
+    dim: int
+    normalize: bool
+    metric: Literal["ip"] = "ip"
+    kind: Literal["flat", "ivfpq"] = "flat"
+    backend: Literal["faiss", "milvus"] = "faiss"
+    count: int = 0
+    ivfpq: dict | None = None  # nlist, m, nbits, nprobe, k_factor, trained_on
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp = directory / (META_FILE + ".tmp")
+        tmp.write_text(self.model_dump_json(indent=2))
+        os.replace(tmp, directory / META_FILE)
+
+    @classmethod
+    def load(cls, directory: Path) -> "IndexMeta":
+        path = directory / META_FILE
+        if not path.exists():
+            raise IndexMissing(f"no vector index in {directory} (run `cpqa index build` or `cpqa ingest medcpt DIR`)")
+        return cls.model_validate_json(path.read_text())
+
+
+def _int_ids(ids: Sequence[str]) -> np.ndarray:
+    try:
+        return np.asarray([int(i) for i in ids], dtype=np.int64)
+    except ValueError as exc:
+        raise ValueError(f"vector ids must be numeric PMIDs: {exc}") from None
+
+
+def _as_matrix(vectors: np.ndarray, dim: int) -> np.ndarray:
+    arr = np.ascontiguousarray(vectors, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[1] != dim:
+        raise ValueError(f"expected vectors of shape (n, {dim}), got {arr.shape}")
+    return arr
+
+
+class VectorIndex(ABC):
+    """Add (id, vector) rows; search by inner product; ids are PMID strings."""
+
+    meta: IndexMeta
+
+    @abstractmethod
+    def add(self, ids: Sequence[str], vectors: np.ndarray) -> None: ...
+
+    @abstractmethod
+    def search(self, queries: np.ndarray, k: int) -> Hits: ...
+
+    @abstractmethod
+    def id_set(self) -> set[str]: ...
+
+    @abstractmethod
+    def close(self) -> None:
+        """Flush what was added and release files or connections."""
+
+    def __len__(self) -> int:
+        return self.meta.count
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------- FAISS flat file, streamed
+def _flat_header(dim: int) -> tuple[bytes, int]:
+    """The header FAISS writes for an empty IndexFlatIP, and the offset of its trailing size field."""
+    import faiss
+
+    header = bytes(faiss.serialize_index(faiss.IndexFlatIP(dim)))
+    return header, len(header) - 8
+
+
+class FlatFile:
+    """Appends rows to a FAISS ``IndexFlatIP`` file and its ids file without loading either.
+
+    Rows are written first and the header counts patched after, so a crash leaves at most a tail that
+    ``open`` trims (the ids file and the vector region are cut to the shorter of the two): builds resume.
+    """
+
+    def __init__(self, directory: Path, dim: int):
+        self.directory, self.dim = directory, dim
+        self.header, self.size_offset = _flat_header(dim)
+        directory.mkdir(parents=True, exist_ok=True)
+        flat, ids = directory / FLAT_FILE, directory / IDS_FILE
+        if not flat.exists():
+            flat.write_bytes(self.header)
+            ids.write_bytes(b"")
+        row = dim * 4
+        n = min((flat.stat().st_size - len(self.header)) // row, ids.stat().st_size // 8)
+        self._flat = open(flat, "r+b")
+        self._ids = open(ids, "r+b")
+        self._flat.truncate(len(self.header) + n * row)
+        self._ids.truncate(n * 8)
+        self.count = int(n)
+        self._patch()
+
+    def append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        self._flat.seek(0, os.SEEK_END)
+        self._flat.write(vectors.tobytes())
+        self._ids.seek(0, os.SEEK_END)
+        self._ids.write(ids.astype(np.int64).tobytes())
+        self.count += len(ids)
+
+    def _patch(self) -> None:
+        self._flat.seek(8)  # ntotal (int64) follows the fourcc and d
+        self._flat.write(np.int64(self.count).tobytes())
+        self._flat.seek(self.size_offset)  # codes size, in 4-byte units
+        self._flat.write(np.uint64(self.count * self.dim).tobytes())
+
+    def close(self) -> None:
+        self._patch()
+        self._flat.close()
+        self._ids.close()
+
+
+def read_ids(directory: Path) -> np.ndarray:
+    return np.fromfile(directory / IDS_FILE, dtype=np.int64)
+
+
+def load_flat(directory: Path, mmap: bool = True):
+    """The flat index, memory-mapped (zero-copy) by default."""
+    import faiss
+
+    flags = faiss.IO_FLAG_MMAP_IFC if mmap else 0
+    return faiss.read_index(str(directory / FLAT_FILE), flags)
+
+
+def flat_vectors(index) -> np.ndarray:
+    """A numpy view (no copy) of a flat index's vectors: the exact re-scoring source for IVF-PQ."""
+    import faiss
+
+    n, d = index.ntotal, index.d
+    if n == 0:
+        return np.zeros((0, d), dtype=np.float32)
+    return faiss.rev_swig_ptr(index.get_xb(), n * d).reshape(n, d)
+
+
+class FaissIndex(VectorIndex):
+    """Flat (exact) or IVF-PQ + exact re-scoring over the flat file; see the module docstring."""
+
+    def __init__(self, directory: Path, meta: IndexMeta, writable: bool = False):
+        self.directory, self.meta = Path(directory), meta
+        self._writer = FlatFile(self.directory, meta.dim) if writable else None
+        if self._writer:
+            self.meta.count = self._writer.count
+        self._flat = None
+        self._ivf = None
+        self._ids: np.ndarray | None = None
+
+    def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        if self._writer is None:
+            raise RuntimeError("index opened read-only")
+        if self.meta.kind == "ivfpq" and self.meta.ivfpq:
+            raise RuntimeError("adding to a trained IVF-PQ index: rebuild it with build_ivfpq after adding")
+        arr = _as_matrix(vectors, self.meta.dim)
+        int_ids = _int_ids(ids)
+        if len(int_ids) != len(arr):
+            raise ValueError(f"{len(int_ids)} ids for {len(arr)} vectors")
+        self._writer.append(int_ids, arr)
+        self.meta.count = self._writer.count
+
+    def close(self) -> None:
+        if self._writer:
+            self._writer.close()
+            self.meta.save(self.directory)
+            self._writer = None
+
+    def _load(self) -> None:
+        if self._flat is None:
+            self._flat = load_flat(self.directory)
+            self._ids = read_ids(self.directory)
+            if self.meta.kind == "ivfpq":
+                import faiss
+
+                self._ivf = faiss.read_index(str(self.directory / IVFPQ_FILE))
+                self._ivf.nprobe = int(self.meta.ivfpq["nprobe"])
+
+    def id_set(self) -> set[str]:
+        if self._writer is not None:
+            self._writer._ids.flush()
+        return {str(i) for i in read_ids(self.directory)}
+
+    def search(self, queries: np.ndarray, k: int) -> Hits:
+        self._load()
+        q = _as_matrix(queries, self.meta.dim)
+        k = min(k, self._flat.ntotal)
+        if k <= 0:
+            return [[] for _ in range(len(q))]
+        if self._ivf is None:
+            scores, rows = self._flat.search(q, k)
+        else:
+            shortlist = int(self.meta.ivfpq.get("k_factor", 8)) * k
+            _, cand = self._ivf.search(q, shortlist)
+            scores, rows = rescore(q, cand, flat_vectors(self._flat), k)
+        return [[(str(self._ids[r]), float(s)) for s, r in zip(srow, rrow) if r >= 0]
+                for srow, rrow in zip(scores, rows)]
+
+
+def rescore(queries: np.ndarray, candidates: np.ndarray, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact inner products for each query's shortlist (rows read from the mmapped vectors), top k kept."""
+    out_s = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    out_r = np.full((len(queries), k), -1, dtype=np.int64)
+    for i, (q, cand) in enumerate(zip(queries, candidates)):
+        cand = np.sort(cand[cand >= 0])  # sorted rows read the file sequentially
+        if not len(cand):
+            continue
+        s = vectors[cand] @ q
+        top = np.argsort(-s)[:k]
+        out_s[i, :len(top)], out_r[i, :len(top)] = s[top], cand[top]
+    return out_s, out_r
+
+
+def build_ivfpq(directory: Path, *, nlist: int | None = None, m: int = 64, nbits: int = 8, nprobe: int = 32,
+                k_factor: int = 8, train_size: int = 100_000, slice_rows: int = 50_000, seed: int = 0) -> IndexMeta:
+    """Train IVF-PQ on a sample of the flat vectors and add all rows in slices (the flat file stays mmapped)."""
+    import faiss
+
+    meta = IndexMeta.load(directory)
+    flat = load_flat(directory)
+    vectors = flat_vectors(flat)
+    n, d = vectors.shape
+    if n == 0:
+        raise ValueError("the flat index is empty: add vectors before building IVF-PQ")
+    if d % m:
+        raise ValueError(f"PQ m={m} must divide the dimension {d}")
+    nlist = nlist or max(1, min(int(4 * np.sqrt(n)), n // 39))
+    rng = np.random.default_rng(seed)
+    sample = np.sort(rng.choice(n, size=min(n, max(train_size, 39 * nlist)), replace=False))
+    quantizer = faiss.IndexFlatIP(d)
+    ivf = faiss.IndexIVFPQ(quantizer, d, nlist, m, min(nbits, max(1, int(np.log2(max(2, len(sample) // 39))))),
+                           faiss.METRIC_INNER_PRODUCT)
+    ivf.train(np.ascontiguousarray(vectors[sample]))
+    for start in range(0, n, slice_rows):
+        ivf.add(np.ascontiguousarray(vectors[start:start + slice_rows]))
+    faiss.write_index(ivf, str(directory / IVFPQ_FILE))
+    meta.kind = "ivfpq"
+    meta.ivfpq = {"nlist": nlist, "m": m, "nbits": ivf.pq.nbits, "nprobe": nprobe, "k_factor": k_factor,
+                  "trained_on": int(len(sample))}
+    meta.save(directory)
+    return meta
+
+
+# ---------------------------------------------------------------- Milvus
+class MilvusIndex(VectorIndex):
+    """Milvus (milvus-lite file or server); the FLAT index with inner product, so results match FAISS flat."""
+
+    def __init__(self, directory: Path, meta: IndexMeta, uri: str):
+        from pymilvus import DataType, MilvusClient
+
+        self.directory, self.meta, self.uri = Path(directory), meta, uri
+        self.client = MilvusClient(uri)
+        if not self.client.has_collection(MILVUS_COLLECTION):
+            schema = self.client.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("pmid", DataType.INT64, is_primary=True)
+            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=meta.dim)
+            params = self.client.prepare_index_params()
+            params.add_index(field_name="vector", index_type="FLAT", metric_type="IP")
+            self.client.create_collection(MILVUS_COLLECTION, schema=schema, index_params=params)
+        self.client.load_collection(MILVUS_COLLECTION)
+
+    def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        arr = _as_matrix(vectors, self.meta.dim)
+        int_ids = _int_ids(ids)
+        for start in range(0, len(arr), 5000):
+            rows = [{"pmid": int(i), "vector": v.tolist()}
+                    for i, v in zip(int_ids[start:start + 5000], arr[start:start + 5000])]
+            self.client.upsert(MILVUS_COLLECTION, rows)
+        self.meta.count = self._count()
+
+    def _count(self) -> int:
+        res = self.client.query(MILVUS_COLLECTION, filter="", output_fields=["count(*)"])
+        return int(res[0]["count(*)"])
+
+    def id_set(self) -> set[str]:
+        out: set[str] = set()
+        it = self.client.query_iterator(MILVUS_COLLECTION, batch_size=10000, filter="", output_fields=["pmid"])
+        while batch := it.next():
+            out.update(str(r["pmid"]) for r in batch)
+        it.close()
+        return out
+
+    def search(self, queries: np.ndarray, k: int) -> Hits:
+        q = _as_matrix(queries, self.meta.dim)
+        res = self.client.search(MILVUS_COLLECTION, data=q.tolist(), limit=k, anns_field="vector",
+                                 search_params={"metric_type": "IP"}, output_fields=[])
+        return [[(str(h["pmid"]), float(h["distance"])) for h in hits] for hits in res]
+
+    def close(self) -> None:
+        self.meta.save(self.directory)
+        self.client.close()
+
+
+# ---------------------------------------------------------------- opening
+def milvus_uri(settings: Settings) -> str:
+    return settings.cpqa_milvus_uri or str(settings.index_dir / "milvus.db")
+
+
+def open_index(settings: Settings, *, create: IndexMeta | None = None, directory: Path | None = None) -> VectorIndex:
+    """Open the configured index. With ``create``, open it for writing (creating it when absent; an existing
+    index must have been built by the same encoder, else the build would mix vector spaces)."""
+    directory = Path(directory or settings.index_dir)
+    if create is not None:
+        if (directory / META_FILE).exists():
+            existing = IndexMeta.load(directory)
+            if (existing.model, existing.dim) != (create.model, create.dim):
+                raise ValueError(f"the index in {directory} was built by {existing.model} ({existing.dim}-d), "
+                                 f"not {create.model} ({create.dim}-d): remove it or use another index folder")
+            meta = existing
+            meta.kind = "flat"
+            meta.ivfpq = None
+            (directory / IVFPQ_FILE).unlink(missing_ok=True)
+        else:
+            meta = create.model_copy()
+        meta.backend = settings.cpqa_vector_store
+        meta.save(directory)
+    else:
+        meta = IndexMeta.load(directory)
+    if meta.backend == "milvus":
+        return MilvusIndex(directory, meta, milvus_uri(settings))
+    return FaissIndex(directory, meta, writable=create is not None)

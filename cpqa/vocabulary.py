@@ -1,0 +1,224 @@
+"""Cancer term tables for the rewrite module: concepts with a MeSH heading and synonyms.
+
+Two sources: the tables ``cpqa ingest mesh`` writes to ``settings.terms_dir`` (MeSH Neoplasms tree plus
+Disease Ontology synonyms), and a small built-in list of common cancers, treatments and question intents
+that is always present, so the rule-based rewriter works without the tables (with fewer synonyms).
+
+Text is matched on normalised words: lower case, US spelling, simple singular (``normalize_word``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Literal
+
+from pydantic import BaseModel, Field
+
+from cpqa.config import Settings
+
+TERMS_FILE = "terms.json"
+Kind = Literal["disease", "treatment", "intent", "other"]
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# British -> US spellings that matter in cancer text (applied inside words).
+_SPELLING = (("tumour", "tumor"), ("oesophag", "esophag"), ("oestrogen", "estrogen"), ("haem", "hem"),
+             ("anaem", "anem"), ("leukaem", "leukem"), ("paediatr", "pediatr"), ("foetal", "fetal"),
+             ("oedema", "edema"), ("isation", "ization"))
+# Plurals that the suffix rules get wrong.
+_IRREGULAR = {"metastases": "metastasis", "diagnoses": "diagnosis", "prognoses": "prognosis",
+              "analyses": "analysis", "neoplasia": "neoplasia", "women": "woman", "men": "man",
+              "children": "child", "data": "data", "criteria": "criterion", "nuclei": "nucleus",
+              "carcinomata": "carcinoma", "lymphomata": "lymphoma", "stomata": "stoma", "feet": "foot",
+              "diabetes": "diabetes", "herpes": "herpes", "series": "series", "species": "species"}
+_NO_SINGULAR = ("ss", "us", "is", "ous", "ics", "sis", "xis", "as", "ys")
+
+
+def normalize_word(word: str) -> str:
+    """Lower case, US spelling and a simple singular: ``Tumours`` -> ``tumor``."""
+    w = word.lower().strip("'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    for uk, us in _SPELLING:
+        if uk in w:
+            w = w.replace(uk, us)
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes")):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(_NO_SINGULAR):
+        return w[:-1]
+    return w
+
+
+def tokenize(text: str) -> list[str]:
+    """Words of ``text`` in lower case (letters and digits; hyphens and slashes split words)."""
+    return _WORD.findall(text.lower())
+
+
+def phrase_key(text: str) -> str:
+    """The lookup key of a phrase: its normalised words joined by single spaces."""
+    return " ".join(normalize_word(w) for w in tokenize(text))
+
+
+def natural_mesh_name(name: str) -> str:
+    """MeSH's inverted form in reading order: ``Carcinoma, Non-Small-Cell Lung`` -> ``Non-Small-Cell Lung Carcinoma``."""
+    parts = [p.strip() for p in name.split(",")]
+    if len(parts) == 2 and parts[1]:
+        return f"{parts[1]} {parts[0]}"
+    return name
+
+
+class Term(BaseModel):
+    """One concept: preferred name, MeSH heading (for ``[mh]``) and synonyms (for ``[tiab]``)."""
+
+    name: str
+    mesh: str | None = None
+    synonyms: list[str] = Field(default_factory=list)
+    kind: Kind = "other"
+
+    def phrases(self) -> list[str]:
+        """Name and synonyms, distinct by normalised key, name first."""
+        seen: set[str] = set()
+        out = []
+        for p in [self.name, *self.synonyms]:
+            key = phrase_key(p)
+            if key and key not in seen:
+                seen.add(key)
+                out.append(p)
+        return out
+
+
+def _t(name: str, mesh: str | None, kind: Kind, *synonyms: str) -> Term:
+    return Term(name=name, mesh=mesh, kind=kind, synonyms=list(synonyms))
+
+
+# A deliberately small list: the commonest cancers, treatment families and question intents.
+BUILTIN: tuple[Term, ...] = (
+    _t("cancer", "Neoplasms", "disease", "neoplasm", "tumor", "malignancy", "carcinoma"),
+    _t("breast cancer", "Breast Neoplasms", "disease", "breast carcinoma", "breast tumor"),
+    _t("lung cancer", "Lung Neoplasms", "disease", "lung carcinoma", "lung tumor"),
+    _t("non-small cell lung cancer", "Carcinoma, Non-Small-Cell Lung", "disease", "NSCLC"),
+    _t("small cell lung cancer", "Small Cell Lung Carcinoma", "disease", "SCLC"),
+    _t("prostate cancer", "Prostatic Neoplasms", "disease", "prostate carcinoma", "prostatic cancer"),
+    _t("colorectal cancer", "Colorectal Neoplasms", "disease", "colon cancer", "rectal cancer", "bowel cancer"),
+    _t("pancreatic cancer", "Pancreatic Neoplasms", "disease", "pancreatic carcinoma", "pancreatic adenocarcinoma"),
+    _t("ovarian cancer", "Ovarian Neoplasms", "disease", "ovarian carcinoma"),
+    _t("cervical cancer", "Uterine Cervical Neoplasms", "disease", "cervical carcinoma"),
+    _t("endometrial cancer", "Endometrial Neoplasms", "disease", "uterine cancer", "endometrial carcinoma"),
+    _t("bladder cancer", "Urinary Bladder Neoplasms", "disease", "bladder carcinoma", "urothelial carcinoma"),
+    _t("kidney cancer", "Kidney Neoplasms", "disease", "renal cell carcinoma", "renal cancer"),
+    _t("liver cancer", "Liver Neoplasms", "disease", "hepatocellular carcinoma", "HCC"),
+    _t("stomach cancer", "Stomach Neoplasms", "disease", "gastric cancer", "gastric carcinoma"),
+    _t("esophageal cancer", "Esophageal Neoplasms", "disease", "esophageal carcinoma"),
+    _t("thyroid cancer", "Thyroid Neoplasms", "disease", "thyroid carcinoma"),
+    _t("head and neck cancer", "Head and Neck Neoplasms", "disease", "head and neck squamous cell carcinoma"),
+    _t("brain tumor", "Brain Neoplasms", "disease", "glioma", "glioblastoma"),
+    _t("melanoma", "Melanoma", "disease", "malignant melanoma"),
+    _t("skin cancer", "Skin Neoplasms", "disease", "basal cell carcinoma", "squamous cell carcinoma of the skin"),
+    _t("leukemia", "Leukemia", "disease", "leukaemia"),
+    _t("lymphoma", "Lymphoma", "disease", "hodgkin lymphoma", "non-hodgkin lymphoma"),
+    _t("multiple myeloma", "Multiple Myeloma", "disease", "myeloma"),
+    _t("sarcoma", "Sarcoma", "disease"),
+    _t("metastasis", "Neoplasm Metastasis", "disease", "metastatic"),
+    _t("chemotherapy", "Drug Therapy", "treatment", "chemo", "chemotherapeutic"),
+    _t("radiotherapy", "Radiotherapy", "treatment", "radiation therapy", "irradiation"),
+    _t("immunotherapy", "Immunotherapy", "treatment", "immune checkpoint inhibitor"),
+    _t("surgery", "Surgical Procedures, Operative", "treatment", "resection", "surgical"),
+    _t("hormone therapy", "Antineoplastic Agents, Hormonal", "treatment", "endocrine therapy"),
+    _t("targeted therapy", "Molecular Targeted Therapy", "treatment"),
+    _t("pembrolizumab", "pembrolizumab", "treatment", "keytruda"),
+    _t("nivolumab", "Nivolumab", "treatment", "opdivo"),
+    _t("tamoxifen", "Tamoxifen", "treatment"),
+    _t("trastuzumab", "Trastuzumab", "treatment", "herceptin"),
+    _t("palliative care", "Palliative Care", "treatment", "palliation"),
+    _t("side effects", None, "intent", "adverse effects", "adverse events", "toxicity"),
+    _t("survival", "Survival Rate", "intent", "prognosis", "mortality"),
+    _t("prognosis", "Prognosis", "intent", "outcome", "survival"),
+    _t("diagnosis", "Diagnosis", "intent", "detection"),
+    _t("screening", "Early Detection of Cancer", "intent", "early detection"),
+    _t("risk", "Risk Factors", "intent", "risk factor", "incidence"),
+    _t("recurrence", "Neoplasm Recurrence, Local", "intent", "relapse"),
+    _t("treatment", "Therapeutics", "intent", "therapy", "management"),
+)
+
+
+class Vocabulary:
+    """Phrase lookup over term tables: longest match and spelling correction against known words."""
+
+    max_words = 6
+
+    def __init__(self, terms: Iterable[Term], source: str = "builtin"):
+        self.source = source
+        self._index: dict[str, Term] = {}
+        for term in terms:
+            for phrase in term.phrases():
+                self._index.setdefault(phrase_key(phrase), term)
+        self.words: frozenset[str] = frozenset(w for key in self._index for w in key.split())
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def lookup(self, phrase: str) -> Term | None:
+        return self._index.get(phrase_key(phrase))
+
+    def longest_match(self, words: list[str], start: int) -> tuple[Term, int] | None:
+        """The longest known phrase starting at ``words[start]`` (normalised words), and its length."""
+        for n in range(min(self.max_words, len(words) - start), 0, -1):
+            term = self._index.get(" ".join(words[start:start + n]))
+            if term is not None:
+                return term, n
+        return None
+
+    def correct(self, word: str) -> str:
+        """``word`` or the vocabulary word one edit away (two for long words) when there is exactly one."""
+        if word in self.words or len(word) < 5 or not word.isalpha():
+            return word
+        budget = 1 if len(word) < 9 else 2
+        close = {w for w in self.words if abs(len(w) - len(word)) <= budget and _edits(word, w, budget) <= budget}
+        return close.pop() if len(close) == 1 else word
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance, giving up (returning limit + 1) once it exceeds ``limit``."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        if min(cur) > limit:
+            return limit + 1
+        prev = cur
+    return prev[-1]
+
+
+def terms_path(settings: Settings) -> Path:
+    return settings.terms_dir / TERMS_FILE
+
+
+def save_terms(terms: list[Term], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps([t.model_dump() for t in terms], ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)
+
+
+def load_vocabulary(settings: Settings) -> Vocabulary:
+    """Built-in terms plus the ingested tables when ``cpqa ingest mesh`` has written them."""
+    path = terms_path(settings)
+    if not path.exists():
+        return Vocabulary(BUILTIN, source="builtin")
+    stat = path.stat()
+    return _load_cached(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4)
+def _load_cached(path: str, _mtime: int, _size: int) -> Vocabulary:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    ingested = [Term.model_validate(item) for item in data]
+    # Built-ins first: their intent and treatment entries should win over same-named table rows.
+    return Vocabulary([*BUILTIN, *ingested], source=f"builtin+{Path(path).name}")

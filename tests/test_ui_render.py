@@ -1,0 +1,45 @@
+"""The app's rendering logic: numbered citation links, PMC links for full text, cited-sentence highlighting."""
+
+from cpqa.types import Passage
+from ui.render import citation_numbers, claims_citing, evidence_card, highlighted_passage, linked_answer
+
+ANSWER = ("Pembrolizumab improved overall survival in PD-L1 positive lung cancer [111]. "
+          "Immune-related pneumonitis occurred in a minority of patients [222; 111]. Fatigue is common [PMID: 333].")
+PASSAGES = [
+    Passage(node_id="a", pmid="111", text="Overall survival was longer with pembrolizumab in PD-L1 positive patients. "
+            "The trial enrolled 305 patients.", title="KEYNOTE-024", year=2016, journal="N Engl J Med",
+            category="E3", score=0.91),
+    Passage(node_id="b", pmid="222", pmcid="PMC999", source="D2", text="Pneumonitis was immune-related and rare.",
+            title="A review", category="E1", score=0.5),
+]
+
+
+def test_citations_are_numbered_in_order_of_first_appearance():
+    assert citation_numbers(ANSWER, ["444"]) == {"111": 1, "222": 2, "333": 3, "444": 4}
+
+
+def test_linked_answer_numbers_and_links_every_citation():
+    numbers = citation_numbers(ANSWER, [])
+    text = linked_answer(ANSWER, numbers, PASSAGES)
+    assert "[[1]](https://pubmed.ncbi.nlm.nih.gov/111/)" in text
+    assert "[[2]](https://pmc.ncbi.nlm.nih.gov/articles/PMC999/)[[1]]" in text  # PMC full text links to PMC
+    assert "[[3]](https://pubmed.ncbi.nlm.nih.gov/333/)" in text
+    assert "[111]" not in text
+
+
+def test_claims_citing_finds_every_sentence_that_cites_a_pmid():
+    assert len(claims_citing(ANSWER, "111")) == 2
+    assert claims_citing(ANSWER, "999") == []
+
+
+def test_highlight_marks_the_supporting_sentence_only():
+    html = highlighted_passage(PASSAGES[0], ANSWER)
+    assert "<mark>Overall survival was longer" in html
+    assert "<mark>The trial enrolled" not in html
+
+
+def test_evidence_card_escapes_text_and_shows_badges():
+    risky = PASSAGES[0].model_copy(update={"title": "<script>alert(1)</script>"})
+    card = evidence_card(1, risky, ANSWER)
+    assert "<script>" not in card and "&lt;script&gt;" in card
+    assert "semantic + Boolean" in card and "PubMed abstract" in card and "rerank 0.910" in card

@@ -1,0 +1,183 @@
+"""CPQA: the Streamlit app for patients and clinicians (``streamlit run ui/app.py``).
+
+A thin layer over ``cpqa.pipeline``: the pipeline and its models load once per server, answers are cached
+per question in the session, and everything shown comes from the Answer and its RetrievalTrace."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cpqa.config import NCBI_EUTILS_URL, get_settings  # noqa: E402
+from cpqa.encoders import resolve  # noqa: E402
+from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
+
+SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
+STAGE_LABELS = {
+    "safety": "Checking the question", "rewrite": "Rewriting it into PubMed searches",
+    "hsrdr": "Searching PubMed (semantic + Boolean)", "seos": "Splitting articles into passages",
+    "passages": "Ranking passages", "answer": "Writing the answer",
+}
+COMPONENT_LABELS = {
+    "semantic_query": "Semantic search", "article_encoder": "Article index", "sentence_embedder": "Passage splitting",
+    "passage_retriever": "Passage retrieval", "reranker": "Reranking",
+}
+
+st.set_page_config(page_title="CPQA: cancer questions answered from the evidence", page_icon="🎗️", layout="wide")
+
+
+@st.cache_resource(show_spinner="Loading the search and language models…")
+def load_pipeline():
+    """One pipeline per server: models, indexes and caches are shared by every session."""
+    from cpqa.pipeline import Pipeline
+
+    return Pipeline(get_settings())
+
+
+def component_status(settings) -> list[tuple[str, str, str]]:
+    """(component, what serves it, what to set to change it) for the sidebar."""
+    rows = []
+    for component, label in COMPONENT_LABELS.items():
+        choice = resolve(component, settings)
+        hint = "" if choice.profile == "paper" else "paper model's weights not available here"
+        rows.append((label, f"{'🟢' if choice.profile == 'paper' else '🟡'} {choice.model}", hint))
+    if settings.has_anthropic:
+        rows.append(("Rewriting and answers", f"🟢 Claude ({settings.cpqa_llm_model})", ""))
+    else:
+        rows.append(("Rewriting and answers", "🟡 rule-based searches, extractive answers",
+                     "set ANTHROPIC_API_KEY for answers written by Claude"))
+    if settings.cpqa_eutils_url.rstrip("/") == NCBI_EUTILS_URL.rstrip("/"):
+        ncbi = "🟢 NCBI E-utilities" if settings.ncbi_email else "🟡 NCBI E-utilities (no NCBI_EMAIL set)"
+        hint = "" if settings.ncbi_api_key else "set NCBI_API_KEY for 10 requests/s instead of 3"
+    else:
+        ncbi, hint = "🟢 local mirror", settings.cpqa_eutils_url
+    rows.append(("PubMed search", ncbi, hint))
+    return rows
+
+
+def sidebar(settings) -> dict:
+    with st.sidebar:
+        st.header("Settings")
+        mode = st.radio("I am a", ["patient", "clinician"], horizontal=True,
+                        help="Patients get plain language; clinicians get study types and numbers.")
+        limit_years = st.toggle("Only recent publications", value=False)
+        years = st.slider("Published in the last N years", 1, 30, 10) if limit_years else None
+        sources = st.multiselect("Evidence sources", list(SOURCE_LABELS), default=["D1", "D2"],
+                                 format_func=SOURCE_LABELS.get)
+        if st.button("New conversation"):
+            st.session_state.turns = []
+        st.divider()
+        st.subheader("Components")
+        for label, serving, hint in component_status(settings):
+            st.markdown(f"**{label}**: {serving}" + (f"  \n<small>{hint}</small>" if hint else ""),
+                        unsafe_allow_html=True)
+    return {"mode": mode, "years": years, "sources": tuple(sources) or ("D1",)}
+
+
+def show_answer(answer, trace) -> None:
+    if answer.urgent:
+        st.error(f"**Please act now.** {answer.urgent}", icon="🚨")
+    for notice in answer.notices:
+        st.info(notice, icon="ℹ️")
+    numbers = citation_numbers(answer.text, answer.citations)
+    if answer.written_by == "extractive":
+        st.caption("Evidence summary assembled from the passages below, not written by a language model.")
+    st.markdown(linked_answer(answer.text, numbers, trace.passages))
+    if answer.flags:
+        st.warning("Checked after writing: " + "; ".join(answer.flags))
+    if answer.disclaimer:
+        st.caption(answer.disclaimer)
+    if trace.passages:
+        st.markdown("**Evidence**")
+        for passage in trace.passages:
+            st.markdown(evidence_card(numbers.get(passage.pmid), passage, answer.text), unsafe_allow_html=True)
+    show_provenance(trace)
+
+
+def show_provenance(trace) -> None:
+    with st.expander("How this answer was found"):
+        for warning in trace.warnings:
+            st.warning(warning)
+        if trace.search_intent:
+            st.markdown(f"**Search intent:** {trace.search_intent}")
+        if trace.ladder:
+            st.markdown("**Boolean searches, most specific first**")
+            st.table([{"level": lv.level, "query": lv.expression, "hits": lv.count, "new": lv.new_pmids,
+                       "ms": round(lv.ms, 1)} for lv in trace.ladder])
+        st.markdown("**Models**")
+        st.table([{"component": c.component, "model": c.model, "profile": c.profile} for c in trace.models.values()])
+        st.markdown("**Stage timings**")
+        st.table([{"stage": name, "ms": round(rec.ms, 1)} for name, rec in trace.stages.items()])
+        if trace.candidates:
+            kept = [c for c in trace.candidates if c.kept]
+            st.markdown(f"**Candidate documents:** {len(kept)} kept of {len(trace.candidates)}")
+            st.dataframe([{"pmid": c.pmid, "found by": c.category, "source": c.source, "rrf": round(c.rrf, 4),
+                           "semantic": c.semantic_score, "kept": c.kept, "why dropped": c.dropped_reason or ""}
+                          for c in trace.candidates], hide_index=True)
+
+
+def run_question(question: str, history: list[str], options: dict):
+    """Ask the pipeline, showing its progress stage by stage; cached per question in the session."""
+    key = (question, tuple(history), options["mode"], options["years"], options["sources"])
+    cache = st.session_state.setdefault("answers", {})
+    if key in cache:
+        return cache[key]
+    pipeline = load_pipeline()
+    with st.status("Searching the evidence…", expanded=False) as status:
+        kwargs = dict(history=history, **options)
+        if "on_stage" in inspect.signature(pipeline.ask).parameters:
+            kwargs["on_stage"] = lambda name: status.update(label=STAGE_LABELS.get(name, name) + "…")
+        result = pipeline.ask(question, **kwargs)
+        status.update(label="Done", state="complete")
+    cache[key] = result
+    return result
+
+
+def main() -> None:
+    settings = get_settings()
+    options = sidebar(settings)
+    st.title("Cancer questions, answered from the evidence")
+    st.caption("Answers cite PubMed and PubMed Central. This is information, not medical advice: "
+               "talk to your care team about your own treatment.")
+    turns = st.session_state.setdefault("turns", [])
+    for turn in turns:
+        with st.chat_message("user"):
+            st.markdown(turn["question"])
+        with st.chat_message("assistant"):
+            if turn.get("error"):
+                st.error(turn["error"])
+            else:
+                show_answer(turn["answer"], turn["trace"])
+
+    question = st.chat_input("Ask about a cancer, a treatment, side effects, screening…")
+    if not question:
+        if not turns:
+            st.markdown(f"Try: *What are the side effects of pembrolizumab in lung cancer?* "
+                        f"Every claim links to its source on [PubMed]({PUBMED_URL.format(pmid='')}).")
+        return
+    history = [t["question"] for t in turns if not t.get("error")]
+    with st.chat_message("user"):
+        st.markdown(question)
+    with st.chat_message("assistant"):
+        try:
+            result = run_question(question, history, options)
+        except ValueError as exc:  # bad input (empty, unusable): the message is meant for the user
+            turns.append({"question": question, "error": settings.redact(str(exc))})
+            st.error(turns[-1]["error"])
+            return
+        except Exception as exc:  # noqa: BLE001 - the app must answer every question with something readable
+            message = ("Sorry, something went wrong while answering. Your question was not lost; "
+                       f"please try again. ({type(exc).__name__}: {settings.redact(str(exc))[:200]})")
+            turns.append({"question": question, "error": message})
+            st.error(message)
+            return
+        turns.append({"question": question, "answer": result.answer, "trace": result.trace})
+        show_answer(result.answer, result.trace)
+
+
+main()

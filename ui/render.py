@@ -1,0 +1,113 @@
+"""Pure rendering helpers for the app: numbered citation links, badges, and cited-sentence highlighting.
+
+Kept free of Streamlit so the logic is tested directly; ``app.py`` only lays the pieces out."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from cpqa.types import Passage
+
+PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+PMC_URL = "https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
+
+SOURCE_BADGES = {"D1": "PubMed abstract", "D2": "PMC review (full text)", "D3": "PMC article (full text)"}
+RETRIEVAL_BADGES = {"E1": "semantic search", "E2": "Boolean search", "E3": "semantic + Boolean"}
+
+# "[12345]", "[PMID 12345]", "[PMID: 1, 2]", "[12345; 67890]"
+_CITATION = re.compile(r"\[((?:PMID:?\s*)?\d{1,9}(?:\s*[,;]\s*(?:PMID:?\s*)?\d{1,9})*)\]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset("the a an and or of in on for to with is are was were be by at as from that this these those it its "
+                  "than then which who what when how not no may can".split())
+
+
+def pmids_in(group: str) -> list[str]:
+    return re.findall(r"\d+", group)
+
+
+def citation_numbers(text: str, citations: list[str]) -> dict[str, int]:
+    """Number citations in order of first appearance in the text, then any remaining ones."""
+    order: list[str] = []
+    for match in _CITATION.finditer(text):
+        for pmid in pmids_in(match.group(1)):
+            if pmid not in order:
+                order.append(pmid)
+    for pmid in citations:
+        if pmid not in order:
+            order.append(pmid)
+    return {pmid: i + 1 for i, pmid in enumerate(order)}
+
+
+def link_for(passage_or_pmid: Passage | str, pmcid: str | None = None) -> str:
+    """PubMed link, or the PMC full text when that is what the evidence came from."""
+    if isinstance(passage_or_pmid, Passage):
+        pmcid = passage_or_pmid.pmcid if passage_or_pmid.source in {"D2", "D3"} else None
+        pmid = passage_or_pmid.pmid
+    else:
+        pmid = passage_or_pmid
+    return PMC_URL.format(pmcid=pmcid) if pmcid else PUBMED_URL.format(pmid=pmid)
+
+
+def linked_answer(text: str, numbers: dict[str, int], passages: list[Passage]) -> str:
+    """Replace ``[PMID]`` groups with numbered Markdown links: ``[[1]](url)[[2]](url)``."""
+    by_pmid = {p.pmid: p for p in passages}
+
+    def replace(match: re.Match) -> str:
+        links = []
+        for pmid in pmids_in(match.group(1)):
+            target = link_for(by_pmid[pmid]) if pmid in by_pmid else link_for(pmid)
+            links.append(f"[[{numbers.get(pmid, '?')}]]({target})")
+        return "".join(links)
+
+    return _CITATION.sub(replace, text)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
+
+
+def claims_citing(text: str, pmid: str) -> list[str]:
+    """The answer's sentences that cite ``pmid``."""
+    return [s for s in _SENTENCE.split(text) if any(pmid in pmids_in(m) for m in _CITATION.findall(s))]
+
+
+def highlighted_passage(passage: Passage, answer_text: str, min_overlap: float = 0.3, min_shared: int = 2) -> str:
+    """The passage as HTML with the sentences that support the answer's claims citing it in <mark>.
+
+    A passage sentence is marked when it shares at least ``min_shared`` content words, and at least
+    ``min_overlap`` of its content words, with one claim citing this PMID."""
+    sentences = _SENTENCE.split(passage.text.strip())
+    claims = [_words(c) for c in claims_citing(answer_text, passage.pmid)]
+    marked = set()
+    for i, sentence in enumerate(sentences):
+        words = _words(sentence)
+        for claim in claims:
+            shared = len(words & claim)
+            if shared >= min_shared and shared / max(len(words), 1) >= min_overlap:
+                marked.add(i)
+    parts = [f"<mark>{html.escape(s)}</mark>" if i in marked else html.escape(s) for i, s in enumerate(sentences)]
+    return " ".join(parts)
+
+
+def badge(text: str, colour: str) -> str:
+    return (f'<span style="background:{colour};color:#fff;border-radius:0.6em;padding:0.1em 0.6em;'
+            f'font-size:0.8em;margin-right:0.3em">{html.escape(text)}</span>')
+
+
+def evidence_card(number: int | None, passage: Passage, answer_text: str) -> str:
+    """One evidence card as HTML: title, year, journal, badges, rerank score, highlighted passage."""
+    title = html.escape(passage.title or f"PMID {passage.pmid}")
+    meta = " · ".join(html.escape(str(x)) for x in (passage.journal, passage.year) if x)
+    label = f"[{number}] " if number else ""
+    badges = badge(SOURCE_BADGES.get(passage.source, passage.source), "#2f6f9f")
+    if passage.category:
+        badges += badge(RETRIEVAL_BADGES.get(passage.category, passage.category), "#6b4f9f")
+    badges += badge(f"rerank {passage.score:.3f}", "#4f7f4f")
+    section = f"<div style='color:#666;font-size:0.85em'>Section: {html.escape(passage.section)}</div>" if passage.section else ""
+    return (f"<div class='evidence-card' style='border:1px solid #ddd;border-radius:0.5em;padding:0.7em;margin:0.5em 0'>"
+            f"<div><b>{label}<a href='{link_for(passage)}' target='_blank'>{title}</a></b></div>"
+            f"<div style='color:#555;font-size:0.9em'>{meta} · PMID {html.escape(passage.pmid)}</div>"
+            f"<div style='margin:0.3em 0'>{badges}</div>{section}"
+            f"<div style='font-size:0.92em'>{highlighted_passage(passage, answer_text)}</div></div>")
