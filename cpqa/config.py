@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     # Network behaviour of outside calls (seconds / attempts).
     cpqa_http_timeout: float = 20.0
     cpqa_http_retries: int = 4
+    cpqa_http_backoff: float = 1.0  # first E-utilities retry wait; doubles per attempt, with jitter
+    cpqa_http_backoff_max: float = 30.0  # cap on one wait, Retry-After included
+    cpqa_eutils_rate: float | None = None  # requests/s; None = NCBI's limit (see ncbi_rate_limit), 0 = none
     cpqa_llm_timeout: float = 60.0
     cpqa_llm_max_retries: int = 2
     cpqa_hub_timeout: float = 3.0
@@ -87,7 +90,10 @@ class Settings(BaseSettings):
 
     @property
     def ncbi_rate_limit(self) -> float:
-        """Requests per second NCBI allows: 10 with an API key, 3 without."""
+        """Requests per second to send E-utilities: 10 with an API key, 3 without (NCBI's rule), unless
+        CPQA_EUTILS_RATE overrides it (0 = unlimited, for a local mirror)."""
+        if self.cpqa_eutils_rate is not None:
+            return self.cpqa_eutils_rate
         return 10.0 if self.ncbi_api_key else 3.0
 
     @property

@@ -101,9 +101,10 @@ class Claude:
             message = client.messages.create(model=self.model, **kwargs)
         except anthropic.APIStatusError as exc:
             kind = _error_type(exc.body)
+            retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
             raise LLMError(self.settings.redact(
                 f"Claude API error: HTTP {exc.status_code}{f' ({kind})' if kind else ''}"
-                f" after {self.settings.cpqa_llm_max_retries} retries")) from None
+                + (f" after {self.settings.cpqa_llm_max_retries} retries" if retried else ""))) from None
         except anthropic.APITimeoutError:
             raise LLMError(f"Claude API timed out after {self.settings.cpqa_llm_timeout:g}s "
                            f"and {self.settings.cpqa_llm_max_retries} retries") from None

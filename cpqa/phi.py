@@ -32,9 +32,10 @@ _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
     r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
-# A day-precise date: 3/14/1950, 14.03.1950, 1950-03-14, March 14, 1950, 14 March 1950.
+# A day-precise date: 3/14/1950, 3/14/50, 14.03.1950, 1950-03-14, March 14, 1950, 14 March 1950
+# (not 1-8-15: chemotherapy days).
 _FULL_DATE = (
-    r"(?:\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{1,2}-\d{1,2}"
+    r"(?:\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}(?P<sep>[.-])\d{1,2}(?P=sep)\d{4}|\d{4}-\d{1,2}-\d{1,2}"
     rf"|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+\d{{4}})"
 )
 _ANY_DATE = rf"(?:{_FULL_DATE}|{_MONTH}\s+\d{{4}}|\d{{4}})"
@@ -56,33 +57,31 @@ _NOT_NAMES = frozenset(
 
 _RELATIVE = (
     r"(?:wife|husband|partner|spouse|mother|father|mom|mum|dad|son|daughter|sister|brother|"
-    r"aunt|uncle|grandmother|grandfather|grandma|grandpa|friend|boyfriend|girlfriend|fianc[ée]e?|child|baby)"
+    r"aunt|uncle|grandmother|grandfather|grandma|grandpa|friend|boyfriend|girlfriend|fianc[ée]e?|child|baby|"
+    r"doctor|oncologist|surgeon|nurse|physician|GP|radiologist|pharmacist)"
 )
-_CAP_NAME = r"[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?"
-
-
-def _name_words(match: re.Match, group: str = "name") -> str | None:
-    """Keep only the leading words of a captured name that plausibly are a name (up to three)."""
-    words = match.group(group).split()
-    kept: list[str] = []
-    for word in words[:3]:
-        bare = word.strip(".,;:!?").lower()
-        if not bare or bare in _NOT_NAMES or bare in _GLUE:
-            break
-        kept.append(word)
-    return " ".join(kept) if kept else None
+# Latin letters with accents (José, Müller); Latin Extended-A is taken as both cases.
+_UPPER = "A-ZÀ-ÖØ-ÞĀ-ž"
+_LOWER = "a-zß-öø-ÿĀ-ž"
+_CAP_NAME = rf"[{_UPPER}][{_LOWER}]+(?:[-'][{_UPPER}]?[{_LOWER}]+)?"
 
 
 _GLUE = frozenset("and i im i'm my with have has had was am is are who from but or of to".split())
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
 
 
 def _replace_name(match: re.Match) -> str:
-    name = _name_words(match)
-    if name is None:
+    """Replace the leading words of the captured name that plausibly are a name (up to three)."""
+    end = None
+    for count, word in enumerate(_WORD.finditer(match.group("name"))):
+        if count == 3 or word.group(0).lower() in _NOT_NAMES or word.group(0).lower() in _GLUE:
+            break
+        end = word.end()
+    if end is None:
         return match.group(0)
-    start = match.start("name") - match.start(0)
+    offset = match.start("name") - match.start(0)
     whole = match.group(0)
-    return whole[:start] + "[name]" + whole[start + len(name):]
+    return whole[:offset] + "[name]" + whole[offset + end:]
 
 
 _Rule = tuple[str, re.Pattern, "str | Callable[[re.Match], str]"]
@@ -109,15 +108,16 @@ _RULES: list[_Rule] = [
     (
         PHONE,
         re.compile(
-            r"(?<![\w.])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)|\d{3})[\s.-]?\d{3}[\s.-]?\d{4}(?![\w.])"
-            r"|(?<![\w.])\+\d{1,3}(?:[\s.-]?\d){7,12}(?![\w.])"
+            r"(?<![\w.+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)|\d{3})[\s.-]?\d{3}[\s.-]?\d{4}(?!\w|[.,]\d)"
+            r"|(?<![\w.])\+\d{1,3}(?:[\s.-]?\d){7,12}(?!\w|[.,]\d)"
         ),
         "[phone]",
     ),
     (
         DATE_OF_BIRTH,
         re.compile(
-            rf"\b(?:date\s+of\s+birth|birth\s*date|birthday|d\.?o\.?b\.?|born(?:\s+on|\s+in)?)\s*(?:is|was|:|-)?\s*{_ANY_DATE}",
+            r"\b(?:date\s+of\s+birth|birth\s*date|birthday|d\.?o\.?b\.?|born(?:\s+on|\s+in)?)"
+            rf"\s*(?:is|was|:|-)?\s*{_ANY_DATE}",
             re.IGNORECASE,
         ),
         "[date of birth]",
@@ -126,22 +126,24 @@ _RULES: list[_Rule] = [
     (
         ADDRESS,
         re.compile(
-            r"\b\d{1,6}\s+(?:[A-Z][A-Za-z]*\s+){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|"
-            r"Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Parkway|Pkwy|Highway|Hwy|Circle|Close|Crescent)\b\.?"
+            r"\b\d{1,6}\s+(?:(?:[A-Z][A-Za-z]*|\d+(?:st|nd|rd|th))\s+){1,4}(?i:Street|St|Avenue|Ave|Road|Rd|Boulevard|"
+            r"Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Parkway|Pkwy|Highway|Hwy|Circle|Close|Crescent)\b\.?"
             r"(?:,?\s+(?:Apt|Apartment|Suite|Unit|Flat)\.?\s*#?\w+)?"
         ),
         "[address]",
     ),
-    (ADDRESS, re.compile(r"\b(?:P\.?\s?O\.?\s+Box|zip(?:\s+code)?|postcode)\s*:?\s*[A-Z0-9-]{3,10}\b", re.I), "[address]"),
+    (ADDRESS, re.compile(r"\b(?:P\.?\s?O\.?\s+Box|zip(?:\s+code)?|postcode)\s*:?\s*[A-Z0-9-]{3,10}\b", re.I),
+     "[address]"),
     (ADDRESS, re.compile(r"(?<=, )[A-Z]{2}\s+\d{5}(?:-\d{4})?\b"), "[address]"),
     # Names announced by the writer ("my name is", "I'm Maria", "call me Jo", "my wife Anna", "Mrs. Jones").
     (
         NAME,
-        re.compile(r"\b(?:my\s+name\s+is|my\s+name's|name:|call\s+me|signed,?)\s+(?P<name>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,3})",
+        re.compile(r"\b(?:my\s+name\s+is|my\s+name's|name:|call\s+me|signed,?)\s+"
+                   r"(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,3})",
                    re.IGNORECASE),
         _replace_name,
     ),
-    (NAME, re.compile(rf"\b(?:I'm|I\s+am|Im|this\s+is)\s+(?P<name>{_CAP_NAME}(?:\s+{_CAP_NAME}){{0,2}})"), _replace_name),
+    (NAME, re.compile(rf"\b(?:I'm|I\s+am|Im)\s+(?P<name>{_CAP_NAME}(?:\s+{_CAP_NAME}){{0,2}})"), _replace_name),
     (
         NAME,
         re.compile(rf"\b(?i:my|our)\s+(?i:{_RELATIVE}),?\s+(?P<name>{_CAP_NAME}(?:\s+{_CAP_NAME}){{0,2}})"),
@@ -153,16 +155,16 @@ _RULES: list[_Rule] = [
         AGE,
         re.compile(
             r"\b(?:9\d|1[0-2]\d)(?:\s*|-)(?:years?|yrs?|y/?o)(?:[\s-]+old)?\b"
-            r"|\b(?:aged?|I'm|I\s+am)\s+(?:9\d|1[0-2]\d)\b(?!\s*(?:mg|g|kg|ml|%|cm|mm))",
+            r"|\b(?P<lead>aged?|I'm|I\s+am)\s+(?:9\d|1[0-2]\d)\b(?!\s*(?:mg|g|kg|ml|%|cm|mm|years|yrs))",
             re.IGNORECASE,
         ),
-        "over 89 years old",
+        lambda m: f"{m.group('lead')} over 89" if m.group("lead") else "over 89 years old",
     ),
 ]
 
 
-def redact_phi(text: str) -> PHIRedaction:
-    """Remove personal details from ``text``; returns the cleaned text and the kinds removed."""
+def scrub_phi(text: str) -> PHIRedaction:
+    """Remove personal details from ``text``: the cleaned ``.text`` and the ``.removed`` kinds (never the values)."""
     removed: list[str] = []
     for kind, pattern, replacement in _RULES:
         text, count = _substitute(pattern, replacement, text)
@@ -182,8 +184,3 @@ def _substitute(pattern: re.Pattern, replacement, text: str) -> tuple[str, int]:
         return new
 
     return pattern.sub(apply, text), changed
-
-
-def scrub_phi(text: str) -> str:
-    """``text`` with personal details removed (for logs, traces and outside calls)."""
-    return redact_phi(text).text

@@ -101,12 +101,15 @@ def depth_scores(sims: np.ndarray) -> np.ndarray:
     return depths
 
 
-def pick_boundaries(depths: np.ndarray, cutoff_sd: float) -> list[int]:
-    """Gap indices that are local depth maxima above ``mean + cutoff_sd * std`` of the valley depths."""
+def depth_cutoff(depths: np.ndarray, cutoff_sd: float) -> float:
+    """``mean + cutoff_sd * std`` of the valley depths (Hearst's liberal cut-off is ``cutoff_sd = -0.5``)."""
     valleys = depths[depths > 0]
-    if len(valleys) == 0:
-        return []
-    cutoff = float(valleys.mean() + cutoff_sd * valleys.std())
+    return float(valleys.mean() + cutoff_sd * valleys.std()) if len(valleys) else math.inf
+
+
+def pick_boundaries(depths: np.ndarray, cutoff_sd: float) -> list[int]:
+    """Sentence indices that start a new segment: local depth maxima at or above the cut-off."""
+    cutoff = depth_cutoff(depths, cutoff_sd)
     picked = []
     for i, d in enumerate(depths):
         if d > 0 and d >= cutoff and (i == 0 or d >= depths[i - 1]) and (i + 1 == len(depths) or d > depths[i + 1]):
@@ -166,12 +169,17 @@ class SEOSNodeParser(NodeParser):
                        else [span])
         return out
 
+    def gap_scores(self, text: str, sentences: Sequence[Span]) -> tuple[np.ndarray, np.ndarray]:
+        """(window similarity, depth score) at each gap between consecutive sentences."""
+        vectors = self._encoder.encode([text[s.start:s.end] for s in sentences])
+        sims = window_similarities(vectors, self.window)
+        return sims, depth_scores(sims)
+
     def segment(self, text: str, sentences: Sequence[Span]) -> list[list[Span]]:
         """Topic segments (lists of sentences) from embedding depth scores."""
         if len(sentences) < 2:
             return [list(sentences)] if sentences else []
-        vectors = self._encoder.encode([text[s.start:s.end] for s in sentences])
-        depths = depth_scores(window_similarities(vectors, self.window))
+        _, depths = self.gap_scores(text, sentences)
         cuts = [0, *pick_boundaries(depths, self.cutoff_sd), len(sentences)]
         segments = [list(sentences[a:b]) for a, b in zip(cuts, cuts[1:])]
         strength = [float(depths[c - 1]) for c in cuts[1:-1]]  # boundary i sits between segments i and i+1
@@ -281,17 +289,13 @@ def source_text(article: Article) -> tuple[str, list[tuple[str | None, int, int]
         sections.append((title, cursor, cursor + len(piece)))
         cursor += len(piece)
 
-    if article.abstract:
-        labels = [s.label for s in article.abstract_sections if s.label]
-        add(article.abstract, "Abstract" if article.body_sections or not labels else None)
+    if article.abstract:  # without a body, each chunk is named after the abstract labels it covers
+        add(article.abstract, "Abstract" if article.body_sections else None)
     for number, body in enumerate(article.body_sections, 1):
         paragraphs = "\n\n".join(p.strip() for p in body.paragraphs if p.strip())
         if paragraphs:
             add(paragraphs, body.title or f"Section {number}")
-    text = "".join(parts)
-    if not article.body_sections and sections:  # labelled abstract: name the labels each chunk covers later
-        sections = [(None, 0, len(text))]
-    return text, sections
+    return "".join(parts), sections
 
 
 def _abstract_labels(article: Article, start: int, end: int) -> str | None:
@@ -302,7 +306,7 @@ def _abstract_labels(article: Article, start: int, end: int) -> str | None:
         if section.label and cursor < end and start < cursor + length:
             labels.append(section.label)
         cursor += length + 1
-    return "; ".join(labels) or None
+    return "; ".join(labels) or "Abstract"
 
 
 def segment_article(article: Article, *, source: str = "D1", category: str | None = None,
@@ -319,6 +323,6 @@ def segment_article(article: Article, *, source: str = "D1", category: str | Non
     doc = Document(text=text, metadata=metadata, id_=f"article:{article.key}")
     nodes = parser.get_nodes_from_documents([doc])
     for node in nodes:
-        if node.metadata["section"] is None and article.abstract_sections:
+        if node.metadata["section"] is None:
             node.metadata["section"] = _abstract_labels(article, node.metadata["start"], node.metadata["end"])
     return nodes

@@ -221,6 +221,17 @@ class FaissIndex(VectorIndex):
                 self._ivf = faiss.read_index(str(self.directory / IVFPQ_FILE))
                 self._ivf.nprobe = int(self.meta.ivfpq["nprobe"])
 
+    def tune(self, nprobe: int | None = None, k_factor: int | None = None) -> None:
+        """Change IVF-PQ search settings for this session (lists probed, shortlist = k_factor x k)."""
+        if self.meta.kind != "ivfpq":
+            raise ValueError("tune applies to an IVF-PQ index")
+        self._load()
+        if nprobe:
+            self.meta.ivfpq["nprobe"] = nprobe
+            self._ivf.nprobe = nprobe
+        if k_factor:
+            self.meta.ivfpq["k_factor"] = k_factor
+
     def id_set(self) -> set[str]:
         if self._writer is not None:
             self._writer._ids.flush()
@@ -256,6 +267,21 @@ def rescore(queries: np.ndarray, candidates: np.ndarray, vectors: np.ndarray, k:
     return out_s, out_r
 
 
+HNSW_COARSE_FROM = 8192  # from this many lists on, a flat scan of the centroids costs more than the lists
+
+
+def coarse_quantizer(dim: int, nlist: int):
+    """Flat centroids for small nlist; HNSW over the centroids at PubMed scale (tens of thousands of lists)."""
+    import faiss
+
+    if nlist < HNSW_COARSE_FROM:
+        return faiss.IndexFlatIP(dim)
+    hnsw = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+    hnsw.hnsw.efConstruction = 40
+    hnsw.hnsw.efSearch = 128
+    return hnsw
+
+
 def build_ivfpq(directory: Path, *, nlist: int | None = None, m: int = 64, nbits: int = 8, nprobe: int = 32,
                 k_factor: int = 8, train_size: int = 100_000, slice_rows: int = 50_000, seed: int = 0) -> IndexMeta:
     """Train IVF-PQ on a sample of the flat vectors and add all rows in slices (the flat file stays mmapped)."""
@@ -272,7 +298,7 @@ def build_ivfpq(directory: Path, *, nlist: int | None = None, m: int = 64, nbits
     nlist = nlist or max(1, min(int(4 * np.sqrt(n)), n // 39))
     rng = np.random.default_rng(seed)
     sample = np.sort(rng.choice(n, size=min(n, max(train_size, 39 * nlist)), replace=False))
-    quantizer = faiss.IndexFlatIP(d)
+    quantizer = coarse_quantizer(d, nlist)
     ivf = faiss.IndexIVFPQ(quantizer, d, nlist, m, min(nbits, max(1, int(np.log2(max(2, len(sample) // 39))))),
                            faiss.METRIC_INNER_PRODUCT)
     ivf.train(np.ascontiguousarray(vectors[sample]))

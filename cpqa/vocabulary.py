@@ -31,7 +31,7 @@ _SPELLING = (("tumour", "tumor"), ("oesophag", "esophag"), ("oestrogen", "estrog
 _IRREGULAR = {"metastases": "metastasis", "diagnoses": "diagnosis", "prognoses": "prognosis",
               "analyses": "analysis", "neoplasia": "neoplasia", "women": "woman", "men": "man",
               "children": "child", "data": "data", "criteria": "criterion", "nuclei": "nucleus",
-              "carcinomata": "carcinoma", "lymphomata": "lymphoma", "stomata": "stoma", "feet": "foot",
+              "carcinomata": "carcinoma", "womens": "woman", "mens": "man", "lymphomata": "lymphoma", "stomata": "stoma", "feet": "foot",
               "diabetes": "diabetes", "herpes": "herpes", "series": "series", "species": "species"}
 _NO_SINGULAR = ("ss", "us", "is", "ous", "ics", "sis", "xis", "as", "ys")
 
@@ -99,7 +99,7 @@ def _t(name: str, mesh: str | None, kind: Kind, *synonyms: str) -> Term:
 
 # A deliberately small list: the commonest cancers, treatment families and question intents.
 BUILTIN: tuple[Term, ...] = (
-    _t("cancer", "Neoplasms", "disease", "neoplasm", "tumor", "malignancy", "carcinoma"),
+    _t("cancer", "Neoplasms", "disease", "neoplasm", "tumor", "malignancy"),
     _t("breast cancer", "Breast Neoplasms", "disease", "breast carcinoma", "breast tumor"),
     _t("lung cancer", "Lung Neoplasms", "disease", "lung carcinoma", "lung tumor"),
     _t("non-small cell lung cancer", "Carcinoma, Non-Small-Cell Lung", "disease", "NSCLC"),
@@ -112,22 +112,22 @@ BUILTIN: tuple[Term, ...] = (
     _t("endometrial cancer", "Endometrial Neoplasms", "disease", "uterine cancer", "endometrial carcinoma"),
     _t("bladder cancer", "Urinary Bladder Neoplasms", "disease", "bladder carcinoma", "urothelial carcinoma"),
     _t("kidney cancer", "Kidney Neoplasms", "disease", "renal cell carcinoma", "renal cancer"),
-    _t("liver cancer", "Liver Neoplasms", "disease", "hepatocellular carcinoma", "HCC"),
+    _t("liver cancer", "Liver Neoplasms", "disease", "liver carcinoma", "hepatic cancer"),
     _t("stomach cancer", "Stomach Neoplasms", "disease", "gastric cancer", "gastric carcinoma"),
     _t("esophageal cancer", "Esophageal Neoplasms", "disease", "esophageal carcinoma"),
     _t("thyroid cancer", "Thyroid Neoplasms", "disease", "thyroid carcinoma"),
     _t("head and neck cancer", "Head and Neck Neoplasms", "disease", "head and neck squamous cell carcinoma"),
-    _t("brain tumor", "Brain Neoplasms", "disease", "glioma", "glioblastoma"),
+    _t("brain tumor", "Brain Neoplasms", "disease", "brain cancer"),
     _t("melanoma", "Melanoma", "disease", "malignant melanoma"),
-    _t("skin cancer", "Skin Neoplasms", "disease", "basal cell carcinoma", "squamous cell carcinoma of the skin"),
+    _t("skin cancer", "Skin Neoplasms", "disease", "skin carcinoma"),
     _t("leukemia", "Leukemia", "disease", "leukaemia"),
-    _t("lymphoma", "Lymphoma", "disease", "hodgkin lymphoma", "non-hodgkin lymphoma"),
+    _t("lymphoma", "Lymphoma", "disease", "lymphomas"),
     _t("multiple myeloma", "Multiple Myeloma", "disease", "myeloma"),
     _t("sarcoma", "Sarcoma", "disease"),
     _t("metastasis", "Neoplasm Metastasis", "disease", "metastatic"),
     _t("chemotherapy", "Drug Therapy", "treatment", "chemo", "chemotherapeutic"),
     _t("radiotherapy", "Radiotherapy", "treatment", "radiation therapy", "irradiation"),
-    _t("immunotherapy", "Immunotherapy", "treatment", "immune checkpoint inhibitor"),
+    _t("immunotherapy", "Immunotherapy", "treatment", "immunotherapies"),
     _t("surgery", "Surgical Procedures, Operative", "treatment", "resection", "surgical"),
     _t("hormone therapy", "Antineoplastic Agents, Hormonal", "treatment", "endocrine therapy"),
     _t("targeted therapy", "Molecular Targeted Therapy", "treatment"),
@@ -136,7 +136,7 @@ BUILTIN: tuple[Term, ...] = (
     _t("tamoxifen", "Tamoxifen", "treatment"),
     _t("trastuzumab", "Trastuzumab", "treatment", "herceptin"),
     _t("palliative care", "Palliative Care", "treatment", "palliation"),
-    _t("side effects", None, "intent", "adverse effects", "adverse events", "toxicity"),
+    _t("adverse effects", None, "intent", "side effects", "adverse events", "toxicity"),
     _t("survival", "Survival Rate", "intent", "prognosis", "mortality"),
     _t("prognosis", "Prognosis", "intent", "outcome", "survival"),
     _t("diagnosis", "Diagnosis", "intent", "detection"),
@@ -155,7 +155,10 @@ class Vocabulary:
     def __init__(self, terms: Iterable[Term], source: str = "builtin"):
         self.source = source
         self._index: dict[str, Term] = {}
-        for term in terms:
+        merged = _merge_by_heading(terms)
+        for term in merged:  # names first, so a phrase that names a term finds that term
+            self._index.setdefault(phrase_key(term.name), term)
+        for term in merged:
             for phrase in term.phrases():
                 self._index.setdefault(phrase_key(phrase), term)
         self.words: frozenset[str] = frozenset(w for key in self._index for w in key.split())
@@ -175,25 +178,50 @@ class Vocabulary:
         return None
 
     def correct(self, word: str) -> str:
-        """``word`` or the vocabulary word one edit away (two for long words) when there is exactly one."""
+        """``word``, or the one vocabulary word nearest to it within one edit (two from 12 letters on)."""
         if word in self.words or len(word) < 5 or not word.isalpha():
             return word
-        budget = 1 if len(word) < 9 else 2
-        close = {w for w in self.words if abs(len(w) - len(word)) <= budget and _edits(word, w, budget) <= budget}
-        return close.pop() if len(close) == 1 else word
+        budget = 1 if len(word) < 12 else 2
+        best: dict[int, set[str]] = {}
+        for w in self.words:
+            if abs(len(w) - len(word)) <= budget and (d := _edits(word, w, budget)) <= budget:
+                best.setdefault(d, set()).add(w)
+        if not best:
+            return word
+        nearest = best[min(best)]
+        return next(iter(nearest)) if len(nearest) == 1 else word
+
+
+def _merge_by_heading(terms: Iterable[Term]) -> list[Term]:
+    """One term per MeSH heading: the first keeps its name and kind, later ones add their synonyms."""
+    out: list[Term] = []
+    by_mesh: dict[str, Term] = {}
+    for term in terms:
+        first = by_mesh.get(term.mesh) if term.mesh else None
+        if first is None:
+            term = term.model_copy(deep=True)
+            out.append(term)
+            if term.mesh:
+                by_mesh[term.mesh] = term
+        else:
+            first.synonyms += [p for p in term.phrases() if p not in first.synonyms]
+    return out
 
 
 def _edits(a: str, b: str, limit: int) -> int:
-    """Levenshtein distance, giving up (returning limit + 1) once it exceeds ``limit``."""
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+    """Optimal-string-alignment distance (a transposition is one edit); limit + 1 once it exceeds ``limit``."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            cur[j] = min(rows[-1][j] + 1, cur[j - 1] + 1, rows[-1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], rows[-2][j - 2] + 1)
         if min(cur) > limit:
             return limit + 1
-        prev = cur
-    return prev[-1]
+        rows = [rows[-1], cur]
+    return rows[-1][-1]
 
 
 def terms_path(settings: Settings) -> Path:

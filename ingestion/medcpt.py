@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+import typer
 
 from cpqa.config import Settings
 from cpqa.encoders import MEDCPT_ARTICLE
@@ -122,13 +123,13 @@ def _progress(items, enabled: bool, label: str):
 
 
 def ingest_medcpt_command(
-    directory: Path,
-    index: str = "flat",
-    nlist: int = 0,
-    pq_m: int = 64,
-    nprobe: int = 32,
-    no_store: bool = False,
-    json_out: bool = False,
+    directory: Path = typer.Argument(..., exists=True, file_okay=False, help="folder of NCBI MedCPT chunks"),
+    index: str = typer.Option("flat", help="flat (exact) or ivfpq (IVF-PQ + exact re-scoring)"),
+    nlist: int = typer.Option(0, help="IVF lists (0: about 4 sqrt(n))"),
+    pq_m: int = typer.Option(64, help="PQ bytes per vector"),
+    nprobe: int = typer.Option(32, help="IVF lists probed per query"),
+    no_store: bool = typer.Option(False, "--no-store", help="add vectors only, not records"),
+    json_out: bool = typer.Option(False, "--json", help="no progress bar"),
 ) -> None:
     """Load NCBI MedCPT chunks (embeds_chunk_N.npy, pmids_chunk_N.json, pubmed_chunk_N.json) from DIRECTORY.
 

@@ -85,9 +85,9 @@ def test_retries_are_bounded_then_llm_error_without_the_key(api, claude, status,
 
 def test_bad_request_is_not_retried(api, claude):
     api.script(Reply.error(400, message="bad"))
-    with pytest.raises(LLMError, match="400"):
+    with pytest.raises(LLMError, match="400") as err:
         claude.complete("s", MESSAGES)
-    assert len(api.requests) == 1
+    assert len(api.requests) == 1 and "retries" not in str(err.value)
 
 
 def test_retry_after_header_is_honoured(api, claude):
@@ -146,23 +146,51 @@ def test_raw_replies_are_passed_through(api, claude):
         claude.complete("s", MESSAGES)
 
 
-def test_command_line_serves_the_default_responder(tmp_path):
+def text_responder(request: dict) -> Reply:
+    """A custom responder for the command-line test (``--responder tests.test_llm:text_responder``)."""
+    return Reply.text(f"custom reply to {len(request['messages'])} message(s)")
+
+
+@pytest.mark.parametrize("responder", [None, "test_llm:text_responder"])
+def test_command_line_serves_a_responder(responder):
+    import os
     import socket
+    from pathlib import Path
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "cpqa.testing.anthropic_standin", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    extra = ["--responder", responder] if responder else []
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    proc = subprocess.Popen([sys.executable, "-m", "cpqa.testing.anthropic_standin", "--port", str(port), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
         assert "Anthropic stand-in on" in proc.stdout.readline()
         reply = httpx.post(f"http://127.0.0.1:{port}/v1/messages", timeout=5, json={
             "model": "m", "max_tokens": 10, "messages": MESSAGES,
             "tools": [CHOICE.to_api()], "tool_choice": {"type": "tool", "name": "choose"}}).json()
-        assert reply["type"] == "message" and reply["stop_reason"] == "tool_use"
+        assert reply["type"] == "message" and reply["id"].startswith("msg_") and reply["usage"]["input_tokens"] > 0
         block = reply["content"][0]
-        assert block["type"] == "tool_use" and block["name"] == "choose" and block["id"].startswith("toolu_")
-        assert block["input"]["letter"] == "A"
+        if responder:
+            assert block == {"type": "text", "text": "custom reply to 1 message(s)"}
+        else:
+            assert reply["stop_reason"] == "tool_use"
+            assert block["type"] == "tool_use" and block["name"] == "choose" and block["id"].startswith("toolu_")
+            assert block["input"]["letter"] == "A"
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+
+
+def test_stand_in_refuses_what_the_real_api_refuses(api):
+    base = {"model": "m", "max_tokens": 10, "messages": MESSAGES}
+    for body, fragment in (({"model": "m", "messages": MESSAGES}, "max_tokens"),
+                           ({**base, "stream": True}, "does not stream"),
+                           ({**base, "tools": [CHOICE.to_api()], "tool_choice": {"type": "tool", "name": "other"}},
+                            "not in tools")):
+        reply = httpx.post(f"{api.url}/v1/messages", json=body, timeout=5)
+        assert reply.status_code == 400
+        error = reply.json()
+        assert error["type"] == "error" and error["error"]["type"] == "invalid_request_error"
+        assert fragment in error["error"]["message"]
+    assert httpx.post(f"{api.url}/v1/other", json=base, timeout=5).status_code == 404

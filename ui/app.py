@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cpqa.config import NCBI_EUTILS_URL, get_settings  # noqa: E402
 from cpqa.encoders import resolve  # noqa: E402
+from cpqa.safety import install_log_redaction  # noqa: E402
 from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
 
 SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
@@ -140,6 +141,7 @@ def run_question(question: str, history: list[str], options: dict):
 
 def main() -> None:
     settings = get_settings()
+    install_log_redaction(settings)
     options = sidebar(settings)
     st.title("Cancer questions, answered from the evidence")
     st.caption("Answers cite PubMed and PubMed Central. This is information, not medical advice: "

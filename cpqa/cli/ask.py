@@ -1,10 +1,135 @@
-"""Answer a question with cited evidence (owner: pipeline helper; being built)."""
+"""``cpqa ask``: answer a question with cited evidence, or print the answer and the whole trace as JSON."""
 
 from __future__ import annotations
 
-from cpqa.cli.common import fail
+import re
+from typing import Optional
+
+import typer
+
+from cpqa.cli.common import fail, print_json
+from cpqa.types import Answer, RetrievalTrace
+
+PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+SAMPLE_HINT = "../shared/data/corpus/pubmed_sample.xml.gz"
+STAGE_LABELS = {
+    "safety": "Checking the question",
+    "rewrite": "Rewriting the question into PubMed searches",
+    "documents": "Searching PubMed (Boolean ladder + semantic search)",
+    "segmentation": "Splitting documents into passages (SEOS)",
+    "passage_retrieval": "Ranking passages",
+    "answer": "Writing the answer",
+}
+_CITATION = re.compile(r"\[((?:PMID:?\s*)?\d{1,9}(?:\s*[,;]\s*(?:PMID:?\s*)?\d{1,9})*)\]")
 
 
-def ask() -> None:
+def empty_store_message(store_path: str) -> str:
+    return (f"the local evidence store is empty ({store_path}). Ingest PubMed records first, e.g.\n"
+            f"  cpqa ingest pubmed {SAMPLE_HINT}\n  cpqa index build\n"
+            "(any PubMed XML works, .gz too); then ask again.")
+
+
+def number_citations(answer: Answer) -> str:
+    """The answer text with each ``[PMID]`` marker replaced by its number in ``answer.citations``."""
+    numbers = {pmid: i for i, pmid in enumerate(answer.citations, start=1)}
+
+    def replace(match: re.Match) -> str:
+        pmids = re.findall(r"\d+", match.group(1))
+        if not all(p in numbers for p in pmids):
+            return match.group(0)
+        return "[" + ", ".join(str(numbers[p]) for p in pmids) + "]"
+
+    return _CITATION.sub(replace, answer.text)
+
+
+def render(answer: Answer, trace: RetrievalTrace, console) -> None:
+    """The human-readable answer: urgent message first, the answer, references, evidence, models."""
+    from rich.markdown import Markdown
+    from rich.markup import escape
+    from rich.panel import Panel
+    from rich.table import Table
+
+    if answer.urgent:
+        console.print(Panel(escape(answer.urgent), title="Urgent", border_style="bold red"))
+    for notice in answer.notices:
+        console.print(f"[yellow]Note:[/] {escape(notice)}")
+    label = {"claude": "Answer", "extractive": "Evidence summary (extractive; no language model)",
+             "triage": "Answer"}[answer.written_by]
+    if answer.abstained:
+        label += " (not enough evidence to answer)"
+    if answer.text:
+        console.print(Panel(Markdown(number_citations(answer)), title=label, border_style="cyan"))
+    for flag in answer.flags:
+        console.print(f"[yellow]Flag:[/] {escape(flag)}")
+
+    by_pmid = {p.pmid: p for p in reversed(trace.passages)}  # best passage per PMID
+    if answer.citations:
+        console.print("\n[bold]References[/]")
+        for i, pmid in enumerate(answer.citations, start=1):
+            p = by_pmid.get(pmid)
+            detail = ", ".join(str(x) for x in (p.journal, p.year) if x) if p else ""
+            title = escape(p.title if p and p.title else "(untitled)")
+            detail = f"({escape(detail)}) " if detail else ""
+            console.print(f"  \\[{i}] {title} {detail}"
+                          f"[link={PUBMED_URL.format(pmid=pmid)}]{PUBMED_URL.format(pmid=pmid)}[/link]")
+
+    table = Table(title="Evidence passages", show_lines=False)
+    for column in ("#", "PMID", "score", "category", "source", "section", "year", "passage"):
+        table.add_column(column, overflow="fold")
+    for rank, p in enumerate(trace.passages, start=1):
+        text = p.text if len(p.text) <= 160 else p.text[:157] + "..."
+        table.add_row(str(rank), p.pmid, f"{p.score:.3f}", p.category or "", p.source, escape(p.section or ""),
+                      str(p.year or ""), escape(text))
+    if trace.passages:
+        console.print(table)
+
+    models = Table(title=f"Models (profile: {trace.profile})")
+    for column in ("component", "model", "profile"):
+        models.add_column(column)
+    for choice in trace.models.values():
+        models.add_row(choice.component, escape(choice.model), choice.profile)
+    console.print(models)
+    for warning in trace.warnings:
+        console.print(f"[yellow]Warning:[/] {escape(warning)}")
+    console.print(f"\n[dim]{escape(answer.disclaimer)}[/]")
+
+
+def ask(
+    question: str = typer.Argument(..., help="The question, in plain words."),
+    json_out: bool = typer.Option(False, "--json", help="Print the answer and the whole retrieval trace as JSON."),
+    mode: str = typer.Option("patient", "--mode", help="patient (plain language) or clinician."),
+    years: Optional[int] = typer.Option(None, "--years", min=1, help="Only evidence from the last N years."),
+    source: Optional[list[str]] = typer.Option(None, "--source", help="D1 abstracts, D2 PMC reviews, D3 other PMC "
+                                               "(repeat; default D1 and D2)."),
+) -> None:
     """Answer a question with cited evidence"""
-    fail("not built yet")
+    if mode not in ("patient", "clinician"):
+        fail(f"--mode must be patient or clinician, not {mode!r}")
+    bad = [s for s in source or () if s not in ("D1", "D2", "D3")]
+    if bad:
+        fail(f"--source takes D1, D2 or D3, not {', '.join(bad)}")
+    from rich.console import Console
+
+    from cpqa.config import get_settings
+    from cpqa.encoders import ModelUnavailable
+    from cpqa.pipeline import Pipeline
+    from cpqa.safety import InvalidQuestion
+    from cpqa.store import Store
+
+    settings = get_settings()
+    with Store(settings.store_path) as store:
+        if store.count() == 0:
+            fail(empty_store_message(str(settings.store_path)))
+    console = Console(stderr=json_out)
+    try:
+        with console.status("Loading models...") as status:
+            pipeline = Pipeline(settings)
+            result = pipeline.ask(question, mode=mode, years=years, sources=source or None,  # type: ignore[arg-type]
+                                  progress=lambda stage: status.update(STAGE_LABELS.get(stage, stage) + "..."))
+    except (InvalidQuestion, ModelUnavailable, ValueError) as exc:
+        fail(settings.redact(str(exc)))
+    if json_out:
+        print_json({"answer": result.answer.model_dump(mode="json"), "trace": result.trace.model_dump(mode="json")},
+                   settings)
+    else:
+        render(result.answer, result.trace, console)

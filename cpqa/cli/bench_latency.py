@@ -1,10 +1,134 @@
-"""Per-stage latency benchmark (owner: pipeline helper; being built)."""
+"""``cpqa bench latency``: per-stage and end-to-end latency of the pipeline over a question set.
+
+Two passes over the same questions with one loaded pipeline: cold (empty embedding and segmentation caches)
+then warm. End to end excludes the language model: stages a language model served (rewrite, answer) are
+subtracted from the total when an Anthropic key is configured; offline there is none to subtract.
+"""
 
 from __future__ import annotations
 
-from cpqa.cli.common import fail
+import json
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from cpqa.cli.common import fail, print_json
+
+LLM_STAGES = ("rewrite", "answer")
 
 
-def latency() -> None:
+def read_questions(path: Path, limit: int | None) -> list[str]:
+    """The ``question`` field of each JSONL line (other fields ignored)."""
+    questions: list[str] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+            if not isinstance(item, dict) or not str(item.get("question") or "").strip():
+                raise ValueError(f"{path}:{number}: no 'question' field")
+            questions.append(str(item["question"]))
+            if limit is not None and len(questions) >= limit:
+                break
+    return questions
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    import numpy as np
+
+    if not values:
+        return {"p50_ms": 0.0, "p95_ms": 0.0}
+    return {"p50_ms": round(float(np.percentile(values, 50)), 1), "p95_ms": round(float(np.percentile(values, 95)), 1)}
+
+
+def run_pass(pipeline, questions: list[str], exclude: tuple[str, ...]) -> dict:
+    """Ask every question once; timings per stage, end to end without ``exclude``, NCBI requests."""
+    stages: dict[str, list[float]] = {}
+    end_to_end: list[float] = []
+    requests: list[int] = []
+    for question in questions:
+        trace = pipeline.ask(question).trace
+        for name, record in trace.stages.items():
+            stages.setdefault(name, []).append(record.ms)
+        total = trace.stages["total"].ms - sum(trace.stages[s].ms for s in exclude if s in trace.stages)
+        end_to_end.append(total)
+        requests.append(trace.ncbi_requests)
+    return {"stages": {name: percentiles(ms) for name, ms in sorted(stages.items())},
+            "end_to_end": percentiles(end_to_end), "ncbi_requests": sum(requests) / max(1, len(requests))}
+
+
+def latency(
+    questions: Path = typer.Option(..., "--questions", exists=True, dir_okay=False,
+                                   help="JSONL with a 'question' field per line."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use the first N questions."),
+    eutils_url: Optional[str] = typer.Option(None, "--eutils-url", help="E-utilities base URL, e.g. a "
+                                             "`cpqa mirror serve` (default: CPQA_EUTILS_URL)."),
+    mirror: bool = typer.Option(False, "--mirror", help="Serve the local store through an in-process mirror "
+                                "and count the NCBI requests it receives."),
+    profile: str = typer.Option("offline", "--profile", help="Model profile: offline (default), auto or paper."),
+) -> None:
     """Per-stage latency benchmark"""
-    fail("not built yet")
+    if eutils_url and mirror:
+        fail("give --eutils-url or --mirror, not both")
+    try:
+        items = read_questions(questions, limit)
+    except ValueError as exc:
+        fail(str(exc))
+    if not items:
+        fail(f"{questions} holds no questions")
+    import time
+    from contextlib import ExitStack
+
+    from cpqa.config import get_settings
+    from cpqa.pipeline import Pipeline
+    from cpqa.store import Store
+
+    overrides: dict = {"cpqa_profile": profile}
+    if eutils_url:
+        overrides["cpqa_eutils_url"] = eutils_url
+    settings = get_settings(**overrides)
+    with Store(settings.store_path) as store:
+        if store.count() == 0:
+            fail(f"the local store is empty ({settings.store_path}); ingest records first (cpqa ingest pubmed FILE)")
+    with ExitStack() as stack:
+        if mirror:
+            from cpqa.mirror import MirrorServer
+
+            server = stack.enter_context(MirrorServer(settings.store_path))
+            settings = get_settings(**{**overrides, "cpqa_eutils_url": server.url})
+        started = time.perf_counter()
+        pipeline = Pipeline(settings)
+        load_ms = (time.perf_counter() - started) * 1000.0
+        exclude = LLM_STAGES if pipeline.llm.available else ()
+        cold = run_pass(pipeline, items, exclude)
+        warm = run_pass(pipeline, items, exclude)
+    payload = {
+        "stages": warm["stages"],
+        "stages_cold": cold["stages"],
+        "end_to_end": {"warm": warm["end_to_end"], "cold": cold["end_to_end"]},
+        "ncbi_requests_per_question": cold["ncbi_requests"],
+        "ncbi_requests_per_question_warm": warm["ncbi_requests"],
+        "n": len(items),
+        "load_ms": round(load_ms, 1),
+        "excluded_stages": list(exclude),
+        "profile": pipeline.profile,
+        "models": {name: choice.model for name, choice in pipeline.models.items()},
+        "eutils_url": settings.cpqa_eutils_url,
+        "cpu_cores": os.cpu_count(),
+    }
+    if json_out:
+        print_json(payload, settings)
+        return
+    typer.echo(f"{len(items)} questions, profile {payload['profile']}, models loaded in {load_ms:.0f} ms")
+    typer.echo(f"{'stage':<20}{'cold p50':>10}{'cold p95':>10}{'warm p50':>10}{'warm p95':>10}")
+    for name, warm_stats in warm["stages"].items():
+        cold_stats = cold["stages"].get(name, {"p50_ms": 0.0, "p95_ms": 0.0})
+        typer.echo(f"{name:<20}{cold_stats['p50_ms']:>10.0f}{cold_stats['p95_ms']:>10.0f}"
+                   f"{warm_stats['p50_ms']:>10.0f}{warm_stats['p95_ms']:>10.0f}")
+    typer.echo(f"NCBI requests per question: {payload['ncbi_requests_per_question']:.1f}")

@@ -1,10 +1,51 @@
-"""Chunking benchmark (owner: SEOS helper; being built)."""
+"""``cpqa eval chunking``: the chunking / passage-retrieval benchmark (DESIGN.md, "Chunking")."""
 
 from __future__ import annotations
 
-from cpqa.cli.common import fail
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from cpqa.cli.common import fail, print_json
 
 
-def chunking() -> None:
-    """Chunking benchmark"""
-    fail("not built yet")
+def chunking(
+    bench: Optional[Path] = typer.Option(None, "--bench", help="benchmark JSONL (default ../shared/data/bench/chunking_dev.jsonl)"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N documents"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    target_words: Optional[int] = typer.Option(None, "--target-words", help="SEOS chunk target (default: the embedder's)"),
+    overlap_words: Optional[int] = typer.Option(None, "--overlap-words", help="SEOS overlap (default: the embedder's)"),
+    save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here (default without "
+                                        "--limit: $CPQA_HOME/eval/chunking.json, which notebook 03 reads)"),
+) -> None:
+    """Chunking benchmark: SEOS against LlamaIndex and NLTK splitters, Hits@5 / MRR@5 per retriever."""
+    import json
+
+    from cpqa.config import get_settings
+    from cpqa.encoders import EmbeddingCache, load_encoder
+    from cpqa.evaluation.chunking import default_bench_path, fusion_reranker, load_bench, run_benchmark
+    from cpqa.evaluation.splitters import benchmark_splitters
+    from cpqa.rerank import load_reranker
+
+    settings = get_settings()
+    path = bench or default_bench_path()
+    try:
+        docs = load_bench(path, limit)
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+    sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
+    passage_encoder, passage_choice = load_encoder("passage_retriever", settings)
+    passage_cache = EmbeddingCache(passage_encoder)
+    postprocessor, rerank_choice = load_reranker(settings, top_n=None, cache=passage_cache)
+    splitters = benchmark_splitters(sentence_encoder, target_words=target_words, overlap_words=overlap_words)
+    report = run_benchmark(docs, splitters, passage_cache, fusion_reranker(postprocessor), bench=str(path),
+                           models={c.component: c.model for c in (sentence_choice, passage_choice, rerank_choice)},
+                           progress=None if as_json else typer.echo)
+    payload = report.as_json()
+    save = save or (settings.eval_dir / "chunking.json" if limit is None else None)
+    if save:
+        save.parent.mkdir(parents=True, exist_ok=True)
+        save.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    if as_json:
+        print_json(payload, settings)

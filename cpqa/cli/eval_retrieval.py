@@ -1,10 +1,54 @@
-"""Document retrieval evaluation (E1, E2, HSRDR) (owner: rewrite/HSRDR helpers; being built)."""
+"""``cpqa eval retrieval``: document retrieval (E2 and the paths other modules register) on a question set."""
 
 from __future__ import annotations
 
-from cpqa.cli.common import fail
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from cpqa.cli.common import fail, print_json
 
 
-def retrieval() -> None:
-    """Document retrieval evaluation (E1, E2, HSRDR)"""
-    fail("not built yet")
+def retrieval(
+    questions: Path = typer.Option(..., "--questions", help="JSONL of {id, question, gold_pmids}"),
+    paths: List[str] = typer.Option(["E2"], "--paths", help="retrieval paths, repeated or comma-separated"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N questions"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result to this file"),
+) -> None:
+    """Document retrieval: recall@5/10/20, hits, MRR@10 and nDCG@10 per path, over the store in CPQA_HOME."""
+    import json
+
+    from cpqa.config import get_settings
+    from cpqa.evaluation.retrieval import evaluate, load_questions, missing_gold
+    from cpqa.store import Store
+
+    settings = get_settings()
+    names = [n.strip() for item in paths for n in item.split(",") if n.strip()]
+    try:
+        items = load_questions(questions, limit)
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+    if not settings.store_path.exists():
+        fail(f"no store in {settings.home}: build it with `cpqa ingest pubmed FILE...` (the corpus of the question set)")
+    with Store(settings.store_path) as store:
+        if store.count() == 0:
+            fail(f"the store in {settings.home} is empty: run `cpqa ingest pubmed FILE...` first")
+    try:
+        payload = evaluate(items, names, settings, progress=None if as_json else typer.echo)
+    except ValueError as exc:
+        fail(str(exc))
+    payload["questions"] = {"file": str(questions), "n": len(items), "gold_missing": missing_gold(items, settings)}
+    if save:
+        save.parent.mkdir(parents=True, exist_ok=True)
+        save.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    if as_json:
+        print_json(payload, settings)
+        return
+    for name in names:
+        row = payload[name]
+        typer.echo(f"{name}: " + "  ".join(f"{k}={v}" for k, v in row.items()))
+    for key, value in payload.items():
+        if key not in names:
+            typer.echo(f"{key}: {value}")

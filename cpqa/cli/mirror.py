@@ -1,4 +1,4 @@
-"""``cpqa mirror serve``: the E-utilities-compatible server over the local store (owner: NCBI helper; being built)."""
+"""``cpqa mirror serve``: the E-utilities-compatible server over the local store."""
 
 import typer
 
@@ -8,6 +8,24 @@ mirror_app = typer.Typer(help="An E-utilities-compatible mirror over the local s
 
 
 @mirror_app.command("serve")
-def serve() -> None:
-    """Serve esearch.fcgi and efetch.fcgi over the local store."""
-    fail("not built yet")
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    port: int = typer.Option(8700, help="Port to listen on (0 picks a free one)."),
+) -> None:
+    """Serve esearch.fcgi and efetch.fcgi over the store in CPQA_HOME until Ctrl-C."""
+    from cpqa.config import get_settings
+    from cpqa.mirror import MirrorServer
+
+    settings = get_settings()
+    if not settings.store_path.exists():
+        fail(f"no local store at {settings.store_path}; run `cpqa ingest pubmed FILE...` first")
+    try:
+        server = MirrorServer(settings.store_path, host=host, port=port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    typer.echo(f"E-utilities mirror of {settings.store_path} on {server.url} "
+               f"(set CPQA_EUTILS_URL={server.url}); Ctrl-C stops")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass

@@ -33,6 +33,7 @@ class MCQuestion(BaseModel):
     options: dict[str, str]
     answer: str
     matched_term: str | None = None
+    matched_text: str | None = None  # the words of the question that matched it
     pmids: list[str] = Field(default_factory=list)
 
     @property

@@ -11,6 +11,7 @@ so harnesses run end to end here: ``python -m cpqa.testing.anthropic_standin --p
 from __future__ import annotations
 
 import argparse
+import importlib
 import itertools
 import json
 import re
@@ -54,7 +55,8 @@ class Reply:
     @classmethod
     def error(cls, status: int, retry_after: float | None = None, message: str | None = None) -> "Reply":
         kind = ERROR_TYPES.get(status, "api_error")
-        body = {"type": "error", "error": {"type": kind, "message": message or f"stand-in {kind}"}}
+        body = {"type": "error", "error": {"type": kind, "message": message or f"stand-in {kind}"},
+                "request_id": f"req_standin_{next(_ids):06d}"}
         headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else {}
         return cls(status=status, body=json.dumps(body).encode(), headers=headers)
 
@@ -80,7 +82,8 @@ class Reply:
             "model": request.get("model", "claude-standin"), "content": content,
             "stop_reason": self.stop_reason, "stop_sequence": None,
             "usage": {"input_tokens": max(1, len(json.dumps(request)) // 4),
-                      "output_tokens": max(1, len(json.dumps(content)) // 4)},
+                      "output_tokens": max(1, len(json.dumps(content)) // 4),
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
         }
         return 200, {"content-type": "application/json", **self.headers}, json.dumps(message).encode()
 
@@ -91,6 +94,22 @@ def _requested_tool(request: dict[str, Any]) -> dict[str, Any]:
     if choice.get("type") == "tool":
         return next((t for t in tools if t.get("name") == choice.get("name")), {"name": choice.get("name")})
     return tools[0] if tools else {}
+
+
+def invalid_request(request: Any) -> str | None:
+    """What the real API would refuse with 400 invalid_request_error (the checks a client bug trips)."""
+    if not isinstance(request, dict):
+        return "body must be a JSON object"
+    missing = [k for k in ("model", "max_tokens", "messages") if k not in request]
+    if missing:
+        return f"{', '.join(missing)}: Field required"
+    if request.get("stream"):
+        return "the stand-in does not stream; send stream=false"
+    choice = request.get("tool_choice") or {}
+    names = {t.get("name") for t in request.get("tools") or []}
+    if choice.get("type") == "tool" and choice.get("name") not in names:
+        return f"tool_choice names {choice.get('name')!r}, which is not in tools"
+    return None
 
 
 def request_text(request: dict[str, Any]) -> str:
@@ -185,9 +204,17 @@ class AnthropicStandIn:
         return self.default(request)
 
     def start(self) -> "AnthropicStandIn":
-        self._thread = threading.Thread(target=self._server.serve_forever, name="anthropic-standin", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="anthropic-standin",
+                                        daemon=True)
         self._thread.start()
         return self
+
+    def serve_forever(self) -> None:
+        """Serve in the calling thread until interrupted (the command line)."""
+        try:
+            self._server.serve_forever()
+        finally:
+            self._server.server_close()
 
     def close(self) -> None:
         self._server.shutdown()
@@ -215,6 +242,9 @@ def _handler_for(standin: AnthropicStandIn) -> type[BaseHTTPRequestHandler]:
                 request = json.loads(raw or b"{}")
             except json.JSONDecodeError:
                 return self._send(Reply.error(400, message="body is not JSON"), {})
+            problem = invalid_request(request)
+            if problem:
+                return self._send(Reply.error(400, message=problem), request)
             # Header names only: the key the client sends is never recorded.
             names = {k.lower(): ("[set]" if k.lower() in {"x-api-key", "authorization"} else v)
                      for k, v in self.headers.items()}
@@ -244,15 +274,21 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Serve the Anthropic Messages API stand-in (default responder).")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--responder", default=None, metavar="MODULE:FUNCTION",
+                        help="a callable(request_json) -> Reply to use instead of the default responder")
     args = parser.parse_args(argv)
-    server = AnthropicStandIn(host=args.host, port=args.port)
+    responder = default_responder
+    if args.responder:
+        module, _, name = args.responder.partition(":")
+        if not name:
+            parser.error("--responder takes MODULE:FUNCTION")
+        responder = getattr(importlib.import_module(module), name)
+    server = AnthropicStandIn(host=args.host, port=args.port, default=responder)
     print(f"Anthropic stand-in on {server.url} (set ANTHROPIC_BASE_URL to it); Ctrl-C stops", flush=True)
     try:
-        server._server.serve_forever()
+        server.serve_forever()
     except KeyboardInterrupt:
         pass
-    finally:
-        server._server.server_close()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,108 @@
+"""Checking the citations of a generated answer against the evidence it was given.
+
+Citation markers (``[PMID:123]``, ``[PMID 123, 456]``, ``[123; 456]``, ``(PMID: 123)``) are parsed sentence by
+sentence. PMIDs that are not in the evidence are removed and flagged; a sentence whose every citation was
+unknown is removed (its claim has no support), and sentences that cite nothing are counted, so a reader of
+the flags can see how well grounded the answer is. Valid markers are rewritten to one form, ``[PMID:123]``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_ID = r"(?:PMID\s*[:#]?\s*)?\d{1,9}"
+MARKER = re.compile(
+    rf"\[\s*{_ID}(?:\s*[,;]\s*{_ID})*\s*\]"
+    rf"|\(\s*PMIDs?\s*[:#]?\s*\d{{1,9}}(?:\s*[,;]\s*{_ID})*\s*\)",
+    re.IGNORECASE,
+)
+_DIGITS = re.compile(r"\d{1,9}")
+# Sentence ends: after . ! ? (optionally followed by closing quotes/brackets) and whitespace.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
+
+
+@dataclass
+class CitationCheck:
+    text: str
+    citations: list[str] = field(default_factory=list)  # valid PMIDs, in order of first citation
+    unknown: list[str] = field(default_factory=list)  # cited PMIDs not in the evidence (removed)
+    removed_sentences: int = 0  # sentences whose only support was unknown PMIDs
+    uncited_sentences: int = 0  # sentences with claims but no citation at all
+
+    @property
+    def flags(self) -> list[str]:
+        flags = [f"removed_unknown_citation:{pmid}" for pmid in self.unknown]
+        if self.removed_sentences:
+            flags.append(f"removed_unsupported_sentences:{self.removed_sentences}")
+        if self.uncited_sentences:
+            flags.append(f"uncited_sentences:{self.uncited_sentences}")
+        return flags
+
+
+def format_citation(pmids: list[str]) -> str:
+    return "[" + ", ".join(f"PMID:{p}" for p in pmids) + "]"
+
+
+def cited_pmids(text: str) -> list[str]:
+    """Every PMID cited in ``text`` by a citation marker, in order of first appearance."""
+    found: list[str] = []
+    for marker in MARKER.finditer(text):
+        for pmid in _DIGITS.findall(marker.group(0)):
+            if pmid not in found:
+                found.append(pmid)
+    return found
+
+
+def _sentences(line: str) -> list[str]:
+    """Split a line into sentences, keeping a citation marker that follows a full stop with its sentence."""
+    parts = _SENTENCE_END.split(line)
+    merged: list[str] = []
+    for part in parts:
+        if merged and not MARKER.sub("", part).strip(" .;,"):
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    return merged
+
+
+def _is_claim(sentence: str) -> bool:
+    """Headings, list labels and one-word lines make no claim that needs a citation."""
+    bare = sentence.strip(" -*#•\t")
+    return len(bare.split()) >= 4 and not bare.endswith(":")
+
+
+def check_citations(text: str, known: set[str]) -> CitationCheck:
+    """Keep only citations of ``known`` PMIDs; drop sentences supported only by unknown ones."""
+    result = CitationCheck(text="")
+    lines_out: list[str] = []
+    for line in text.splitlines():
+        kept: list[str] = []
+        for sentence in _sentences(line):
+            valid_here: list[str] = []
+            invalid_here: list[str] = []
+
+            def rewrite(marker: re.Match) -> str:
+                pmids = list(dict.fromkeys(_DIGITS.findall(marker.group(0))))
+                good = [p for p in pmids if p in known]
+                valid_here.extend(good)
+                invalid_here.extend(p for p in pmids if p not in known)
+                return format_citation(good) if good else ""
+
+            new = MARKER.sub(rewrite, sentence)
+            new = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", new)).rstrip()
+            for pmid in invalid_here:
+                if pmid not in result.unknown:
+                    result.unknown.append(pmid)
+            for pmid in valid_here:
+                if pmid not in result.citations:
+                    result.citations.append(pmid)
+            if invalid_here and not valid_here:
+                result.removed_sentences += 1
+                continue
+            if not valid_here and _is_claim(new):
+                result.uncited_sentences += 1
+            kept.append(new)
+        lines_out.append(" ".join(s for s in kept if s.strip()))
+    result.text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines_out)).strip()
+    return result

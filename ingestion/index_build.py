@@ -1,0 +1,124 @@
+"""``cpqa index build``: embed the store's records with the configured article encoder into the vector index.
+
+MedCPT article encoder (paper profile): [title, abstract] pairs, 512 tokens. MiniLM (offline): "title. abstract".
+Resumable: records whose PMID is already in the index are skipped, and rows are flushed as they are written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import typer
+
+from cpqa.config import Settings
+from cpqa.encoders import MEDCPT_ARTICLE, TextEncoder, load_encoder
+from cpqa.types import Article
+from cpqa.vectorstore import IndexMeta, build_ivfpq, open_index
+
+
+@dataclass
+class BuildSummary:
+    model: str
+    dim: int
+    embedded: int = 0
+    skipped_present: int = 0
+    skipped_empty: int = 0
+    total_in_index: int = 0
+    index_kind: str = "flat"
+
+
+def article_text(article: Article, encoder_name: str) -> str:
+    """The text an article encoder sees; MedCPT takes a (title, abstract) pair, given as "title\\tabstract"."""
+    if encoder_name == MEDCPT_ARTICLE:
+        return f"{article.title}\t{article.abstract}"
+    return ". ".join(part for part in (article.title.rstrip("."), article.abstract) if part)
+
+
+def build_index(settings: Settings, store, *, encoder: TextEncoder | None = None, batch_size: int = 64,
+                flush_every: int = 2048, index_kind: str = "flat", progress: bool = False,
+                **ivfpq_options) -> BuildSummary:
+    if encoder is None:
+        encoder, _ = load_encoder("article_encoder", settings)
+    summary = BuildSummary(model=encoder.name, dim=encoder.dim, index_kind=index_kind)
+    meta = IndexMeta(model=encoder.name, dim=encoder.dim, normalize=encoder.normalize)
+    total = store.count()
+    with open_index(settings, create=meta) as index, _bar(progress, total) as advance:
+        present = index.id_set()
+        pending: list[Article] = []
+
+        def flush() -> None:
+            texts = [article_text(a, encoder.name) for a in pending]
+            index.add([a.pmid for a in pending], encoder.encode(texts, batch_size=batch_size))
+            summary.embedded += len(pending)
+            advance(len(pending))
+            pending.clear()
+
+        for article in store.iter_articles():
+            if not article.pmid:
+                continue
+            if article.pmid in present:
+                summary.skipped_present += 1
+                advance(1)
+            elif not (article.title or article.abstract):
+                summary.skipped_empty += 1
+                advance(1)
+            else:
+                pending.append(article)
+                if len(pending) >= flush_every:
+                    flush()
+        if pending:
+            flush()
+        summary.total_in_index = len(index)
+    if index_kind == "ivfpq":
+        build_ivfpq(settings.index_dir, **ivfpq_options)
+    return summary
+
+
+class _bar:
+    """A rich progress bar on stderr, or nothing."""
+
+    def __init__(self, enabled: bool, total: int):
+        self.enabled, self.total = enabled, total
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda n: None
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._progress = Progress(console=Console(stderr=True))
+        self._progress.__enter__()
+        task = self._progress.add_task("embedding records", total=self.total)
+        return lambda n: self._progress.advance(task, n)
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self._progress.__exit__(*exc)
+
+
+def index_build_command(
+    index: str = typer.Option("flat", help="flat (exact) or ivfpq (IVF-PQ + exact re-scoring, PubMed scale)"),
+    batch_size: int = typer.Option(64, help="encoder batch size"),
+    pq_m: int = typer.Option(64, help="PQ bytes per vector (ivfpq)"),
+    nprobe: int = typer.Option(32, help="IVF lists probed per query (ivfpq)"),
+    json_out: bool = typer.Option(False, "--json", help="no progress bar"),
+) -> None:
+    """Embed the store's records with the configured article encoder (resumable)."""
+    from cpqa.cli.common import fail, print_json
+    from cpqa.config import get_settings
+    from cpqa.encoders import ModelUnavailable
+    from cpqa.store import Store
+
+    settings = get_settings()
+    if index not in {"flat", "ivfpq"}:
+        fail("--index must be flat or ivfpq")
+    if not settings.store_path.exists():
+        fail(f"no store at {settings.store_path}: run `cpqa ingest pubmed FILE` first")
+    options = {"m": pq_m, "nprobe": nprobe} if index == "ivfpq" else {}
+    try:
+        with Store(settings.store_path) as store:
+            summary = build_index(settings, store, batch_size=batch_size, index_kind=index,
+                                  progress=not json_out, **options)
+    except (ModelUnavailable, ValueError) as exc:
+        fail(str(exc))
+    print_json(summary.__dict__, settings)

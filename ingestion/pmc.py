@@ -1,0 +1,30 @@
+"""``cpqa ingest pmc FILE...``: PMC JATS full texts (efetch ``pmc-articleset`` or bare ``<article>``,
+``.gz`` ok) into the local store; an article whose PMID is stored already gains its full text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from cpqa.ncbi.jats import iter_pmc_records
+from cpqa.store import Store, UpsertSummary
+from ingestion.xml_files import ingest_xml_files, report
+
+
+def ingest_pmc_files(store: Store, paths: list[str | Path], progress: bool = False) -> UpsertSummary:
+    """Upsert every JATS article in ``paths`` (merged into the PubMed row with the same PMID)."""
+    return ingest_xml_files(store, paths, iter_pmc_records, "pmc", progress=progress)
+
+
+def ingest_pmc_command(
+    files: list[Path] = typer.Argument(..., help="PMC JATS files (pmc-articleset or <article>; .gz ok)"),
+    json_out: bool = typer.Option(False, "--json", help="print the summary as JSON, no progress bar"),
+) -> None:
+    """Load PMC full-text articles into the local store (idempotent)."""
+    from cpqa.config import get_settings
+
+    settings = get_settings()
+    with Store(settings.store_path) as store:
+        summary = ingest_pmc_files(store, files, progress=not json_out)
+        report(summary, json_out, store.count())

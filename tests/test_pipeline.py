@@ -1,0 +1,165 @@
+"""The pipeline end to end over the shared sample (offline profile), with Claude played by the stand-in."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+import pytest
+
+from cpqa.answer import ANSWER_TOOL
+from cpqa.pipeline import Pipeline, PipelineOptions
+from cpqa.safety import InvalidQuestion
+from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, default_responder, request_text
+
+QUESTION = "Does tamoxifen reduce the risk of breast cancer recurrence?"
+STAGES = {"safety", "rewrite", "documents", "segmentation", "passage_retrieval", "rerank", "answer", "total"}
+OUTSIDE = "99999999"
+
+
+@pytest.fixture(scope="session")
+def pipeline(sample_settings) -> Pipeline:
+    return Pipeline(sample_settings)
+
+
+@pytest.fixture(scope="session")
+def offline_result(pipeline):
+    return pipeline.ask(QUESTION)
+
+
+def test_answers_with_citations_that_exist_in_the_evidence(offline_result):
+    answer, trace = offline_result.answer, offline_result.trace
+    assert trace.passages, "the sample holds tamoxifen / breast cancer abstracts"
+    assert answer.citations and not answer.abstained
+    evidence = {p.pmid for p in trace.passages}
+    assert set(answer.citations) <= evidence
+    for pmid in re.findall(r"PMID:\s*(\d+)", answer.text):
+        assert pmid in evidence
+    assert answer.disclaimer and answer.written_by == "extractive"
+
+
+def test_trace_holds_every_stage_and_serialises(offline_result):
+    trace = offline_result.trace
+    assert STAGES <= set(trace.stages)
+    assert all(trace.stages[s].ms >= 0 for s in STAGES)
+    assert trace.stages["total"].ms >= trace.stages["passage_retrieval"].ms
+    assert trace.profile == "offline"
+    assert {"rewriter", "answerer", "sentence_embedder", "passage_retriever", "reranker"} <= set(trace.models)
+    assert "BM25" in trace.models["reranker"].model
+    assert trace.ladder and trace.candidates
+    assert {c.pmid for c in trace.candidates} >= {p.pmid for p in trace.passages}
+    assert all(p.score is not None and p.dense_score is not None for p in trace.passages)
+    scores = [p.score for p in trace.passages]
+    assert scores == sorted(scores, reverse=True) and len(scores) <= PipelineOptions().top_n
+    assert trace.options["mode"] == "patient" and trace.options["top_k"] == 20
+    assert trace.rewrite["method"] == "rules" and trace.search_intent
+    json.loads(trace.model_dump_json())
+
+
+def test_options_are_recorded_and_validated(pipeline):
+    result = pipeline.ask(QUESTION, mode="clinician", years=30, top_n=2)
+    assert result.trace.options["mode"] == "clinician" and result.trace.options["years"] == 30
+    assert len(result.trace.passages) <= 2
+    assert result.answer.disclaimer != pipeline.ask(QUESTION).answer.disclaimer
+    with pytest.raises(ValueError):
+        pipeline.ask(QUESTION, matryoshka_dim=64)
+    with pytest.raises(ValueError):
+        pipeline.ask(QUESTION, top_k=0)
+    with pytest.raises(InvalidQuestion):
+        pipeline.ask("   ")
+
+
+def test_urgent_message_comes_first_and_evidence_still_follows(pipeline):
+    result = pipeline.ask("I had chemotherapy last week and now I have a fever of 39 and chills. "
+                          "Is infection common after chemotherapy?")
+    assert result.answer.urgent
+    assert result.trace.stages["safety"].info["urgent"] is True
+    assert result.trace.passages and result.answer.text
+
+
+def test_nothing_found_abstains(pipeline):
+    result = pipeline.ask("qwxyzzy plorbtastic frumble?")
+    assert result.answer.abstained and not result.answer.citations
+
+
+def test_concurrent_questions_share_one_pipeline(pipeline, offline_result):
+    questions = [QUESTION, "What are the side effects of cisplatin?", QUESTION]
+    results: dict[int, object] = {}
+
+    def ask(i: int) -> None:
+        results[i] = pipeline.ask(questions[i])
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(questions))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 3
+    assert results[0].answer.citations == results[2].answer.citations == offline_result.answer.citations
+    assert results[1].trace.question != results[0].trace.question
+
+
+def _claude_settings(sample_settings, url: str):
+    return sample_settings.model_copy(update={"anthropic_api_key": "sk-standin-key", "anthropic_base_url": url})
+
+
+def _answer_with(answer: dict):
+    """Answer requests get ``answer`` (with ``{pmid}`` replaced by the first evidence PMID); others the default."""
+
+    def respond(request: dict) -> Reply:
+        if (request.get("tool_choice") or {}).get("name") != ANSWER_TOOL.name:
+            return default_responder(request)
+        first = re.findall(r'pmid="(\d+)"', request_text(request))[0]
+        return Reply.tool(json.loads(json.dumps(answer).replace("{pmid}", first)))
+
+    return respond
+
+
+@pytest.fixture(scope="module")
+def claude(sample_settings):
+    with AnthropicStandIn() as api:
+        yield api, Pipeline(_claude_settings(sample_settings, api.url))
+
+
+def test_citation_outside_the_evidence_is_removed_and_flagged(claude):
+    api, pipe = claude
+    api.default = _answer_with({"reasoning": "r", "abstained": False, "citations": ["{pmid}", OUTSIDE],
+                                "answer": f"Tamoxifen lowers recurrence [PMID:{{pmid}}]. It cures all [PMID:{OUTSIDE}]."})
+    result = pipe.ask(QUESTION)
+    answer = result.answer
+    assert answer.written_by == "claude"
+    assert OUTSIDE not in answer.citations and OUTSIDE not in answer.text
+    assert f"removed_unknown_citation:{OUTSIDE}" in answer.flags
+    assert answer.citations and set(answer.citations) <= {p.pmid for p in result.trace.passages}
+    assert result.trace.models["answerer"].profile == "paper"
+    assert "sk-standin-key" not in result.trace.model_dump_json()
+
+
+def test_abstention_passes_through(claude):
+    api, pipe = claude
+    api.default = _answer_with({"reasoning": "r", "abstained": True, "citations": [],
+                                "answer": "The evidence does not answer this question."})
+    answer = pipe.ask(QUESTION).answer
+    assert answer.abstained and answer.citations == [] and answer.written_by == "claude"
+
+
+def test_patient_and_clinician_prompts_differ(claude):
+    api, pipe = claude
+    api.default = _answer_with({"reasoning": "r", "abstained": False, "citations": ["{pmid}"],
+                                "answer": "Yes [PMID:{pmid}]."})
+    systems = {}
+    for mode in ("patient", "clinician"):
+        before = len(api.requests)
+        pipe.ask(QUESTION, mode=mode)
+        answer_requests = [r for r in api.requests[before:]
+                           if (r.get("tool_choice") or {}).get("name") == ANSWER_TOOL.name]
+        systems[mode] = str(answer_requests[-1]["system"])
+    assert systems["patient"] != systems["clinician"]
+    assert "plain" in systems["patient"].lower() and "clinician" in systems["clinician"].lower()
+
+
+def test_history_reaches_the_rewriter(pipeline):
+    result = pipeline.ask("What about its side effects?", history=["Does tamoxifen help in breast cancer?"])
+    assert result.trace.stages["safety"].info["history_turns"] == 1
+    assert "tamoxifen" in result.trace.search_intent.lower()

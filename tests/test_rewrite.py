@@ -1,0 +1,135 @@
+"""Rule-based rewrite: concepts, ladders that parse, stay safe against hostile text and relax in order,
+and dialogue distillation across turns."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cpqa.boolean import BoolOp, Term, parse
+from cpqa.concepts import process_question
+from cpqa.query_ladder import build_ladder, rank_concepts
+from cpqa.rewrite import Rewriter
+from cpqa.vocabulary import BUILTIN, Vocabulary
+from tests.conftest import shared
+
+VOCAB = Vocabulary(BUILTIN)
+HOSTILE = [
+    'lung cancer" OR "aspirin',
+    "breast cancer) OR (tamoxifen[mh]",
+    "does chemo work NOT radiotherapy[tiab] AND (prostate cancer",
+    'what about [all] "" ( ) * OR AND NOT melanoma"[mh]',
+    "Is it ( really [ safe ] to use OR skip chemotherapy?",
+    "NOT OR AND",
+]
+
+
+def _ops(node) -> set[str]:
+    if isinstance(node, BoolOp):
+        return {node.op} | _ops(node.left) | _ops(node.right)
+    return set()
+
+
+def _terms(node) -> list[Term]:
+    if isinstance(node, BoolOp):
+        return _terms(node.left) + _terms(node.right)
+    return [node] if isinstance(node, Term) else []
+
+
+def _conjuncts(node) -> list:
+    if isinstance(node, BoolOp) and node.op == "AND":
+        return _conjuncts(node.left) + _conjuncts(node.right)
+    return [node]
+
+
+def pubmedqa_questions() -> list[str]:
+    path = shared("pubmedqa", "dev_cancer_questions.jsonl")
+    return [json.loads(line)["question"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_concepts_stopwords_abbreviations_and_spelling():
+    p = process_question("Do nomograms predict biochemical recurrence (BCR) in prostate cancers?", VOCAB)
+    texts = {c.text: c for c in p.concepts}
+    assert "do" not in texts and "in" not in texts
+    assert texts["biochemical recurrence"].phrases == ["biochemical recurrence", "BCR"]
+    assert texts["prostate cancers"].mesh == "Prostatic Neoplasms" and texts["prostate cancers"].core
+    assert texts["predict"].weak and not texts["nomograms"].weak
+    fixed = process_question("side efects of pembrolizumub in lung cancr", VOCAB)
+    assert fixed.corrections == {"efects": "effect", "pembrolizumub": "pembrolizumab", "cancr": "cancer"}
+    assert fixed.intent == "side_effects"
+    # a near miss of a vocabulary word that completes no term is left alone
+    assert process_question("Does addition of valproic acid help?", VOCAB).corrections == {}
+
+
+def test_every_pubmedqa_ladder_parses_and_has_three_levels():
+    for question in pubmedqa_questions():
+        ladder = build_ladder(process_question(question, VOCAB).concepts)
+        assert len(ladder) >= 3, question
+        for expression in ladder:
+            parse(expression)
+
+
+@pytest.mark.parametrize("question", HOSTILE)
+def test_user_text_cannot_change_the_query_structure(settings, question):
+    result = Rewriter(settings).rewrite(question)
+    assert result.method == "rules"
+    for expression in result.ladder:
+        node = parse(expression)  # never a syntax error
+        assert "NOT" not in _ops(node)  # "NOT" in the question is a word, never an operator
+        for term in _terms(node):
+            assert not set(term.text) & set('"()[]*')
+            assert term.field in {"tiab", "mh", "tw", "all"}
+    if result.ladder:  # the most specific level is exactly one conjunct per strong concept
+        strong, _ = rank_concepts(result.concepts)
+        assert len(_conjuncts(parse(result.ladder[0]))) == len(strong)
+
+
+def test_question_with_nothing_searchable_gives_an_empty_ladder(settings):
+    result = Rewriter(settings).rewrite("what is it?")
+    assert result.ladder == [] and "no searchable concept" in result.notes[-1]
+    with pytest.raises(ValueError, match="empty"):
+        Rewriter(settings).rewrite("   ")
+
+
+def test_levels_relax_in_order_on_the_sample_store(sample_settings):
+    from cpqa.store import Store
+
+    rewriter = Rewriter(sample_settings)
+    with Store(sample_settings.store_path) as store:
+        for question in pubmedqa_questions()[:25]:
+            counts = [store.search(e, retmax=1).count for e in rewriter.rewrite(question).ladder]
+            assert counts == sorted(counts), (question, counts)
+            assert counts[-1] > 0
+
+
+def test_levels_relax_in_order_on_the_mirror(sample_settings):
+    from cpqa.config import get_settings
+    from cpqa.mirror import MirrorServer
+    from cpqa.ncbi.client import EutilsClient
+
+    rewriter = Rewriter(sample_settings)
+    with MirrorServer(sample_settings.store_path) as mirror:
+        client_settings = get_settings(cpqa_home=sample_settings.cpqa_home, cpqa_eutils_url=mirror.url,
+                                       ncbi_api_key="mirror-needs-no-key")
+        with EutilsClient(client_settings) as client:
+            for question in ["Is breast cancer prognosis inherited?",
+                             "Does pain intensity predict a poor opioid response in cancer patients?"]:
+                counts = [client.search(e, retmax=1).count for e in rewriter.rewrite(question).ladder]
+                assert counts == sorted(counts) and counts[-1] > 0, (question, counts)
+
+
+def test_follow_up_carries_the_entities_across_turns(settings):
+    rewriter = Rewriter(settings)
+    history = ["Does pembrolizumab work for lung cancer?"]
+    result = rewriter.rewrite("what about its side effects?", history=history)
+    assert "pembrolizumab" in result.search_intent and "lung cancer" in result.search_intent
+    assert {c.text for c in result.concepts} >= {"pembrolizumab", "side effects", "lung cancer"}
+    first = result.ladder[0]
+    assert '"pembrolizumab"[tiab]' in first and '"adverse effects"[tiab]' in first and "Lung Neoplasms" in first
+    # a third turn still finds the drug two turns back when the last turn named nothing new
+    later = rewriter.rewrite("is it safe in pregnancy?", history=[*history, "How long does treatment last?"])
+    assert "pembrolizumab" in later.search_intent
+    # a self-contained question keeps its own subject
+    own = rewriter.rewrite("What is the survival for breast cancer?", history=history)
+    assert own.search_intent == "What is the survival for breast cancer?"

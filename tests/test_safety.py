@@ -1,0 +1,301 @@
+"""Question screening (input hygiene, language, personal details, urgent triage, personal dosing) and keeping
+keys out of logs, errors and JSON."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from cpqa.safety import (
+    ENGLISH_ONLY,
+    MAX_QUESTION_CHARS,
+    InvalidQuestion,
+    Screened,
+    check_question,
+    install_log_redaction,
+    scrub_phi,
+)
+
+KEY = "sk-ant-api03-TESTKEY-do-not-leak-0123456789"
+NCBI_KEY = "ncbi0123456789abcdef0123456789abcd"
+
+
+# ---------------------------------------------------------------- input hygiene
+@pytest.mark.parametrize("text", ["", "   ", "\n\t  \r\n", None, "\x00\x01\u200b\u200e"])
+def test_empty_questions_are_rejected_with_a_clear_message(text):
+    with pytest.raises(InvalidQuestion, match="Please type a question"):
+        check_question(text)
+
+
+def test_control_and_invisible_characters_are_removed():
+    screened = check_question("What is\x00 HER2\u200b-positive\x1b breast\tcancer?\r\n")
+    assert screened.question == "What is HER2-positive breast cancer?"
+    assert all(ch.isprintable() for ch in screened.question)
+
+
+def test_long_questions_are_truncated_with_a_notice_and_late_red_flags_still_count():
+    text = ("Tell me about the treatment options for early breast cancer and how well they work. " * 40
+            + "Also I have chest pain right now.")
+    assert len(text) > MAX_QUESTION_CHARS
+    screened = check_question(text)
+    assert len(screened.question) <= MAX_QUESTION_CHARS
+    assert "chest pain" not in screened.question  # cut off ...
+    assert any("longer than 2,000 characters" in n for n in screened.notices)
+    assert screened.urgent and "chest pain" in screened.urgent  # ... but triaged on the whole text
+
+
+def test_short_questions_are_not_truncated():
+    screened = check_question("Does tamoxifen cause hot flashes?")
+    assert screened.question == "Does tamoxifen cause hot flashes?"
+    assert screened.notices == [] and screened.urgent is None and screened.language_ok
+
+
+def test_boolean_and_quoting_characters_stay_text_that_quote_term_makes_one_phrase():
+    boolean = pytest.importorskip("cpqa.boolean")
+    screened = check_question('“breast cancer” OR (tamoxifen[mh]) AND NOT "aspirin*" ) [pdat]')
+    assert "“" not in screened.question and "”" not in screened.question
+    phrase = boolean.quote_term(screened.question)
+    node = boolean.parse(phrase)
+    assert isinstance(node, boolean.Term)  # one phrase, whatever the user typed
+    assert "tamoxifen" in node.text and "OR" in node.text
+
+
+# ---------------------------------------------------------------- language
+@pytest.mark.parametrize("text", [
+    "¿Cuáles son los efectos secundarios del tamoxifeno para el cáncer de mama?",
+    "Quels sont les effets secondaires de la chimiothérapie pour le cancer du sein?",
+    "Was sind die Nebenwirkungen der Chemotherapie und wie lange dauern sie?",
+    "乳腺癌的治疗方法是什么？",
+    "Какие побочные эффекты у химиотерапии?",
+])
+def test_non_english_questions_are_told_only_english_is_supported(text):
+    screened = check_question(text)
+    assert not screened.language_ok
+    assert ENGLISH_ONLY in screened.notices
+
+
+@pytest.mark.parametrize("text", [
+    "Tamoxifen side effects?",
+    "What is the prognosis of stage 4 pancreatic cancer with liver metastases?",
+    "Is FOLFIRINOX better than gemcitabine plus nab-paclitaxel?",
+    "Can I eat grapefruit during chemo?",
+])
+def test_english_questions_pass_the_language_check(text):
+    assert check_question(text).language_ok
+
+
+# ---------------------------------------------------------------- personal details
+PHI_CASES = [
+    ("My name is John Smith and I have stage 4 lung cancer.", ["John", "Smith"], "name"),
+    ("I'm Maria Lopez, is chemo safe for me?", ["Maria", "Lopez"], "name"),
+    ("Mrs. Henderson asked about her HER2 result.", ["Henderson"], "name"),
+    ("My husband Robert has prostate cancer, what now?", ["Robert"], "name"),
+    ("I'm José García, can AML come back after a transplant?", ["José", "García"], "name"),
+    ("My oncologist, Sarah Jones, suggested letrozole.", ["Sarah", "Jones"], "name"),
+    ("My DOB is 03/14/1950, am I too old for surgery?", ["03/14/1950"], "date of birth"),
+    ("I was born on March 14, 1950 and have CLL.", ["March 14, 1950"], "date of birth"),
+    ("My MRN is A12345678 at the cancer center.", ["A12345678"], "medical record number"),
+    ("Call me at (617) 555-0134 about my biopsy.", ["555-0134", "617"], "phone number"),
+    ("Text +44 20 7946 0958 with results.", ["7946"], "phone number"),
+    ("Email maria.lopez@example.com the leaflet.", ["maria.lopez@example.com"], "email address"),
+    ("I live at 123 Main Street, Apt 4B, near the hospital.", ["123 Main Street", "4B"], "street address"),
+    ("My SSN is 123-45-6789, does insurance cover Keytruda?", ["123-45-6789"], "identification number"),
+    ("I am 93 years old with bladder cancer.", ["93"], "age over 89"),
+]
+
+
+@pytest.mark.parametrize("text,values,kind", PHI_CASES)
+def test_personal_details_are_removed_and_only_their_kind_is_reported(text, values, kind):
+    screened = check_question(text)
+    for value in values:
+        assert value not in screened.question
+    assert kind in screened.removed_phi
+    dump = screened.model_dump_json()
+    assert all(value not in dump for value in values)  # neither in the question, the kinds nor the notices
+    assert any(kind in n for n in screened.notices)
+
+
+def test_everything_in_one_message_is_removed_but_the_medical_question_is_kept():
+    text = ("Hi, I'm Maria Lopez. My DOB is 03/14/1950 and my MRN is A1234567. Call me at (617) 555-0134 or "
+            "maria@example.com. Should I take tamoxifen 20 mg for stage 2 breast cancer?")
+    screened = check_question(text)
+    assert set(screened.removed_phi) == {"name", "date of birth", "medical record number", "phone number",
+                                         "email address"}
+    for value in ["Maria", "Lopez", "1950", "A1234567", "555-0134", "maria@example.com"]:
+        assert value not in screened.question
+    assert "tamoxifen 20 mg for stage 2 breast cancer" in screened.question
+
+
+@pytest.mark.parametrize("text", [
+    "Is 200 mg of imatinib daily standard for stage 4 GIST?",
+    "What does BRCA1 c.68_69delAG mean for my sister's ovarian cancer risk?",
+    "Does EGFR T790M resistance to osimertinib 80 mg occur in stage IIIA NSCLC?",
+    "Results of NCT01234567 and PMID 31234567 on 5-FU with FOLFOX in 2019?",
+    "I am 45 years old and I'm scared about my CA-125 of 350 U/mL.",
+    "I'm Hispanic and on Herceptin every 3 weeks for HER2+ cancer.",
+    "Dose-dense AC-T: 4 cycles then paclitaxel 80 mg/m2 weekly x 12?",
+])
+def test_medical_content_is_not_mistaken_for_personal_details(text):
+    result = scrub_phi(text)
+    assert result.text == text
+    assert result.removed == []
+
+
+def test_scrub_phi_returns_text_and_kinds():
+    result = scrub_phi("my name is jane, and i have CLL")
+    assert result.text == "my name is [name], and i have CLL"
+    text, kinds = result
+    assert kinds == ["name"]
+
+
+# ---------------------------------------------------------------- urgent triage
+@pytest.mark.parametrize("text,sign", [
+    ("I have a fever of 38.5 during chemo, what should I do?", "fever"),
+    ("I'm on FOLFOX and have had chills and a temperature of 101 since last night", "fever"),
+    ("I've had chest pain since my infusion this morning", "chest pain"),
+    ("I can't breathe properly since starting pembrolizumab", "trouble breathing"),
+    ("I have new back pain and my legs feel weak and numb", "spinal cord compression"),
+    ("Back pain and I have lost control of my bladder, is it the cancer?", "spinal cord compression"),
+    ("Heavy bleeding after my biopsy, is that normal?", "heavy bleeding"),
+    ("I am coughing up blood with lung cancer", "heavy bleeding"),
+])
+def test_red_flags_put_an_urgent_care_message_first(text, sign):
+    screened = check_question(text)
+    assert screened.urgent is not None
+    assert sign in screened.urgent
+    assert "emergency" in screened.urgent and "24-hour line" in screened.urgent
+
+
+@pytest.mark.parametrize("text", ["I keep thinking about suicide since the diagnosis",
+                                  "I don't want to live anymore with this cancer", "I want to hurt myself"])
+def test_thoughts_of_self_harm_get_a_crisis_message(text):
+    screened = check_question(text)
+    assert screened.urgent and "988" in screened.urgent and "emergency" in screened.urgent
+    assert "thoughts of suicide or self-harm" in screened.red_flags
+
+
+@pytest.mark.parametrize("text", [
+    "What is the survival rate of stage 4 colon cancer?",
+    "I have back pain from sitting at my desk, could it be a kidney problem?",
+    "Which chemotherapy is used for Hodgkin lymphoma?",
+    "How is fever treated in children with the flu?",
+])
+def test_ordinary_questions_raise_no_urgent_message(text):
+    assert check_question(text).urgent is None
+
+
+# ---------------------------------------------------------------- personal dosing
+@pytest.mark.parametrize("text,expected", [
+    ("How much tamoxifen should I take?", True),
+    ("Can I stop my chemo?", True),
+    ("Should I skip my next dose of capecitabine?", True),
+    ("Is it ok to stop letrozole early?", True),
+    ("How many mg of ondansetron should I take for nausea?", True),
+    ("What dose of morphine should my mother take?", True),
+    ("I'm thinking of stopping my tamoxifen because of side effects", True),
+    ("What is the usual dose of tamoxifen for breast cancer?", False),
+    ("How does tamoxifen work?", False),
+    ("What are the side effects of 200 mg imatinib?", False),
+])
+def test_personal_dosing_requests_are_flagged(text, expected):
+    assert check_question(text).personal_dosing is expected
+
+
+# ---------------------------------------------------------------- secrets
+@pytest.fixture
+def keyed_settings(home):
+    from cpqa.config import get_settings
+
+    return get_settings(anthropic_api_key=KEY, ncbi_api_key=NCBI_KEY, cpqa_http_retries=0, cpqa_llm_max_retries=0)
+
+
+def test_log_records_never_carry_configured_or_key_shaped_secrets(keyed_settings, caplog):
+    install_log_redaction(keyed_settings)
+    log = logging.getLogger("cpqa.test")
+    with caplog.at_level(logging.INFO):
+        log.info("calling with key %s", KEY)
+        log.warning("GET https://eutils.example/esearch.fcgi?term=x&api_key=%s&tool=cpqa", NCBI_KEY)
+        log.info("header x-api-key: sk-ant-unconfigured-0123456789")
+        try:
+            raise RuntimeError(f"boom {KEY}")
+        except RuntimeError:
+            log.exception("failed")
+    text = caplog.text + "".join(r.getMessage() for r in caplog.records)
+    assert KEY not in text and NCBI_KEY not in text and "sk-ant-unconfigured" not in text
+    assert text.count("[REDACTED]") >= 4
+    assert "calling with key" in text and "RuntimeError" in text
+
+
+def test_ncbi_errors_and_httpx_logs_never_carry_the_api_key(keyed_settings, caplog):
+    client_module = pytest.importorskip("cpqa.ncbi.client")
+
+    class Echo(BaseHTTPRequestHandler):  # a broken server that echoes the request (key included) in its error
+        def do_GET(self):  # noqa: N802
+            body = f"<html><body>bad request {self.path}</body></html>".encode()
+            self.send_response(400)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        settings = keyed_settings.model_copy(update={"cpqa_eutils_url": url})
+        install_log_redaction(settings)
+        with caplog.at_level(logging.INFO), client_module.EutilsClient(settings) as client:
+            with pytest.raises(client_module.NCBIError) as err:
+                client.search("breast cancer")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert NCBI_KEY not in str(err.value) and NCBI_KEY not in repr(err.value)
+    assert "HTTP 400" in str(err.value)
+    assert "httpx" in {r.name for r in caplog.records}  # httpx logged the request URL ...
+    assert NCBI_KEY not in caplog.text  # ... with the key redacted
+
+
+def test_llm_errors_never_carry_the_key(keyed_settings):
+    pytest.importorskip("cpqa.llm")
+    from cpqa.llm import Claude, LLMError, ToolSpec
+    from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply
+
+    with AnthropicStandIn() as api:
+        api.script(Reply.error(401, message=f"invalid x-api-key {KEY}"), Reply.raw(500, f"oops {KEY}"))
+        claude = Claude(keyed_settings.model_copy(update={"anthropic_base_url": api.url}))
+        for _ in range(2):
+            with pytest.raises(LLMError) as err:
+                claude.call_tool("system", [{"role": "user", "content": "hi"}], ToolSpec("t", "d", {"type": "object"}))
+            assert KEY not in str(err.value) and KEY not in repr(err.value)
+
+
+def test_json_output_never_carries_the_key(keyed_settings, capsys):
+    from cpqa.cli.common import print_json
+
+    screened = check_question(f"my key is {KEY}, what is stage 4 cancer?")
+    payload = {"settings": keyed_settings.model_dump(mode="json"), "screened": screened.model_dump(mode="json"),
+               "echo": f"api_key={NCBI_KEY}"}
+    print_json(payload, keyed_settings)
+    out = capsys.readouterr().out
+    assert KEY not in out and NCBI_KEY not in out
+    assert json.loads(out)["settings"]["cpqa_home"]
+
+
+def test_screened_is_json_serialisable():
+    screened = check_question("My name is Ann. Can I stop my chemo?")
+    data = json.loads(screened.model_dump_json())
+    assert Screened.model_validate(data) == screened
+    assert data["personal_dosing"] is True and data["removed_phi"] == ["name"]
+
+
+def test_treatment_schedules_are_not_dates():
+    assert scrub_phi("FOLFOX on days 1-8-15 of a 28-day cycle").removed == []
+    assert scrub_phi("Seen on 14-03-2021 and 3/14/21").removed == ["date"]
