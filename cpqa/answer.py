@@ -22,7 +22,7 @@ from cpqa.citations import check_citations
 from cpqa.config import Settings
 from cpqa.evaluation.letters import parse_answer_letter
 from cpqa.extractive import Encoder, rank_sentences, score_options, select_extracts
-from cpqa.llm import Claude, LLMError, ToolSpec
+from cpqa.llm import Claude, LLMError, LLMUnavailable, ToolSpec
 from cpqa.phi import scrub_phi
 from cpqa.safety import Screened
 from cpqa.triage import is_personal_dosing
@@ -112,11 +112,6 @@ def format_evidence(passages: Sequence[Passage]) -> str:
 def _evidence_tag() -> str:
     """A delimiter name nobody can predict, fresh for each request."""
     return f"evidence-{secrets.token_hex(4)}"
-
-
-def _is_transport_failure(error: LLMError) -> bool:
-    """Unconfigured, unreachable or refused (already retried by the SDK), as opposed to an unusable reply."""
-    return str(error).startswith(("Claude API", "Claude is not configured"))
 
 
 class Answerer:
@@ -273,7 +268,7 @@ class Answerer:
                 return parse(data), ""
             except LLMError as exc:
                 failure = self.settings.redact(str(exc))
-                if _is_transport_failure(exc):
+                if isinstance(exc, LLMUnavailable):
                     break
             except (ValidationError, _Unusable) as exc:
                 failure = f"unusable {tool.name} reply: {exc.__class__.__name__}"

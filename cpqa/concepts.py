@@ -33,16 +33,18 @@ whose why will with within without would yes yet you your yours yourself yoursel
 # Words that occur in questions but identify no document on their own.
 WEAK_WORDS = frozenset("""
 able affect among analysis another answer approach associated association based benefit better case cause
-change early earlier favorable clinical compared comparison concept condition consider current data day design designed develop different does effect
-effective enough evaluation evidence factor find good great help human important improve improved include
-increase information issue job kind know last late level long low lower main major matter mean method necessary need new
-normal number often outcome part patient people person place play population possible potential predict
-present problem provide rate real reason receive reduce safe relation relationship relevant result risk role same scale
-should significant similar specific still study subset suggest there one time truly take type use used useful using
-value way well what work worth year
+change clinical compared comparison concept condition consider current data day design designed develop
+different does earlier early effect effective enough evaluation evidence factor favorable find good great help
+human important improve improved include increase information issue job kind know last late level long low
+lower main major matter mean method necessary need new normal number often one outcome part patient people
+person place play population possible potential predict present problem provide rate real reason receive
+reduce relation relationship relevant result risk role safe same scale should significant similar specific
+still study subset suggest take there time truly type use used useful using value way well what work worth
+year
 """.split())
 
-_TOKEN = re.compile(r"\(\s*([A-Za-z][A-Za-z0-9-]{1,9})\s*\)|([A-Za-z0-9]+(?:[-'/][A-Za-z0-9]+)*)|([^\sA-Za-z0-9])")
+# An abbreviation in brackets, a word (letters in any script, digits, inner - ' /), or one other character.
+_TOKEN = re.compile(r"\(\s*([^\W\d_][\w-]{1,9})\s*\)|([^\W_]+(?:[-'/][^\W_]+)*)|(\S)")
 
 _INTENT_CUES: tuple[tuple[Intent, tuple[str, ...]], ...] = (
     ("side_effects", ("side effect", "adverse", "toxicit", "complication", "tolera")),
@@ -77,10 +79,14 @@ class ProcessedQuestion(BaseModel):
     corrections: dict[str, str] = Field(default_factory=dict)
 
 
+_INTENT_PATTERNS = [(intent, re.compile(r"\b(?:" + "|".join(map(re.escape, cues)) + ")", re.IGNORECASE))
+                    for intent, cues in _INTENT_CUES]
+
+
 def detect_intent(text: str) -> Intent:
-    lowered = text.lower()
-    for intent, cues in _INTENT_CUES:
-        if any(cue in lowered for cue in cues):
+    """The first intent whose cue starts a word of ``text`` ("treat" in "treated", not in "retreat")."""
+    for intent, pattern in _INTENT_PATTERNS:
+        if pattern.search(text):
             return intent
     return "general"
 
@@ -89,7 +95,7 @@ def _runs(question: str) -> list[list[tuple[str, str | None]]]:
     """Runs of (word, abbreviation-following-it) between stopwords and punctuation."""
     runs: list[list[tuple[str, str | None]]] = [[]]
     for m in _TOKEN.finditer(question):
-        abbr, word, punct = m.groups()
+        abbr, word, _ = m.groups()
         if abbr and runs[-1]:
             runs[-1][-1] = (runs[-1][-1][0], abbr)
             runs.append([])

@@ -22,6 +22,14 @@ class LLMError(RuntimeError):
     """Claude could not give a usable answer (unconfigured, unreachable, refused or malformed)."""
 
 
+class LLMUnavailable(LLMError):
+    """Unconfigured, unreachable or refused, after the SDK's own retries: asking again now is futile."""
+
+
+class LLMMalformed(LLMError):
+    """Claude answered, but not with a usable tool call or text: asking again may help."""
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """A tool Claude is forced to call; ``input_schema`` is the JSON schema of the structured answer."""
@@ -80,7 +88,7 @@ class Claude:
 
     def _sdk(self):
         if not self.available:
-            raise LLMError("Claude is not configured: set ANTHROPIC_API_KEY")
+            raise LLMUnavailable("Claude is not configured: set ANTHROPIC_API_KEY")
         with self._lock:
             if self._client is None:
                 import anthropic
@@ -102,19 +110,19 @@ class Claude:
         except anthropic.APIStatusError as exc:
             kind = _error_type(exc.body)
             retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
-            raise LLMError(self.settings.redact(
+            raise LLMUnavailable(self.settings.redact(
                 f"Claude API error: HTTP {exc.status_code}{f' ({kind})' if kind else ''}"
                 + (f" after {self.settings.cpqa_llm_max_retries} retries" if retried else ""))) from None
         except anthropic.APITimeoutError:
-            raise LLMError(f"Claude API timed out after {self.settings.cpqa_llm_timeout:g}s "
+            raise LLMUnavailable(f"Claude API timed out after {self.settings.cpqa_llm_timeout:g}s "
                            f"and {self.settings.cpqa_llm_max_retries} retries") from None
         except anthropic.APIConnectionError:
-            raise LLMError("Claude API unreachable (connection failed after "
+            raise LLMUnavailable("Claude API unreachable (connection failed after "
                            f"{self.settings.cpqa_llm_max_retries} retries)") from None
         except anthropic.AnthropicError as exc:
-            raise LLMError(self.settings.redact(f"Claude API error: {type(exc).__name__}")) from None
+            raise LLMUnavailable(self.settings.redact(f"Claude API error: {type(exc).__name__}")) from None
         except ValueError:  # a 200 whose body is not a message (JSON or schema); pydantic errors are ValueErrors
-            raise LLMError("Claude API answered with a malformed response") from None
+            raise LLMUnavailable("Claude API answered with a malformed response") from None
         with self._lock:
             usage = getattr(message, "usage", None)
             self._usage.calls += 1
@@ -127,16 +135,16 @@ class Claude:
         message = self._create(system=system, messages=messages, max_tokens=max_tokens, tools=[tool.to_api()],
                                tool_choice={"type": "tool", "name": tool.name})
         if message.stop_reason == "max_tokens":
-            raise LLMError(f"Claude ran out of tokens ({max_tokens}) before finishing the {tool.name} call")
+            raise LLMMalformed(f"Claude ran out of tokens ({max_tokens}) before finishing the {tool.name} call")
         blocks = [b for b in message.content if b.type == "tool_use" and b.name == tool.name]
         if not blocks:
-            raise LLMError(f"Claude did not call the {tool.name} tool (stop_reason={message.stop_reason})")
+            raise LLMMalformed(f"Claude did not call the {tool.name} tool (stop_reason={message.stop_reason})")
         data = blocks[0].input
         if not isinstance(data, dict):
-            raise LLMError(f"Claude's {tool.name} input is not an object")
+            raise LLMMalformed(f"Claude's {tool.name} input is not an object")
         problems = schema_errors(data, tool.input_schema)
         if problems:
-            raise LLMError(f"Claude's {tool.name} input does not match its schema: {'; '.join(problems)}")
+            raise LLMMalformed(f"Claude's {tool.name} input does not match its schema: {'; '.join(problems)}")
         return data
 
     def complete(self, system: str, messages: list[dict], max_tokens: int = 1024) -> str:
@@ -144,7 +152,7 @@ class Claude:
         message = self._create(system=system, messages=messages, max_tokens=max_tokens)
         text = "".join(b.text for b in message.content if b.type == "text").strip()
         if not text:
-            raise LLMError(f"Claude returned no text (stop_reason={message.stop_reason})")
+            raise LLMMalformed(f"Claude returned no text (stop_reason={message.stop_reason})")
         return text
 
 

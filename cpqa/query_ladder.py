@@ -87,8 +87,13 @@ def _mesh(concept: Concept) -> list[str]:
 
 
 def _words(concept: Concept) -> list[str]:
-    """The content words of the concept's wordings."""
-    return [w for phrase in concept.phrases for w in phrase.split() if w.lower() not in STOPWORDS]
+    """The content words of the concept's wordings; a wording of stopwords only ("ALL") stays whole, so
+    the bag of words still finds every document an earlier level found."""
+    words: list[str] = []
+    for phrase in concept.phrases:
+        content = [w for w in phrase.split() if w.lower() not in STOPWORDS]
+        words += content or [phrase]
+    return words
 
 
 def _bag_of_words(concepts: list[Concept]) -> str:

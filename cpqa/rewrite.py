@@ -20,7 +20,7 @@ from cpqa.boolean import FIELD_TAGS, BooleanQueryError, validate
 from cpqa.concepts import Concept, Intent, detect_intent, process_question
 from cpqa.config import Settings
 from cpqa.dialogue import distill
-from cpqa.llm import Claude, LLMError, ToolSpec
+from cpqa.llm import Claude, LLMError, LLMUnavailable, ToolSpec
 from cpqa.query_ladder import build_ladder
 from cpqa.vocabulary import load_vocabulary
 
@@ -68,7 +68,7 @@ class RewriteResult(BaseModel):
     search_intent: str
     concepts: list[Concept] = Field(default_factory=list)
     intent: Intent = "general"
-    relations: list[str] = Field(default_factory=list)
+    relations: list[str] = Field(default_factory=list)  # rules: "intent(entity, ...)"; Claude: its phrases
     ladder: list[str] = Field(default_factory=list)
     method: Literal["claude", "rules"] = "rules"
     notes: list[str] = Field(default_factory=list)
@@ -108,9 +108,12 @@ class Rewriter:
         ladder = build_ladder(processed.concepts)
         if not ladder:
             notes.append("no searchable concept in the question")
+        entities = [c.text for c in processed.concepts if c.kind in ("disease", "treatment")]
+        relations = [f"{processed.intent}({', '.join(entities)})"] if entities else []
         return RewriteResult(question=question, normalized=corrected.normalized,
                              search_intent=distilled.search_intent, concepts=processed.concepts,
-                             intent=processed.intent, ladder=ladder, method="rules", notes=notes)
+                             intent=processed.intent, relations=relations, ladder=ladder, method="rules",
+                             notes=notes)
 
     # ------------------------------------------------------------------ Claude
     def _messages(self, question: str, history: list[str], problem: str | None) -> list[dict]:
@@ -129,7 +132,7 @@ class Rewriter:
                 result = self._from_tool(question, data, notes)
             except LLMError as exc:
                 message = self.settings.redact(str(exc))
-                if _is_transport(message) or attempt == 2:
+                if isinstance(exc, LLMUnavailable) or attempt == 2:
                     notes.append(f"Claude failed ({message}); rule-based ladder used")
                     return None
                 problem = message
@@ -181,11 +184,6 @@ def _concept(item: dict[str, Any]) -> Concept:
     return Concept(text=text, phrases=[text], synonyms=[str(s) for s in item.get("synonyms") or [] if str(s).strip()],
                    mesh=str(mesh).strip() or None if mesh else None, core=role == "core", weak=role == "weak",
                    kind="disease" if role == "core" else "other")
-
-
-def _is_transport(message: str) -> bool:
-    """Errors the SDK already retried (HTTP status, timeout, connection) or a missing key: asking again is futile."""
-    return message.startswith(("Claude API", "Claude is not configured"))
 
 
 _TAG = re.compile(r"\[([^\[\]]*)\]")

@@ -180,6 +180,7 @@ class RetrievalTrace(BaseModel):
     ladder: list[LadderLevel] = Field(default_factory=list)
     candidates: list[Candidate] = Field(default_factory=list)
     passages: list[Passage] = Field(default_factory=list)
+    context: list[Passage] = Field(default_factory=list)  # the answerer's evidence when a strategy reshaped it
     stages: dict[str, StageRecord] = Field(default_factory=dict)
     ncbi_requests: int = 0
     warnings: list[str] = Field(default_factory=list)

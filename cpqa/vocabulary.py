@@ -22,7 +22,7 @@ from cpqa.config import Settings
 TERMS_FILE = "terms.json"
 Kind = Literal["disease", "treatment", "intent", "other"]
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 # British -> US spellings that matter in cancer text (applied inside words).
 _SPELLING = (("tumour", "tumor"), ("oesophag", "esophag"), ("oestrogen", "estrogen"), ("haem", "hem"),
              ("anaem", "anem"), ("leukaem", "leukem"), ("paediatr", "pediatr"), ("foetal", "fetal"),
@@ -56,7 +56,7 @@ def normalize_word(word: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
-    """Words of ``text`` in lower case (letters and digits; hyphens and slashes split words)."""
+    """Words of ``text`` in lower case (letters of any script and digits; hyphens and slashes split words)."""
     return _WORD.findall(text.lower())
 
 

@@ -14,7 +14,7 @@ from ingestion.xml_files import ingest_xml_files, report
 
 def ingest_pmc_files(store: Store, paths: list[str | Path], progress: bool = False) -> UpsertSummary:
     """Upsert every JATS article in ``paths`` (merged into the PubMed row with the same PMID)."""
-    return ingest_xml_files(store, paths, iter_pmc_records, "pmc", progress=progress)
+    return ingest_xml_files(store, paths, lambda fh, _deleted: iter_pmc_records(fh), "pmc", progress=progress)
 
 
 def ingest_pmc_command(

@@ -13,7 +13,8 @@ from ingestion.xml_files import ingest_xml_files, report
 
 
 def ingest_pubmed_files(store: Store, paths: list[str | Path], progress: bool = False) -> UpsertSummary:
-    """Upsert every PubMed record in ``paths``; ingesting the same files again changes nothing."""
+    """Upsert every PubMed record in ``paths`` and apply update files' deletions; ingesting the same
+    files again changes nothing."""
     return ingest_xml_files(store, paths, iter_pubmed_records, "pubmed", progress=progress)
 
 

@@ -3,6 +3,7 @@ store with a progress bar (rich) over the bytes read, and print the summary."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
@@ -10,27 +11,31 @@ from cpqa.ncbi.xmlio import XmlFormatError
 from cpqa.store import Kind, Store, UpsertSummary
 from cpqa.types import Article
 
-Reader = Callable[[BinaryIO], Iterator[tuple[Article, bytes]]]
+# (open file, list that collects withdrawn PMIDs) -> records
+Reader = Callable[[BinaryIO, list[str]], Iterator[tuple[Article, bytes]]]
 
 
 def ingest_xml_files(store: Store, paths: Iterable[str | Path], reader: Reader, kind: Kind,
                      progress: bool = False) -> UpsertSummary:
-    """Upsert every record of every file; a missing or malformed file is reported in ``skipped``
-    (records read before a syntax error are kept)."""
+    """Upsert every record of every file, then remove the PMIDs a file withdraws (``DeleteCitation``);
+    a missing or malformed file is reported in ``skipped`` (records read before a syntax error are kept)."""
     summary = UpsertSummary()
     paths = [Path(p) for p in paths]
     bar = _progress_bar() if progress else None
-    with bar or _NoBar():
+    with bar or nullcontext():
         for path in paths:
             if not path.is_file():
                 summary.skipped.append((str(path), "file not found"))
                 continue
             task = bar.add_task(path.name, total=path.stat().st_size) if bar else None
+            deleted: list[str] = []
             with path.open("rb") as fh:
-                records = _guarded(reader(fh), path, summary)
+                records = _guarded(reader(fh, deleted), path, summary)
                 if bar is not None:
                     records = _advancing(records, fh, bar, task)
                 summary.merge(store.upsert(records, kind=kind))
+            if deleted:
+                summary.deleted += store.delete(deleted)
             if bar is not None:
                 bar.update(task, completed=path.stat().st_size)
     return summary
@@ -57,20 +62,12 @@ def _progress_bar():
     return Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
 
 
-class _NoBar:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-
 def report(summary: UpsertSummary, json_out: bool, store_count: int) -> None:
     """Print the summary: JSON, or a short human-readable block (first 20 skipped reasons)."""
     from cpqa.cli.common import print_json
 
     payload = {"added": summary.added, "updated": summary.updated, "unchanged": summary.unchanged,
-               "skipped": len(summary.skipped), "skipped_reasons": [list(s) for s in summary.skipped],
+               "deleted": summary.deleted, "skipped": len(summary.skipped), "skipped_reasons": [list(s) for s in summary.skipped],
                "store_records": store_count}
     if json_out:
         print_json(payload)
@@ -79,7 +76,7 @@ def report(summary: UpsertSummary, json_out: bool, store_count: int) -> None:
 
     console = Console()
     console.print(f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
-                  f"skipped {len(summary.skipped)}; store now holds {store_count} records")
+                  f"deleted {summary.deleted}, skipped {len(summary.skipped)}; store now holds {store_count} records")
     for key, reason in summary.skipped[:20]:
         console.print(f"  skipped {key}: {reason}")
     if len(summary.skipped) > 20:

@@ -67,6 +67,24 @@ def sample_settings(sample_home):
     return get_settings(cpqa_home=sample_home, cpqa_profile="offline")
 
 
+@pytest.fixture(scope="session")
+def indexed_home(sample_home, tmp_path_factory) -> Path:
+    """The sample store plus its MiniLM vector index (what ./setup.sh builds), once per session. Read-only."""
+    import shutil
+
+    from cpqa.config import get_settings
+    from cpqa.store import Store
+    from ingestion.index_build import build_index
+
+    home_dir = tmp_path_factory.mktemp("indexed_home")
+    for part in sample_home.glob("store.sqlite*"):  # the database with its WAL files, if any
+        shutil.copy(part, home_dir / part.name)
+    s = get_settings(cpqa_home=home_dir, cpqa_profile="offline")
+    with Store(s.store_path) as store:
+        build_index(s, store)
+    return home_dir
+
+
 @pytest.fixture
 def output_dir(request) -> Path:
     """A folder under test-output/ for files a test leaves for people to look at (screenshots)."""

@@ -12,7 +12,7 @@ from cpqa.ncbi.jats import iter_pmc_records, parse_pmc_xml, render_pmc_article_s
 from cpqa.ncbi.pubmed_xml import (article_to_pubmed_xml, iter_pubmed_records, parse_pubmed_xml,
                                   render_pubmed_article_set)
 from cpqa.ncbi.xmlio import XmlFormatError
-from tests.conftest import SHARED_DATA, shared
+from tests.conftest import shared
 
 EFETCH_FILES = ["pubmed1.xml", "pubmed2.xml", "pubmed4.xml", "pubmed5.xml", "pubmed6.xml", "pubmed7.xml"]
 
@@ -98,6 +98,15 @@ def test_streams_from_binary_file_and_rejects_other_formats():
         list(iter_pubmed_records(_eutils("biopython_Tests_Entrez", "einfo4.xml")))
 
 
+def test_truncated_gzip_is_a_format_error_after_the_good_records():
+    data = shared("corpus", "pubmed_sample.xml.gz").read_bytes()[:200_000]
+    seen = []
+    with pytest.raises(XmlFormatError, match="damaged gzip"):
+        for article, _ in iter_pubmed_records(data):
+            seen.append(article.pmid)
+    assert len(seen) > 100
+
+
 def test_sample_streams_all_records():
     path = shared("corpus", "pubmed_sample.xml.gz")
     pmids = [a.pmid for a, _ in iter_pubmed_records(path)]
@@ -171,7 +180,6 @@ def test_pmc_efetch_wrapper():
     assert a.pub_date == "2021-09-13" and a.journal == "ERJ Open Research"
     assert a.body_sections[0].paragraphs[0].startswith("This article was originally published with an error")
     assert b"xmlns:xlink" in raw  # namespaces travel with the element
-    assert SHARED_DATA.exists()
 
 
 def test_book_article_and_medline_citation_set():

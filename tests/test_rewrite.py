@@ -103,6 +103,24 @@ def test_levels_relax_in_order_on_the_sample_store(sample_settings):
             assert counts[-1] > 0
 
 
+def test_levels_relax_in_order_with_the_mesh_tables(settings, sample_settings):
+    """With the MeSH / DO tables the ladders carry headings and synonyms; the order still holds."""
+    from typer.testing import CliRunner
+
+    from cpqa.cli import app
+    from cpqa.store import Store
+
+    assert CliRunner().invoke(app, ["ingest", "mesh", str(shared("mesh"))]).exit_code == 0
+    rewriter = Rewriter(settings)
+    assert rewriter.vocabulary.source.endswith("terms.json")
+    bioasq = shared("bioasq", "dev_cancer_questions.jsonl").read_text().splitlines()[:12]
+    with Store(sample_settings.store_path) as store:
+        for question in [json.loads(line)["question"] for line in bioasq] + pubmedqa_questions()[:8]:
+            ladder = rewriter.rewrite(question).ladder
+            counts = [store.search(e, retmax=1).count for e in ladder]
+            assert counts == sorted(counts), (question, counts)
+
+
 def test_levels_relax_in_order_on_the_mirror(sample_settings):
     from cpqa.config import get_settings
     from cpqa.mirror import MirrorServer
@@ -125,6 +143,7 @@ def test_follow_up_carries_the_entities_across_turns(settings):
     result = rewriter.rewrite("what about its side effects?", history=history)
     assert "pembrolizumab" in result.search_intent and "lung cancer" in result.search_intent
     assert {c.text for c in result.concepts} >= {"pembrolizumab", "side effects", "lung cancer"}
+    assert result.intent == "side_effects" and result.relations == ["side_effects(pembrolizumab, lung cancer)"]
     first = result.ladder[0]
     assert '"pembrolizumab"[tiab]' in first and '"adverse effects"[tiab]' in first and "Lung Neoplasms" in first
     # a third turn still finds the drug two turns back when the last turn named nothing new

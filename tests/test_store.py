@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import threading
@@ -164,6 +165,7 @@ def test_threads_share_one_store(store):
     for t in threads:
         t.join()
     assert errors == [] and store.count() == 1 + len(records)
+    assert len(store._idle) <= 8  # connections are pooled, not one per (short-lived) thread
 
 
 def test_ingest_cli_reports_summary(tmp_path, monkeypatch):
@@ -181,6 +183,28 @@ def test_ingest_cli_reports_summary(tmp_path, monkeypatch):
     esearch = shared("eutils", "biopython_Tests_Entrez", "esearch1.xml")
     result = runner.invoke(ingest_app, ["pubmed", str(esearch), "--json"])
     assert "unexpected root element <eSearchResult>" in json.loads(result.output)["skipped_reasons"][0][1]
+
+
+def test_update_file_deletions(store, tmp_path):
+    ingest_pubmed_files(store, [shared("eutils", "biopython_Tests_Entrez", "pubmed1.xml")])
+    ingest_pmc_files(store, [shared("corpus", "pmc", "mds526.nxml")])
+    update = tmp_path / "pubmed25n1300.xml.gz"
+    _, raw = next(iter_pubmed_records(shared("eutils", "pubmed-29768149.xml")))
+    update.write_bytes(gzip.compress(b"<PubmedArticleSet>" + raw + b"<DeleteCitation><PMID Version='1'>9997</PMID>"
+                                     b"<PMID Version='1'>23149571</PMID><PMID Version='1'>1</PMID></DeleteCitation>"
+                                     b"</PubmedArticleSet>"))
+    summary = ingest_pubmed_files(store, [update])
+    assert (summary.added, summary.deleted) == (1, 2)
+    assert store.get("9997") is None and store.get_by_pmcid("PMC3574550") is None
+    assert sorted(store.pmids()) == ["12091962", "29768149"]
+    assert store.search("chromatium").count == 0 and store.search("asthma").pmids == ["29768149"]
+
+
+def test_closed_store_says_so(tmp_path):
+    s = Store(tmp_path / "store.sqlite")
+    s.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        s.count()
 
 
 def test_fts_index_rebuilds_when_its_version_changes(tmp_path):

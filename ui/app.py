@@ -5,7 +5,6 @@ per question in the session, and everything shown comes from the Answer and its 
 
 from __future__ import annotations
 
-import inspect
 import sys
 from pathlib import Path
 
@@ -21,8 +20,8 @@ from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer
 SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
 STAGE_LABELS = {
     "safety": "Checking the question", "rewrite": "Rewriting it into PubMed searches",
-    "hsrdr": "Searching PubMed (semantic + Boolean)", "seos": "Splitting articles into passages",
-    "passages": "Ranking passages", "answer": "Writing the answer",
+    "documents": "Searching PubMed (semantic + Boolean)", "segmentation": "Splitting articles into passages",
+    "passage_retrieval": "Ranking passages", "answer": "Writing the answer",
 }
 COMPONENT_LABELS = {
     "semantic_query": "Semantic search", "article_encoder": "Article index", "sentence_embedder": "Passage splitting",
@@ -130,10 +129,8 @@ def run_question(question: str, history: list[str], options: dict):
         return cache[key]
     pipeline = load_pipeline()
     with st.status("Searching the evidence…", expanded=False) as status:
-        kwargs = dict(history=history, **options)
-        if "on_stage" in inspect.signature(pipeline.ask).parameters:
-            kwargs["on_stage"] = lambda name: status.update(label=STAGE_LABELS.get(name, name) + "…")
-        result = pipeline.ask(question, **kwargs)
+        result = pipeline.ask(question, history=history, **options,
+                              progress=lambda stage: status.update(label=STAGE_LABELS.get(stage, stage) + "…"))
         status.update(label="Done", state="complete")
     cache[key] = result
     return result

@@ -13,6 +13,7 @@ from cpqa.cli.common import fail, print_json
 def chunking(
     bench: Optional[Path] = typer.Option(None, "--bench", help="benchmark JSONL (default ../shared/data/bench/chunking_dev.jsonl)"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N documents"),
+    only: Optional[list[str]] = typer.Option(None, "--splitter", help="run only this splitter (repeatable)"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     target_words: Optional[int] = typer.Option(None, "--target-words", help="SEOS chunk target (default: the embedder's)"),
     overlap_words: Optional[int] = typer.Option(None, "--overlap-words", help="SEOS overlap (default: the embedder's)"),
@@ -39,6 +40,10 @@ def chunking(
     passage_cache = EmbeddingCache(passage_encoder)
     postprocessor, rerank_choice = load_reranker(settings, top_n=None, cache=passage_cache)
     splitters = benchmark_splitters(sentence_encoder, target_words=target_words, overlap_words=overlap_words)
+    unknown = sorted(set(only or ()) - set(splitters))
+    if unknown:
+        fail(f"unknown splitter(s) {', '.join(unknown)}; choose from {', '.join(splitters)}")
+    splitters = {name: s for name, s in splitters.items() if not only or name in only}
     report = run_benchmark(docs, splitters, passage_cache, fusion_reranker(postprocessor), bench=str(path),
                            models={c.component: c.model for c in (sentence_choice, passage_choice, rerank_choice)},
                            progress=None if as_json else typer.echo)

@@ -58,8 +58,10 @@ def pairs(
         save_pairs(built, path)
         summary = {"path": str(path), "pairs": len(built), "queries": len({p.query_id for p in built}),
                    "passages": len({p.passage_id for p in built})}
-        print_json(summary, settings) if as_json else typer.echo(f"wrote {summary['pairs']} pairs "
-                                                                 f"({summary['queries']} questions) to {path}")
+        if as_json:
+            print_json(summary, settings)
+        else:
+            typer.echo(f"wrote {summary['pairs']} pairs ({summary['queries']} questions) to {path}")
         return
 
     if generate is not None:
@@ -79,8 +81,11 @@ def pairs(
             fail(settings.redact(str(exc)))
         save_pairs([*existing, *made], path)
         report.path = str(path)
-        print_json(report.model_dump(), settings) if as_json else typer.echo(
-            f"wrote {report.written} new pairs to {path} ({report.duplicates} duplicates, {report.rejected} rejected)")
+        if as_json:
+            print_json(report.model_dump(), settings)
+        else:
+            typer.echo(f"wrote {report.written} new pairs to {path} "
+                       f"({report.duplicates} duplicates, {report.rejected} rejected)")
         return
 
     path = home_pairs / f"{pairs_file}.jsonl" if pairs_file in ("bioasq", "synthetic") else Path(pairs_file)

@@ -65,18 +65,21 @@ class E2Path:
         self.rewriter = Rewriter(settings, llm=None)
         self.store = Store(settings.store_path)
         self.min_docs, self.retmax = min_docs, retmax
-        self.last_levels: Counter[int] = Counter()
+        self.last_levels: Counter[int] = Counter()  # level number where the ladder stopped
+        self.levels_left: Counter[int] = Counter()  # levels not run: 0 = widest, 1 = bag of words (rules)
         self.ladder_sizes: Counter[int] = Counter()
 
     def __call__(self, question: str) -> list[str]:
         rewrite = self.rewriter.rewrite(question)
         result = self._run_ladder(rewrite.ladder, self.store, min_docs=self.min_docs, retmax=self.retmax)
         self.last_levels[result.last_level or 0] += 1
+        self.levels_left[len(rewrite.ladder) - (result.last_level or 0)] += 1
         self.ladder_sizes[len(rewrite.ladder)] += 1
         return result.pmids
 
     def report(self) -> dict[str, Any]:
         return {"E2_ladder_last_level": {str(k): v for k, v in sorted(self.last_levels.items())},
+                "E2_ladder_levels_left": {str(k): v for k, v in sorted(self.levels_left.items())},
                 "E2_ladder_levels": {str(k): v for k, v in sorted(self.ladder_sizes.items())},
                 "E2_vocabulary": self.rewriter.vocabulary.source}
 

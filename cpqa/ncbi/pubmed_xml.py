@@ -26,9 +26,14 @@ _DATE_CREATED = re.compile(rb"<DateCreated>.*?</DateCreated>", re.S)
 _MEDLINE_DATE = re.compile(r"\b(1[5-9]\d\d|20\d\d)(?:\s+([A-Za-z]{3})[a-z]*(?:\s+(\d{1,2})\b)?)?")
 
 
-def iter_pubmed_records(source: XmlSource) -> Iterator[tuple[Article, bytes]]:
-    """Stream ``(Article, record XML)`` pairs from a path (``.gz`` ok), bytes or a binary file."""
-    for elem in iter_records(source, RECORD_TAGS, ROOT_TAGS):
+def iter_pubmed_records(source: XmlSource, deleted: list[str] | None = None) -> Iterator[tuple[Article, bytes]]:
+    """Stream ``(Article, record XML)`` pairs from a path (``.gz`` ok), bytes or a binary file.
+    PMIDs that an update file's ``DeleteCitation`` withdraws are appended to ``deleted`` when given."""
+    for elem in iter_records(source, (*RECORD_TAGS, "DeleteCitation"), ROOT_TAGS):
+        if elem.tag == "DeleteCitation":
+            if deleted is not None:
+                deleted.extend(text(p) for p in elem.iterfind("PMID") if text(p))
+            continue
         yield parse_record(elem), to_bytes(elem)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator, Union
@@ -70,6 +71,8 @@ def iter_records(source: XmlSource, tags: Iterable[str], roots: Iterable[str]) -
                         del parent[0]
         except etree.XMLSyntaxError as exc:
             raise XmlFormatError(f"malformed XML: {exc}") from None
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise XmlFormatError(f"damaged gzip input: {exc}") from None
         root = parser.root
         if root is not None and root.tag not in allowed:
             raise XmlFormatError(f"unexpected root element <{root.tag}>; expected one of "

@@ -15,10 +15,11 @@ from typing import Iterable, Literal
 
 from pydantic import BaseModel
 
-from cpqa.concepts import detect_intent
+from cpqa.concepts import detect_intent, process_question
 from cpqa.config import Settings
 from cpqa.llm import Claude, LLMError, ToolSpec
 from cpqa.triage import is_personal_dosing
+from cpqa.vocabulary import Vocabulary, load_vocabulary
 
 MAX_DEFINITIONAL_WORDS = 12
 # Intents whose answers must rest on current evidence (cpqa.concepts intents).
@@ -72,13 +73,19 @@ class RetrievalDecision(BaseModel):
     guarded: bool = False  # a skip was proposed and the safety guard overrode it
 
 
-def safety_guard(question: str) -> str | None:
-    """Why ``question`` must be answered from evidence, or None when nothing forbids skipping retrieval."""
+def safety_guard(question: str, vocabulary: Vocabulary | None = None) -> str | None:
+    """Why ``question`` must be answered from evidence, or None when nothing forbids skipping retrieval.
+
+    With ``vocabulary``, a question naming a treatment ("What is tamoxifen?") also needs evidence."""
     if is_personal_dosing(question):
         return "personal dosing question"
     intent = detect_intent(question)
     if intent in EVIDENCE_INTENTS:
         return f"{intent} question"
+    if vocabulary is not None:
+        treatments = [c.text for c in process_question(question, vocabulary).concepts if c.kind == "treatment"]
+        if treatments:
+            return f"names a treatment ({treatments[0]})"
     match = _NEEDS_EVIDENCE.search(question)
     if match:
         return f"evidence cue {match.group(0).lower()!r}"
@@ -87,9 +94,9 @@ def safety_guard(question: str) -> str | None:
     return None
 
 
-def decide_by_rules(question: str) -> RetrievalDecision:
+def decide_by_rules(question: str, vocabulary: Vocabulary | None = None) -> RetrievalDecision:
     """Conservative: skip retrieval only for a short definitional question that passes the safety guard."""
-    guard = safety_guard(question)
+    guard = safety_guard(question, vocabulary)
     if guard:
         return RetrievalDecision(retrieve=True, method="rules", reason=guard)
     if len(question.split()) > MAX_DEFINITIONAL_WORDS or not _DEFINITIONAL.search(question):
@@ -103,24 +110,25 @@ class AdaptiveRetrieval:
     def __init__(self, settings: Settings, llm: Claude | None = None):
         self.settings = settings
         self.llm = llm if llm is not None and llm.available else None
+        self.vocabulary = load_vocabulary(settings)
 
     def decide(self, question: str) -> RetrievalDecision:
         if not question.strip():
             raise ValueError("question is empty")
         if self.llm is None:
-            return decide_by_rules(question)
+            return decide_by_rules(question, self.vocabulary)
         try:
             data = self.llm.call_tool(DECISION_SYSTEM, [{"role": "user", "content": f"<question>\n{question}\n"
                                                                                       "</question>"}],
                                       DECISION_TOOL, max_tokens=300)
         except LLMError as exc:
-            fallback = decide_by_rules(question)
+            fallback = decide_by_rules(question, self.vocabulary)
             reason = f"{fallback.reason} (Claude failed: {self.settings.redact(str(exc))[:120]})"
             return fallback.model_copy(update={"reason": reason})
         kind = str(data.get("question_type", "other"))
         if bool(data.get("needs_retrieval", True)):
             return RetrievalDecision(retrieve=True, method="claude", reason=f"Claude: {kind} question needs evidence")
-        guard = safety_guard(question)
+        guard = safety_guard(question, self.vocabulary)
         if guard:
             return RetrievalDecision(retrieve=True, method="claude", guarded=True,
                                      reason=f"Claude proposed skipping ({kind}); guard kept retrieval: {guard}")

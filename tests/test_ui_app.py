@@ -1,0 +1,96 @@
+"""The Streamlit app through streamlit.testing's AppTest, over the real pipeline on the shared sample."""
+
+from pathlib import Path
+
+import pytest
+
+APP = str(Path(__file__).resolve().parents[1] / "ui" / "app.py")
+QUESTION = "Does tamoxifen reduce the risk of breast cancer recurrence?"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def app(indexed_home, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("CPQA_HOME", str(indexed_home))
+    monkeypatch.setenv("CPQA_PROFILE", "offline")
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def ask(at, question: str):
+    at.chat_input[0].set_value(question).run()
+    assert not at.exception, at.exception
+    return at.session_state["turns"][-1]
+
+
+def all_markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_sidebar_shows_component_status_and_what_to_set(app):
+    sidebar = "\n".join(m.value for m in app.sidebar.markdown)
+    assert "all-MiniLM-L6-v2" in sidebar
+    assert "ANTHROPIC_API_KEY" in sidebar  # tells the user what to set for Claude answers
+
+
+def test_asking_shows_linked_citations_and_evidence_cards(app):
+    turn = ask(app, QUESTION)
+    answer, trace = turn["answer"], turn["trace"]
+    assert answer.citations and trace.passages
+    text = all_markdown(app)
+    assert "https://pubmed.ncbi.nlm.nih.gov/" in text
+    assert text.count("evidence-card") == len(trace.passages)
+    assert "<mark>" in text  # cited sentences highlighted
+    assert any("How this answer was found" in e.label for e in app.expander)
+    assert app.caption and any(answer.disclaimer in c.value for c in app.caption)
+
+
+def test_follow_up_carries_the_entity_across_turns(app):
+    ask(app, QUESTION)
+    follow = ask(app, "What about its side effects?")
+    assert "tamoxifen" in follow["trace"].search_intent.lower()
+    assert len(app.session_state["turns"]) == 2
+
+
+def test_mode_switch_reaches_the_pipeline(app):
+    app.sidebar.radio[0].set_value("clinician").run()
+    turn = ask(app, QUESTION)
+    assert turn["trace"].options["mode"] == "clinician"
+
+
+def test_filters_reach_the_pipeline(app):
+    app.sidebar.toggle[0].set_value(True).run()
+    app.sidebar.slider[0].set_value(5).run()
+    app.sidebar.multiselect[0].set_value(["D1"]).run()
+    turn = ask(app, QUESTION)
+    assert turn["trace"].options["years"] == 5
+    assert turn["trace"].options["sources"] == ["D1"]
+
+
+def test_pipeline_failure_shows_a_friendly_error_and_keeps_the_question(app, monkeypatch):
+    from cpqa.pipeline import Pipeline
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("vector index corrupted")
+
+    monkeypatch.setattr(Pipeline, "ask", broken)
+    turn = ask(app, QUESTION)
+    assert turn["question"] == QUESTION and "error" in turn
+    assert any("Sorry, something went wrong" in e.value for e in app.error)
+
+
+def test_empty_question_is_refused_clearly(app):
+    turn = ask(app, "   ")
+    assert "error" in turn
+    assert app.error and "question" in app.error[0].value.lower()
+
+
+def test_urgent_symptoms_put_the_urgent_banner_first(app):
+    turn = ask(app, "I have a fever of 39C during my chemotherapy, what should I do?")
+    assert turn["answer"].urgent
+    assert app.error and "Please act now" in app.error[0].value

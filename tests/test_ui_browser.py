@@ -1,0 +1,85 @@
+"""A real browser: `streamlit run` on 127.0.0.1, Debian's Chromium driven by Playwright, one question over the
+shared sample; asserts the answer's citations and evidence cards and saves a screenshot per mode."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+QUESTION = "Does tamoxifen reduce the risk of breast cancer recurrence?"
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(indexed_home):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
+    port = free_port()
+    env = {**os.environ, "CPQA_HOME": str(indexed_home), "CPQA_PROFILE": "offline", "HF_HUB_OFFLINE": "1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(REPO / "ui" / "app.py"), "--server.address", "127.0.0.1",
+         "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/_stcore/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("streamlit did not start within 60 s")
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.mark.parametrize("mode", ["patient", "clinician"])
+def test_question_in_a_real_browser(app_url, browser, output_dir, mode):
+    page = browser.new_page(viewport={"width": 1400, "height": 1800})
+    page.goto(app_url)
+    page.get_by_text("Cancer questions, answered from the evidence").wait_for(timeout=60_000)
+    if mode == "clinician":
+        page.locator("[data-testid='stSidebar']").get_by_text("clinician", exact=True).click()
+    box = page.locator("[data-testid='stChatInputTextArea']")
+    box.fill(QUESTION)
+    box.press("Enter")
+    page.locator(".evidence-card").first.wait_for(timeout=180_000)
+    page.wait_for_timeout(1000)
+    cards = page.locator(".evidence-card").count()
+    citations = page.locator("[data-testid='stChatMessage'] a[href^='https://pubmed.ncbi.nlm.nih.gov/']").count()
+    assert cards >= 1 and citations >= 1
+    shot = output_dir / f"{mode}.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    page.close()
