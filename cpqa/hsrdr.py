@@ -186,7 +186,8 @@ class HSRDR:
                 if reason:
                     cand.kept, cand.dropped_reason = False, reason
                 else:
-                    kept.append((cand, articles[pmid] if cand.source == "D1" else self._full_text(cand, article)))
+                    body = self._full_text(cand, article, trace) if cand.source != "D1" else None
+                    kept.append((cand, body or article.model_copy(update={"body_sections": []})))
                 trace.candidates.append(cand)
             rec.info.update(kept=len(kept), dropped=len(fused) - len(kept))
         trace.ncbi_requests += getattr(self.client, "requests_made", 0) - requests_before
@@ -226,8 +227,8 @@ class HSRDR:
             return f"source {natural} not selected"
         return None
 
-    def _full_text(self, cand: Candidate, article: Article) -> Article:
-        """The PMC full text for a D2/D3 candidate; falls back to the abstract (D1) when it cannot be had."""
+    def _full_text(self, cand: Candidate, article: Article, trace: RetrievalTrace) -> Article | None:
+        """The PMC full text for a D2/D3 candidate; None (the abstract, as D1) when it cannot be had."""
         if article.has_full_text:
             return article
         full = None
@@ -242,8 +243,8 @@ class HSRDR:
             return article.model_copy(update={"body_sections": full.body_sections,
                                               "article_type": full.article_type or article.article_type})
         cand.source = "D1"
-        cand.dropped_reason = f"full text of {article.pmcid} unavailable: abstract used"
-        return article
+        trace.warn(f"full text of {article.pmcid} (PMID {cand.pmid}) unavailable: its abstract is used (D1)")
+        return None
 
 
 def retrieve_documents(question: str, rewrite, *, settings: Settings, years: int | None = None,

@@ -44,6 +44,7 @@ class BenchConfig(BaseModel):
     train_size: int = 100_000
     threads: int = 2
     seed: int = 0
+    pubmed_vectors: int = PUBMED_VECTORS  # the extrapolation target
 
 
 class Generator:
@@ -124,7 +125,7 @@ def run_bench(cfg: BenchConfig, workdir: Path | None = None) -> dict:
         best = _choose(configs)
         index.tune(nprobe=best["nprobe"], k_factor=1)  # shortlist of k: IVF-PQ ranking without re-scoring
         pq_only = _recall([[p for p, _ in hits] for hits in index.search(queries, cfg.k)], truth, cfg.k)
-        coarse = _coarse_latency(cfg, PUBMED_VECTORS // cfg.points_per_list, queries[:cfg.latency_queries])
+        coarse = _coarse_latency(cfg, cfg.pubmed_vectors // cfg.points_per_list, queries[:cfg.latency_queries])
         del flat, index
     return {
         "config": cfg.model_dump(),
@@ -156,7 +157,7 @@ def _coarse_latency(cfg: BenchConfig, nlist: int, queries: np.ndarray) -> dict:
 
 def _extrapolate(cfg: BenchConfig, resident: int, best: dict, coarse: dict) -> dict:
     """PubMed at the bench's points-per-list: the same codes are scanned per query, only the coarse step grows."""
-    n = PUBMED_VECTORS
+    n = cfg.pubmed_vectors
     per_vector = (resident - _fixed_bytes(cfg, cfg.n // cfg.points_per_list)) / cfg.n
     nlist = n // cfg.points_per_list
     resident_gb = (per_vector * n + _fixed_bytes(cfg, nlist)) / 1e9

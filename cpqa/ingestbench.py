@@ -63,6 +63,7 @@ class IngestBenchResult:
     esearch_p95_ms: float
     esearch_mean_ms: float
     median_hits: float
+    slowest_queries: list[dict]  # query, median ms, hits
     sqlite_version: str
 
 
@@ -119,13 +120,15 @@ def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workd
             store_bytes = sum(p.stat().st_size for p in tmp_path.glob("store.sqlite*"))
             queries = benchmark_queries()
             counts = [store.search(q, retmax=20).count for q in queries]  # warm-up
-            latencies = []
+            per_query: dict[str, list[float]] = {q: [] for q in queries}
             for _ in range(rounds):
                 for q in queries:
                     t0 = time.perf_counter()
                     store.search(q, retmax=20)
-                    latencies.append((time.perf_counter() - t0) * 1000.0)
-    latencies.sort()
+                    per_query[q].append((time.perf_counter() - t0) * 1000.0)
+    latencies = sorted(ms for runs in per_query.values() for ms in runs)
+    slowest = sorted(((statistics.median(runs), q, n) for (q, runs), n in zip(per_query.items(), counts)),
+                     reverse=True)[:5]
     return IngestBenchResult(
         records=written, copies=copies, source=f"{sample.name} x{copies}, PMIDs rewritten",
         write_input_s=round(write_s, 2), ingest_s=round(ingest_s, 2), records_per_s=round(written / ingest_s, 1),
@@ -137,4 +140,5 @@ def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workd
         esearch_p50_ms=round(statistics.median(latencies), 2),
         esearch_p95_ms=round(latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))], 2),
         esearch_mean_ms=round(statistics.fmean(latencies), 2), median_hits=statistics.median(counts),
+        slowest_queries=[{"query": q, "median_ms": round(ms, 2), "hits": n} for ms, q, n in slowest],
         sqlite_version=sqlite3.sqlite_version)

@@ -40,7 +40,7 @@ class DenseNodeRetriever(BaseRetriever):
         if not self._nodes:
             return []
         vectors = self._cache.encode([node_text(n) for n in self._nodes])
-        query = self._cache.encoder.encode([query_bundle.query_str])[0]
+        query = self._cache.encode([query_bundle.query_str])[0]  # cached: the reranker needs it too
         scores = vectors @ query
         k = min(self._top_k, len(self._nodes))
         best = np.argsort(-scores, kind="stable")[:k]

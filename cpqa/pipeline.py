@@ -19,24 +19,28 @@ from pydantic import BaseModel, Field
 from cpqa.answer import Answerer, DISCLAIMERS
 from cpqa.config import Settings, get_settings
 from cpqa.encoders import EmbeddingCache, load_encoder
-from cpqa.hsrdr import retrieve_documents
+from cpqa.hsrdr import HSRDR, retrieve_documents
 from cpqa.llm import Claude
 from cpqa.passages import DEFAULT_TOP_K, DEFAULT_TOP_N, PassageRetriever
 from cpqa.rewrite import Rewriter
 from cpqa.safety import ENGLISH_ONLY, Screened, check_question, scrub_phi
 from cpqa.seos import SEOSNodeParser, segment_article
+from cpqa.strategies.options import StrategyOptions
+from cpqa.strategies.runner import Strategies
 from cpqa.types import Answer, Article, Candidate, ComponentChoice, Mode, RetrievalTrace, Source, StageRecord
 
 LOAD_TIME_OPTIONS = frozenset({"matryoshka_dim"})
 
 
-class PipelineOptions(BaseModel):
+class PipelineOptions(StrategyOptions):
     """How one question is processed. Per-question fields may be overridden in ``Pipeline.ask``;
     ``matryoshka_dim`` is fixed when the pipeline loads."""
 
     mode: Mode = "patient"
     years: int | None = Field(default=None, ge=1, description="only evidence from the last N years")
     sources: tuple[Source, ...] = ("D1", "D2")
+    max_documents: int | None = Field(default=None, ge=1, description="segment only the N best-fused documents "
+                                      "(None: every document HSRDR keeps)")
     top_k: int = Field(default=DEFAULT_TOP_K, ge=1, description="passages kept by the dense retriever")
     top_n: int = Field(default=DEFAULT_TOP_N, ge=1, description="passages kept by the reranker")
     matryoshka_dim: int | None = Field(default=None, ge=1, description="passage embedding size (paper profile)")
@@ -92,8 +96,10 @@ class Pipeline:
         self.segments = _SegmentCache(SEOSNodeParser(EmbeddingCache(sentence_encoder)))
         self.passages = PassageRetriever(self.settings, matryoshka_dim=self.options.matryoshka_dim)
         self.rewriter = Rewriter(self.settings, llm=llm)
+        self.documents = HSRDR(self.settings)  # store, semantic index and E-utilities client, shared
         # The extractive fallback ranks evidence sentences with the passage embedder (cached across questions).
         self.answerer = Answerer(self.settings, llm=llm, encoder=self.passages.cache)
+        self.strategies = Strategies(self.settings, llm, self.answerer, self.passages)  # issue 10 options
         self.models = {
             "rewriter": _rewriter_choice(self.llm, self.settings),
             "answerer": self.answerer.choice,
@@ -101,6 +107,15 @@ class Pipeline:
             "passage_retriever": self.passages.choice,
             "reranker": self.passages.reranker_choice,
         }
+
+    def close(self) -> None:
+        self.documents.close()
+
+    def __enter__(self) -> "Pipeline":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def profile(self) -> str:
@@ -165,25 +180,30 @@ class Pipeline:
             rec.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
         trace.rewrite = rewrite.model_dump(mode="json")
         trace.search_intent = rewrite.search_intent or question
+        unretrieved = self.strategies.unretrieved(trace.search_intent if history else question, options, screened,
+                                                  trace)
+        if unretrieved is not None:
+            return unretrieved
+        search_rewrite = self.strategies.semantic_rewrite(rewrite, options, trace)
         notify("documents")
         with trace.stage("documents") as rec:
-            documents = retrieve_documents(trace.search_intent, rewrite, settings=self.settings, years=options.years,
-                                           sources=options.sources, trace=trace)
+            documents = retrieve_documents(trace.search_intent, search_rewrite, settings=self.settings,
+                                           years=options.years,
+                                           sources=options.sources, trace=trace, engine=self.documents)
             rec.info["kept"] = len(documents)
-        if not trace.candidates:
-            trace.candidates = [candidate for candidate, _ in documents]
         notify("segmentation")
+        documents = documents[:options.max_documents] if options.max_documents else documents
         with trace.stage("segmentation", documents=len(documents)) as rec:
             nodes = self._segment(documents)
             rec.info["passages"] = len(nodes)
         notify("passage_retrieval")
-        passages = self.passages.retrieve(trace.search_intent, nodes, top_k=options.top_k, top_n=options.top_n,
-                                          trace=trace)
+        passages = self.strategies.retrieve_passages(trace.search_intent, rewrite, nodes, options, trace)
+        passages = self.strategies.context(trace.search_intent, passages, documents, nodes, options, trace)
         notify("answer")
         with trace.stage("answer", passages=len(passages)):
             # With dialogue history the distilled search intent is the self-contained question.
-            return self.answerer.answer(trace.search_intent if history else question, passages, options.mode,
-                                        screened=screened)
+            return self.strategies.answer(trace.search_intent if history else question, passages, options,
+                                          screened, trace)
 
     def _segment(self, documents: list[tuple[Candidate, Article]]) -> list[TextNode]:
         nodes: list[TextNode] = []

@@ -76,7 +76,7 @@ class FusionReranker(BaseNodePostprocessor):
     def fused_scores(self, query: str, passages: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(fused, dense, bm25) scores for ``passages``."""
         vectors = self._cache.encode(passages)
-        query_vec = self._cache.encoder.encode([query])[0]
+        query_vec = self._cache.encode([query])[0]
         dense = vectors @ query_vec
         bm25 = bm25_scores(query, passages)
         fused = self.dense_weight * _min_max(dense) + (1.0 - self.dense_weight) * _min_max(bm25)

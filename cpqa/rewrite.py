@@ -16,6 +16,7 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
+from cpqa.answer import escape
 from cpqa.boolean import FIELD_TAGS, BooleanQueryError, validate
 from cpqa.concepts import Concept, Intent, detect_intent, process_question
 from cpqa.config import Settings
@@ -117,8 +118,9 @@ class Rewriter:
 
     # ------------------------------------------------------------------ Claude
     def _messages(self, question: str, history: list[str], problem: str | None) -> list[dict]:
-        text = self.user_template.format(history="\n".join(f"- {t}" for t in history) or "(none)",
-                                         question=question)
+        # Escaped like the answerer's evidence, so user text cannot close the <question> / <history> delimiters.
+        text = self.user_template.format(history="\n".join(f"- {escape(t)}" for t in history) or "(none)",
+                                         question=escape(question))
         if problem:
             text += f"\nYour previous answer could not be used ({problem}). Call the tool again, following its schema."
         return [{"role": "user", "content": text}]

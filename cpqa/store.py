@@ -44,7 +44,10 @@ CREATE TABLE IF NOT EXISTS articles (
     updated REAL
 );
 CREATE INDEX IF NOT EXISTS articles_pmcid ON articles(pmcid);
-CREATE INDEX IF NOT EXISTS articles_dp ON articles(dp_key);
+DROP INDEX IF EXISTS articles_dp;
+CREATE INDEX IF NOT EXISTS articles_dp_pmid ON articles(dp_key) WHERE pmid IS NOT NULL;  -- covers [dp] scans
+-- Covers id -> (date, PMID) lookups, so filtering and ranking never read the rows' blobs.
+CREATE INDEX IF NOT EXISTS articles_meta ON articles(id, dp_key, pmid);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS articles_fts USING fts5(
     {_FTS_COLS}, content='', tokenize='porter unicode61 remove_diacritics 2');
@@ -333,13 +336,22 @@ class Store:
     @staticmethod
     def _run_search(conn: sqlite3.Connection, query: CompiledQuery, limit: tuple[int, int]) -> tuple[int, list[str]]:
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        if query.fts_only is not None:
+        if query.fts_match is not None and not query.date_ranges:
             count = conn.execute("SELECT count(*) FROM articles_fts WHERE articles_fts MATCH ?",
-                                 (query.fts_only,)).fetchone()[0]
+                                 (query.fts_match,)).fetchone()[0]
             rows = conn.execute(
                 f"SELECT a.pmid FROM (SELECT rowid AS id, bm25(articles_fts, {weights}) AS score FROM articles_fts "
                 "WHERE articles_fts MATCH ? ORDER BY score, rowid DESC LIMIT ? OFFSET ?) r JOIN articles a ON a.id = r.id "
-                "ORDER BY r.score, r.id DESC", (query.fts_only, *limit)).fetchall()
+                "ORDER BY r.score, r.id DESC", (query.fts_match, *limit)).fetchall()
+        elif query.fts_match is not None:  # FTS hits filtered by date: one pass, no set operations
+            dates = "".join(" AND a.dp_key BETWEEN ? AND ?" for _ in query.date_ranges)
+            bounds = [b for pair in query.date_ranges for b in pair]
+            source = ("FROM articles_fts JOIN articles a INDEXED BY articles_meta ON a.id = articles_fts.rowid "
+                      f"WHERE articles_fts MATCH ?{dates}")
+            count = conn.execute(f"SELECT count(*) {source}", (query.fts_match, *bounds)).fetchone()[0]
+            rows = conn.execute(f"SELECT a.pmid, bm25(articles_fts, {weights}) AS score {source} "
+                                "ORDER BY score, a.id DESC LIMIT ? OFFSET ?",
+                                (query.fts_match, *bounds, *limit)).fetchall()
         else:
             count = conn.execute(f"SELECT count(*) FROM ({query.hits_sql})", query.params).fetchone()[0]
             if query.rank_match:
@@ -349,7 +361,7 @@ class Store:
             else:
                 ranked, params = "LEFT JOIN (SELECT NULL AS id, NULL AS score) r ON 0", [*query.params, *limit]
             rows = conn.execute(
-                f"SELECT a.pmid FROM ({query.hits_sql}) h JOIN articles a ON a.id = h.id {ranked} "
+                f"SELECT a.pmid FROM ({query.hits_sql}) h JOIN articles a INDEXED BY articles_meta ON a.id = h.id {ranked} "
                 "ORDER BY r.score IS NULL, r.score, CASE WHEN r.score IS NULL THEN a.dp_key END DESC, a.id DESC "
                 "LIMIT ? OFFSET ?", params).fetchall()
         return count, [r[0] for r in rows]

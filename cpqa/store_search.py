@@ -38,7 +38,9 @@ class CompiledQuery:
     hits_sql: str
     params: list = field(default_factory=list)
     rank_match: str | None = None  # OR of every non-negated text term; None when there is none
-    fts_only: str | None = None  # the whole query as one FTS5 expression, when it has no date range
+    # Fast path: the query is one FTS5 expression, ANDed with publication-date ranges (dp_key bounds).
+    fts_match: str | None = None
+    date_ranges: list[tuple[str, str]] = field(default_factory=list)
 
 
 def date_key(value: str, upper: bool = False) -> str:
@@ -133,4 +135,11 @@ def compile_query(node: Node, mindate: str | None = None, maxdate: str | None = 
     hits_sql = f"WITH {', '.join(ctes)} SELECT id FROM {root}"
     terms = positive_terms(node)
     rank = " OR ".join(fts_term(t) for t in terms) if terms else None
-    return CompiledQuery(hits_sql, params, rank, to_fts(node) if _text_only(node) else None)
+    compiled = CompiledQuery(hits_sql, params, rank)
+    members = chain(node) if isinstance(node, BoolOp) and node.op == "AND" else [node]
+    text = [m for m in members if _text_only(m)]
+    ranges = [m for m in members if isinstance(m, DateRange)]
+    if text and len(text) + len(ranges) == len(members):  # "text AND dates": filter FTS hits by date
+        compiled.fts_match = " AND ".join(to_fts(t) for t in text)
+        compiled.date_ranges = [(date_key(r.start), date_key(r.end, upper=True)) for r in ranges]
+    return compiled

@@ -387,6 +387,9 @@ def open_index(settings: Settings, *, create: IndexMeta | None = None, directory
         meta.save(directory)
     else:
         meta = IndexMeta.load(directory)
+        if meta.backend != settings.cpqa_vector_store:
+            raise ValueError(f"the index in {directory} lives in {meta.backend} but CPQA_VECTOR_STORE is "
+                             f"{settings.cpqa_vector_store}: rebuild it or change the setting")
     if meta.backend == "milvus":
         return MilvusIndex(directory, meta, milvus_uri(settings))
     return FaissIndex(directory, meta, writable=create is not None)

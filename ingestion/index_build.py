@@ -35,8 +35,10 @@ def article_text(article: Article, encoder_name: str) -> str:
 
 
 def build_index(settings: Settings, store, *, encoder: TextEncoder | None = None, batch_size: int = 64,
-                flush_every: int = 2048, index_kind: str = "flat", progress: bool = False,
+                flush_every: int = 512, index_kind: str = "flat", progress: bool = False,
                 **ivfpq_options) -> BuildSummary:
+    if index_kind == "ivfpq" and settings.cpqa_vector_store != "faiss":
+        raise ValueError("--index ivfpq applies to the FAISS backend; Milvus builds its own index")
     if encoder is None:
         encoder, _ = load_encoder("article_encoder", settings)
     summary = BuildSummary(model=encoder.name, dim=encoder.dim, index_kind=index_kind)

@@ -73,6 +73,8 @@ def ingest_medcpt(settings: Settings, directory: Path, *, index_kind: str = "fla
                   slice_rows: int = SLICE_ROWS, progress: bool = False, **ivfpq_options) -> MedCPTSummary:
     """Add every chunk's vectors to the index and its records to the store (when given); resumable."""
     directory = Path(directory)
+    if index_kind == "ivfpq" and settings.cpqa_vector_store != "faiss":
+        raise ValueError("--index ivfpq applies to the FAISS backend; Milvus builds its own index")
     summary = MedCPTSummary(index_kind=index_kind)
     chunks = find_chunks(directory)
     dim = int(np.load(directory / f"embeds_chunk_{chunks[0]}.npy", mmap_mode="r").shape[1])
@@ -91,8 +93,6 @@ def ingest_medcpt(settings: Settings, directory: Path, *, index_kind: str = "fla
             if store is not None:
                 _store_records(store, directory / f"pubmed_chunk_{n}.json", summary)
     if index_kind == "ivfpq":
-        if settings.cpqa_vector_store != "faiss":
-            raise ValueError("--index ivfpq applies to the FAISS backend; Milvus builds its own index")
         build_ivfpq(settings.index_dir, **ivfpq_options)
     return summary
 

@@ -195,6 +195,16 @@ def test_long_chains_and_mixed_dates(store):
     assert hits(store, "cancer NOT breast NOT lung") == {"4"}
 
 
+def test_date_filter_path_agrees_with_set_operations(store):
+    # "text AND dates" is answered by filtering FTS hits; adding a NOT forces the general set-operation path.
+    fast = store.search("cancer AND 2015:2030[dp]", retmax=10)
+    general = store.search("cancer AND 2015:2030[dp] NOT nonexistentword", retmax=10)
+    assert fast.pmids == general.pmids and set(fast.pmids) == {"1", "2", "3", "4"}
+    assert fast.count == general.count == 4
+    assert store.search("cancer", mindate="2016", retmax=10).pmids == store.search(
+        "cancer NOT nonexistentword", mindate="2016", retmax=10).pmids
+
+
 def test_bad_date_limits_are_query_errors(store):
     with pytest.raises(BooleanQueryError, match="invalid date"):
         store.search("cancer", mindate="2015/13")

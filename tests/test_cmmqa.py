@@ -199,7 +199,7 @@ def test_resume_after_interruption(claude_env):
 
     api.default = flaky
     report, _ = evaluate(s, "baseline1", qs, workers=1)
-    assert report.answered == 5 and report.errors == 10 and "LLMError" in report.error_examples[0]
+    assert report.answered == 5 and report.errors == 10 and "HTTP 500" in report.error_examples[0]
     api.default = knows_the_answer
     before = len(api.requests)
     report, _ = evaluate(s, "baseline1", qs, workers=2)
@@ -251,3 +251,20 @@ def test_cli_negatives_end_to_end(claude_env):
     assert neg.exit_code == 2 and "no question" in neg.output
     missing = runner.invoke(app, ["eval", "cmmqa", "--negatives-from", "baseline2"])
     assert missing.exit_code == 2 and "cpqa eval cmmqa --method baseline2" in missing.output
+
+
+def test_offline_answerer_scores_options_against_evidence(settings):
+    """No key: the answerer's retrieval-only baseline picks the option the evidence supports."""
+    from cpqa.types import Passage
+
+    q = MCQuestion(dataset="medqa", qid="x1", question="Which drug is a selective estrogen receptor modulator used "
+                   "for breast cancer?", options={"A": "Imatinib", "B": "Tamoxifen", "C": "Cisplatin", "D": "Rituximab"},
+                   answer="B")
+    evidence = [Passage(node_id="n1", pmid="1", text="Tamoxifen is a selective estrogen receptor modulator used to "
+                        "treat estrogen receptor positive breast cancer.")]
+    report, results = evaluate(settings, "baseline2", [q], evidence=lambda question: evidence)
+    assert report.answerer.startswith("offline evidence-similarity") and results[0].predicted == "B"
+    assert results[0].evidence == ["1"] and report.cost is None
+    # Baseline 1 offline has no evidence: the scorer abstains and the question counts as wrong (unparsed).
+    report, results = evaluate(settings, "baseline1", [q])
+    assert results[0].predicted is None and report.unparsed == 1 and report.average.accuracy == 0.0

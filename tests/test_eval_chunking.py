@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cpqa.evaluation.chunking import (BenchDoc, boundary_string, first_hit_rank, holds_gold, load_bench,
+from cpqa.evaluation.chunking import (BenchDoc, boundary_string, hit_scores, holds_gold, load_bench,
                                       segmentation_errors)
 from cpqa.evaluation.splitters import (ChunkSpan, sentence_splitter, sentence_window_splitter,
                                        texttiling_splitter)
@@ -27,10 +27,10 @@ def test_hit_needs_half_the_gold_span():
     assert not holds_gold(ChunkSpan(200, 400, 200, 400), gold)
 
 
-def test_first_hit_rank_counts_only_the_top_five():
-    assert first_hit_rank([4, 2, 9], {9}) == 3
-    assert first_hit_rank([1, 2, 3, 4, 5, 6], {6}) is None
-    assert first_hit_rank([], {1}) is None
+def test_hit_scores_count_only_the_top_five():
+    assert hit_scores([4, 2, 9], {9, 7}) == (1.0, pytest.approx(1 / 3))
+    assert hit_scores([1, 2, 3, 4, 5, 6], {6}) == (0.0, 0.0)
+    assert hit_scores([1, 2], set()) == (0.0, 0.0)  # no chunk holds the gold span
 
 
 def test_boundary_string_marks_the_word_before_each_boundary():

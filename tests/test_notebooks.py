@@ -18,7 +18,7 @@ def test_no_stale_outputs_committed(path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_executes(path, indexed_home, monkeypatch, tmp_path):
+def test_notebook_executes(path, indexed_home, monkeypatch):
     from nbclient import NotebookClient
 
     monkeypatch.setenv("CPQA_HOME", str(indexed_home))
@@ -26,6 +26,6 @@ def test_notebook_executes(path, indexed_home, monkeypatch, tmp_path):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("CPQA_NOTEBOOK_QUICK", "1")  # notebooks that run evaluations use a small subset
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors

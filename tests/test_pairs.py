@@ -62,6 +62,7 @@ def test_hits_and_mrr_hand_computed(settings, monkeypatch):
 
     class Fixed:
         index_s = 0.0
+        ids = [f"p{i}" for i in range(1, 8)]
 
         def __init__(self, *args):
             pass

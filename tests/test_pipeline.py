@@ -16,11 +16,12 @@ from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, default_resp
 QUESTION = "Does tamoxifen reduce the risk of breast cancer recurrence?"
 STAGES = {"safety", "rewrite", "documents", "segmentation", "passage_retrieval", "rerank", "answer", "total"}
 OUTSIDE = "99999999"
+OPTIONS = PipelineOptions(max_documents=8)  # keeps each cold question to a few seconds
 
 
 @pytest.fixture(scope="session")
 def pipeline(sample_settings) -> Pipeline:
-    return Pipeline(sample_settings)
+    return Pipeline(sample_settings, OPTIONS)
 
 
 @pytest.fixture(scope="session")
@@ -53,6 +54,7 @@ def test_trace_holds_every_stage_and_serialises(offline_result):
     scores = [p.score for p in trace.passages]
     assert scores == sorted(scores, reverse=True) and len(scores) <= PipelineOptions().top_n
     assert trace.options["mode"] == "patient" and trace.options["top_k"] == 20
+    assert trace.stages["segmentation"].info["documents"] <= OPTIONS.max_documents
     assert trace.rewrite["method"] == "rules" and trace.search_intent
     json.loads(trace.model_dump_json())
 
@@ -100,8 +102,11 @@ def test_concurrent_questions_share_one_pipeline(pipeline, offline_result):
     assert results[1].trace.question != results[0].trace.question
 
 
-def _claude_settings(sample_settings, url: str):
-    return sample_settings.model_copy(update={"anthropic_api_key": "sk-standin-key", "anthropic_base_url": url})
+def _claude_settings(sample_home, url: str):
+    from cpqa.config import get_settings
+
+    return get_settings(cpqa_home=sample_home, cpqa_profile="offline", anthropic_api_key="sk-standin-key",
+                        anthropic_base_url=url)
 
 
 def _answer_with(answer: dict):
@@ -117,9 +122,9 @@ def _answer_with(answer: dict):
 
 
 @pytest.fixture(scope="module")
-def claude(sample_settings):
+def claude(sample_home):
     with AnthropicStandIn() as api:
-        yield api, Pipeline(_claude_settings(sample_settings, api.url))
+        yield api, Pipeline(_claude_settings(sample_home, api.url), OPTIONS)
 
 
 def test_citation_outside_the_evidence_is_removed_and_flagged(claude):

@@ -35,8 +35,8 @@ def api():
 
 
 def claude_for(settings, api) -> Claude:
-    return Claude(settings.model_copy(update={"anthropic_api_key": SecretStr("sk-standin-key"), "anthropic_base_url": api.url,
-                                              "cpqa_llm_max_retries": 0}))
+    return Claude(settings.model_copy(update={"anthropic_api_key": SecretStr("sk-standin-key"),
+                                              "anthropic_base_url": api.url, "cpqa_llm_max_retries": 0}))
 
 
 def passage(pmid: str, text: str, score: float = 1.0, start: int | None = None, **extra) -> Passage:

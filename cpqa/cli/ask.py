@@ -122,8 +122,7 @@ def ask(
             fail(empty_store_message(str(settings.store_path)))
     console = Console(stderr=json_out)
     try:
-        with console.status("Loading models...") as status:
-            pipeline = Pipeline(settings)
+        with console.status("Loading models...") as status, Pipeline(settings) as pipeline:
             result = pipeline.ask(question, mode=mode, years=years, sources=source or None,  # type: ignore[arg-type]
                                   progress=lambda stage: status.update(STAGE_LABELS.get(stage, stage) + "..."))
     except (InvalidQuestion, ModelUnavailable, ValueError) as exc:

@@ -103,7 +103,7 @@ def latency(
             server = stack.enter_context(MirrorServer(settings.store_path))
             settings = get_settings(**{**overrides, "cpqa_eutils_url": server.url})
         started = time.perf_counter()
-        pipeline = Pipeline(settings)
+        pipeline = stack.enter_context(Pipeline(settings))
         load_ms = (time.perf_counter() - started) * 1000.0
         exclude = LLM_STAGES if pipeline.llm.available else ()
         cold = run_pass(pipeline, items, exclude)

@@ -9,13 +9,20 @@ import typer
 
 from cpqa.cli.common import fail, print_json
 
+# The consumer health questions beside the checkout (../shared/data), used for Table II when present.
+CONSUMER_QUESTIONS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "consumer_questions"
+
 
 def retrieval(
     questions: Path = typer.Option(..., "--questions", help="JSONL of {id, question, gold_pmids}"),
-    paths: List[str] = typer.Option(["E2"], "--paths", help="retrieval paths, repeated or comma-separated"),
+    paths: List[str] = typer.Option(["E1", "E2", "HSRDR"], "--paths", help="retrieval paths, repeated or comma-separated"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N questions"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result to this file"),
+    table2_questions: List[Path] = typer.Option(
+        [CONSUMER_QUESTIONS] if CONSUMER_QUESTIONS.exists() else [], "--table2-questions",
+        help="more question sets (JSONL or folder, no gold needed) for the HSRDR Table II block"),
+    table2_limit: int = typer.Option(100, "--table2-limit", min=1, help="questions per Table II file"),
 ) -> None:
     """Document retrieval: recall@5/10/20, hits, MRR@10 and nDCG@10 per path, over the store in CPQA_HOME."""
     import json
@@ -39,6 +46,12 @@ def retrieval(
         payload = evaluate(items, names, settings, progress=None if as_json else typer.echo)
     except ValueError as exc:
         fail(str(exc))
+    if "table2" in payload:  # HSRDR ran: Table II per question set
+        from cpqa.evaluation.hybrid import read_plain_questions, table2_for
+
+        payload["table2"] = {questions.stem: payload["table2"]}
+        for extra in table2_questions:
+            payload["table2"][extra.stem] = table2_for(settings, read_plain_questions(extra, table2_limit))
     payload["questions"] = {"file": str(questions), "n": len(items), "gold_missing": missing_gold(items, settings)}
     if save:
         save.parent.mkdir(parents=True, exist_ok=True)

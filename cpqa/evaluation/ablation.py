@@ -193,3 +193,114 @@ def context_ablation(docs: Sequence[BenchDoc], sentence_encoder: TextEncoder, pa
     golds = [(d, tuple(q.gold_span)) for d, q in queries]
     return ContextReport(bench=bench, docs=len(docs), queries=len(queries), retrieved=K,
                          contexts={name: score_contexts(c, golds, texts) for name, c in contexts.items()})
+
+
+# ------------------------------------------------------------------ report
+def shared_data() -> Path:
+    """``../shared/data`` beside the checkout (the default question sets and benchmark)."""
+    return Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def _row(cells: Sequence[object]) -> str:
+    return "| " + " | ".join("—" if c is None else str(c) for c in cells) + " |"
+
+
+def markdown_tables(payload: dict) -> str:
+    """The ablation as markdown tables (for the README): one per block present in ``payload``."""
+    out: list[str] = []
+    retrieval = payload.get("retrieval") or {}
+    metrics = ["recall@5", "recall@10", "mrr@10", "ndcg@10", "ms_per_question"]
+    rows = [(name, r) for name, r in retrieval.items() if isinstance(r, dict) and "recall@5" in r]
+    hyde = (payload.get("llm") or {}).get("hyde") or {}
+    rows += [(name, r) for name, r in hyde.items() if isinstance(r, dict) and "recall@5" in r]
+    if rows:
+        n = rows[0][1].get("n")
+        out += [f"**Document retrieval** (PubMedQA dev cancer questions, n={n})", "",
+                _row(["path", *metrics]), _row(["---"] * (len(metrics) + 1))]
+        out += [_row([name, *(r.get(m) for m in metrics)]) for name, r in rows]
+        out.append("")
+    context = payload.get("context")
+    if context:
+        keys = ["gold_coverage", "gold_in_context", "gold_at_edge", "mean_gold_position", "context_words", "units"]
+        out += [f"**Answerer context** (chunking benchmark, {context['queries']} questions, SEOS top-"
+                f"{context['retrieved']} after dense + rerank)", "",
+                _row(["context", *keys]), _row(["---"] * (len(keys) + 1))]
+        out += [_row([name, *(c.get(k) for k in keys)]) for name, c in context["contexts"].items()]
+        out.append("")
+    adaptive = payload.get("adaptive_rules") or {}
+    llm_adaptive = (payload.get("llm") or {}).get("adaptive") or {}
+    if adaptive:
+        out += ["**Adaptive retrieval: share of questions answered without retrieval**", "",
+                _row(["question set", "n", "rules (default guard)", "Claude + guard"]), _row(["---"] * 4)]
+        for name, rate in adaptive.items():
+            claude = llm_adaptive.get(name, {}).get("skip_rate") if isinstance(llm_adaptive.get(name), dict) else None
+            out.append(_row([name, rate["questions"], rate["skip_rate"], claude]))
+        out.append("")
+    cmmqa = (payload.get("llm") or {}).get("cmmqa") or {}
+    rows = [(name, r) for name, r in cmmqa.items() if isinstance(r, dict) and "accuracy" in r]
+    if rows:
+        out += [f"**CMMQA** (answered by {payload['llm']['played_by']})", "",
+                _row(["variant", "n", "accuracy", "macro F1", "errors"]), _row(["---"] * 5)]
+        out += [_row([name, r["n"], r["accuracy"], r["f1"], r["errors"]]) for name, r in rows]
+        out.append("")
+    return "\n".join(out).strip()
+
+
+OFFLINE_COMMAND = "cpqa eval ablation --llm standin --json --save ablation.json"
+CLAUDE_COMMAND = ("ANTHROPIC_API_KEY=... cpqa eval ablation --llm claude --llm-questions 109 --cmmqa-limit 200 "
+                  "--json --save ablation-claude.json")
+PREREQUISITES = ["cpqa ingest pubmed ../shared/data/corpus/pubmed_sample.xml.gz", "cpqa index build",
+                 "cpqa ingest cmmqa ../shared/data/mirage/benchmark.json --mesh ../shared/data/mesh"]
+
+
+def run_ablation(settings: Settings, *, questions: Sequence[Question], bench_docs: Sequence[BenchDoc], bench: str,
+                 consumer_sets: dict[str, list[str]], llm: str = "standin", llm_questions: int = 20,
+                 cmmqa_limit: int | None = None, progress: Callable[[str], None] | None = None) -> dict:
+    """Every block of the ablation. ``llm``: "none" (offline blocks only), "standin" (the LLM blocks run with the
+    local stand-in) or "claude" (the configured key); ``cmmqa_limit`` 0 skips the CMMQA columns."""
+    from cpqa.encoders import load_encoder
+    from cpqa.evaluation.chunking import fusion_reranker
+    from cpqa.rerank import load_reranker
+
+    if llm not in ("none", "standin", "claude"):
+        raise ValueError(f"llm must be none, standin or claude, not {llm!r}")
+    if llm == "claude" and not settings.has_anthropic:
+        raise ValueError("--llm claude needs ANTHROPIC_API_KEY")
+    say = progress or (lambda message: None)
+    payload: dict = {"profile": settings.cpqa_profile}
+    say("document retrieval: E2 against multi-query")
+    payload["retrieval"] = retrieval_ablation(questions, settings)
+    sets = {"pubmedqa_dev": [q.question for q in questions], **consumer_sets}
+    payload["adaptive_rules"] = {k: v.model_dump() for k, v in adaptive_rule_rates(sets, settings).items()}
+    if bench_docs:
+        say("answerer context on the chunking benchmark")
+        sentence_encoder, _ = load_encoder("sentence_embedder", settings)
+        passage_cache = EmbeddingCache(load_encoder("passage_retriever", settings)[0])
+        postprocessor, choice = load_reranker(settings, top_n=None, cache=passage_cache)
+        report = context_ablation(bench_docs, sentence_encoder, passage_cache, fusion_reranker(postprocessor),
+                                  postprocessor, bench=bench, progress=say)
+        payload["context"] = {**report.model_dump(), "reranker": choice.model}
+    if llm != "none":
+        payload["llm"] = _llm_blocks(settings, llm, questions[:llm_questions], sets, llm_questions, cmmqa_limit, say)
+    payload["commands"] = {"prerequisites": PREREQUISITES, "offline": OFFLINE_COMMAND, "with_claude": CLAUDE_COMMAND}
+    return payload
+
+
+def _llm_blocks(settings: Settings, llm: str, questions: Sequence[Question], sets: dict[str, list[str]],
+                per_set: int, cmmqa_limit: int | None, say: Callable[[str], None]) -> dict:
+    from cpqa.evaluation.ablation_llm import (STANDIN, STANDIN_NOTE, adaptive_llm_rates, claude_settings,
+                                              cmmqa_ablation, hyde_ablation)
+
+    with claude_settings(settings, standin=llm == "standin") as (llm_settings, played_by):
+        block: dict = {"played_by": played_by}
+        if played_by == STANDIN:
+            block["note"] = STANDIN_NOTE
+        say(f"adaptive retrieval with {played_by}")
+        block["adaptive"] = {k: v.model_dump() for k, v in
+                             adaptive_llm_rates({k: v[:per_set] for k, v in sets.items()}, llm_settings).items()}
+        say(f"HyDE with {played_by}")
+        block["hyde"] = hyde_ablation(questions, llm_settings)
+        if cmmqa_limit != 0:
+            say(f"CMMQA columns with {played_by}")
+            block["cmmqa"] = cmmqa_ablation(llm_settings, played_by, cmmqa_limit)
+    return block

@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from cpqa.encoders import EmbeddingCache
+from cpqa.evaluation.metrics import hits_at, mrr_at
 from cpqa.evaluation.splitters import ChunkSpan, Splitter
 
 K = 5
@@ -124,17 +125,18 @@ def holds_gold(chunk: ChunkSpan, gold: tuple[int, int]) -> bool:
     return overlap * 2 >= gold[1] - gold[0]
 
 
-def first_hit_rank(ranked: Sequence[int], hits: set[int], k: int = K) -> int | None:
-    for rank, index in enumerate(ranked[:k], 1):
-        if index in hits:
-            return rank
-    return None
+def hit_scores(ranked: Sequence[int], hits: set[int], k: int = K) -> tuple[float, float]:
+    """(Hits@k, MRR@k) of one question; no chunk holding the gold span scores zero."""
+    if not hits:
+        return 0.0, 0.0
+    ids, gold = [str(i) for i in ranked], {str(i) for i in hits}
+    return hits_at(ids, gold, k), mrr_at(ids, gold, k)
 
 
-def _score(ranks: list[int | None]) -> RetrieverScore:
-    n = max(1, len(ranks))
-    return RetrieverScore(hits_at_5=sum(r is not None for r in ranks) / n,
-                          mrr_at_5=sum(1.0 / r for r in ranks if r is not None) / n)
+def _score(rankings: Sequence[Sequence[int]], hits: Sequence[set[int]]) -> RetrieverScore:
+    scores = [hit_scores(r, h) for r, h in zip(rankings, hits)]
+    n = max(1, len(scores))
+    return RetrieverScore(hits_at_5=sum(s[0] for s in scores) / n, mrr_at_5=sum(s[1] for s in scores) / n)
 
 
 def bm25_rankings(corpus: list[str], queries: list[str], k: int = K) -> list[list[int]]:
@@ -181,19 +183,17 @@ def evaluate_splitter(docs: Sequence[BenchDoc], chunks: list[list[ChunkSpan]], s
     hits = [{i for i, (cd, c) in enumerate(pool) if cd == d and holds_gold(c, q.gold_span)} for d, q in queries]
     questions = [q.question for _, q in queries]
 
-    bm25 = [first_hit_rank(r, h) for r, h in zip(bm25_rankings(keys, questions), hits)]
-    depth = RERANK_DEPTH if reranker else K
-    dense_ranked = dense_rankings(passage_cache, keys, questions, depth)
-    dense = [first_hit_rank(r, h) for r, h in zip(dense_ranked, hits)]
+    bm25 = _score(bm25_rankings(keys, questions), hits)
+    dense_ranked = dense_rankings(passage_cache, keys, questions, RERANK_DEPTH if reranker else K)
     reranked = None
     if reranker is not None:
         order = [[cands[i] for i in reranker(q, [returned[c] for c in cands])] for q, cands in zip(questions, dense_ranked)]
-        reranked = _score([first_hit_rank(r, h) for r, h in zip(order, hits)])
+        reranked = _score(order, hits)
 
     errors = [segmentation_errors(doc.text, [s.start for s in doc.segments], [c.start for c in doc_chunks])
               for doc, doc_chunks in zip(docs, chunks)]
     return SplitterResult(
-        bm25=_score(bm25), dense=_score(dense), dense_rerank=reranked, chunks=len(pool),
+        bm25=bm25, dense=_score(dense_ranked, hits), dense_rerank=reranked, chunks=len(pool),
         mean_words=float(np.mean([len(t.split()) for t in returned])) if returned else 0.0,
         chunks_per_s=len(pool) / seconds if seconds > 0 else 0.0,
         pk=float(np.mean([e[0] for e in errors])), windowdiff=float(np.mean([e[1] for e in errors])),

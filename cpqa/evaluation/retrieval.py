@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 from pydantic import BaseModel, Field, ValidationError
 
 from cpqa.config import Settings
+from cpqa.evaluation.hybrid import E1Path, HSRDRPath
 from cpqa.evaluation.metrics import average, question_scores
 
 PathRun = Callable[[str], list[str]]
@@ -87,7 +88,7 @@ class E2Path:
         self.store.close()
 
 
-PATHS: dict[str, PathFactory] = {"E2": E2Path}
+PATHS: dict[str, PathFactory] = {"E1": E1Path, "E2": E2Path, "HSRDR": HSRDRPath}
 
 
 def evaluate(questions: Sequence[Question], names: Sequence[str], settings: Settings,

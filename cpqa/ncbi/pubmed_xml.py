@@ -177,8 +177,7 @@ def render_pubmed_article_set(records: list[bytes]) -> bytes:
 
 def article_to_pubmed_xml(article: Article) -> bytes:
     """A ``PubmedArticle`` element for a record that arrived without XML (e.g. a MedCPT chunk)."""
-    E = etree.Element
-    root = E("PubmedArticle")
+    root = etree.Element("PubmedArticle")
     cit = etree.SubElement(root, "MedlineCitation", Status="MEDLINE", Owner="NLM")
     etree.SubElement(cit, "PMID", Version="1").text = article.pmid or ""
     art = etree.SubElement(cit, "Article", PubModel="Print")

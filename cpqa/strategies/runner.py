@@ -45,17 +45,17 @@ class Strategies:
         self.refiner = Refiner(settings, self.llm, encoder=answerer.encoder) if self.llm else None
 
     # ------------------------------------------------------------ adaptive retrieval
-    def unretrieved(self, question: str, options: PipelineOptions, trace: RetrievalTrace) -> Answer | None:
+    def unretrieved(self, question: str, options: PipelineOptions, screened: Screened | None,
+                    trace: RetrievalTrace) -> Answer | None:
         """The answer without retrieval when adaptive retrieval is on and judges evidence unnecessary, else None."""
         if not options.adaptive_retrieval:
             return None
         with trace.stage("adaptive_retrieval") as rec:
             decision = self.adaptive.decide(question)
-            rec.info.update(decision.model_dump(), skipped=False)
+            rec.info.update(decision=decision.model_dump(), skipped=False)
             if decision.retrieve:
                 return None
             if self.refiner is None:
-                rec.info["retrieve"] = True
                 trace.warn(NEEDS_CLAUDE.format(option="answering without retrieval", instead="evidence retrieved"))
                 return None
             try:
@@ -65,7 +65,10 @@ class Strategies:
                            f"({self.settings.redact(str(exc))[:120]}); evidence retrieved")
                 return None
             rec.info["skipped"] = answer is not None
-            return answer
+        if answer is None:
+            return None
+        notices = [*(screened.notices if screened else []), *answer.notices]
+        return answer.model_copy(update={"notices": notices})
 
     # ------------------------------------------------------------ query expansion
     def semantic_rewrite(self, rewrite: RewriteResult, options: PipelineOptions,

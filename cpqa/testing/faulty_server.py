@@ -79,6 +79,7 @@ class Recorded:
     method: str
     path: str
     params: dict[str, list[str]]
+    body: bytes = b""  # the raw request body (JSON for APIs that take it), for routing and inspection
 
 
 class FaultyServer:
@@ -161,7 +162,7 @@ def _handler_for(server: FaultyServer) -> type[BaseHTTPRequestHandler]:
             if body and "form-urlencoded" in (self.headers.get("Content-Type") or ""):
                 for key, values in parse_qs(body.decode("utf-8", "replace")).items():
                     params.setdefault(key, []).extend(values)
-            fault = server._next(Recorded(arrived, self.command, parts.path, params))
+            fault = server._next(Recorded(arrived, self.command, parts.path, params, body))
             if fault.delay:
                 time.sleep(fault.delay)
             try:

@@ -1,0 +1,178 @@
+"""The strategy ablation (issue 10), part 2: the options that need a language model.
+
+* Adaptive retrieval with Claude's judgement (under the safety guard): skip rate per question set.
+* HyDE / Query2Doc on document retrieval: semantic search (E1) with the question, against the question plus
+  Claude's pseudo-answer, through the retrieval harness and its metrics (needs the vector index).
+* CMMQA columns (the harness of ``cpqa.evaluation.cmmqa``): the full pipeline, and the full pipeline with HyDE,
+  COT-Refine, adaptive retrieval, or choice-shuffling self-consistency (``cpqa.evaluation.shuffle``, K orders).
+
+With an Anthropic key these are Claude's numbers. Without one, Claude is played by the local stand-in
+(``cpqa.testing.anthropic_standin``): the harness runs end to end, but the numbers measure nothing about
+Claude, and the report says so. Stand-in runs are cached under their own answerer name, never mixed with
+Claude's.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from pydantic import BaseModel, SecretStr
+
+from cpqa.config import Settings
+from cpqa.evaluation.choosers import AnswererChooser, Choice, Chooser
+from cpqa.evaluation.retrieval import Question, evaluate
+from cpqa.llm import Claude, LLMError
+from cpqa.strategies.adaptive import AdaptiveRetrieval, skip_rate
+from cpqa.strategies.expansion import pseudo_response
+from cpqa.types import Passage
+
+STANDIN = "stand-in"
+STANDIN_NOTE = ("Claude was played by the local Anthropic stand-in: these numbers show the harness runs end to end "
+                "and measure nothing about Claude. Run with ANTHROPIC_API_KEY set for real ones.")
+# name -> (strategy options of the pipeline, shuffle K, chooser refines)
+CMMQA_VARIANTS: dict[str, tuple[dict[str, Any], int, bool]] = {
+    "full": ({}, 1, False),
+    "full+hyde": ({"hyde": True}, 1, False),
+    "full+cot_refine": ({}, 1, True),
+    "full+adaptive_retrieval": ({"adaptive_retrieval": True}, 1, False),
+    "full+shuffle5": ({}, 5, False),
+}
+
+
+class AdaptiveLLMRate(BaseModel):
+    questions: int
+    skip_rate: float
+    guarded: int  # skips Claude proposed that the safety guard overrode
+    by_rules: int  # decisions that fell back to the rules (Claude failed)
+
+
+@contextmanager
+def claude_settings(settings: Settings, standin: bool) -> Iterator[tuple[Settings, str]]:
+    """Settings that reach Claude: the configured key, or (``standin`` or no key) the local stand-in."""
+    if settings.has_anthropic and not standin:
+        yield settings, f"claude:{settings.cpqa_llm_model}"
+        return
+    from cpqa.testing.anthropic_standin import AnthropicStandIn
+
+    with AnthropicStandIn() as api:
+        yield settings.model_copy(update={"anthropic_api_key": SecretStr("standin-dummy-key"),
+                                          "anthropic_base_url": api.url}), STANDIN
+
+
+# ------------------------------------------------------------------ adaptive retrieval (Claude)
+def adaptive_llm_rates(question_sets: dict[str, list[str]], settings: Settings) -> dict[str, AdaptiveLLMRate]:
+    adaptive = AdaptiveRetrieval(settings, Claude(settings))
+    out = {}
+    for name, texts in question_sets.items():
+        decisions = [adaptive.decide(t) for t in texts]
+        out[name] = AdaptiveLLMRate(questions=len(texts), skip_rate=round(skip_rate(decisions), 4),
+                                    guarded=sum(d.guarded for d in decisions),
+                                    by_rules=sum(d.method == "rules" for d in decisions))
+    return out
+
+
+# ------------------------------------------------------------------ HyDE on semantic search
+class SemanticPath:
+    """E1 for the retrieval harness: semantic search with the question, or (``llm``) with the question plus
+    Claude's pseudo-answer (Query2Doc); a failed draft searches with the question alone and is counted."""
+
+    def __init__(self, settings: Settings, llm: Claude | None = None, k: int = 100):
+        from cpqa.semantic import SemanticSearch
+
+        self.search = SemanticSearch(settings)
+        self.llm = llm
+        self.k = k
+        self.failed_drafts = 0
+
+    def __call__(self, question: str) -> list[str]:
+        query = question
+        if self.llm is not None:
+            try:
+                query = pseudo_response(question, self.llm).query
+            except LLMError:
+                self.failed_drafts += 1
+        return [pmid for pmid, _ in self.search.search(query, k=self.k)]
+
+    def report(self) -> dict:
+        return {"hyde_failed_drafts": self.failed_drafts} if self.llm is not None else {}
+
+
+def hyde_ablation(questions: Sequence[Question], settings: Settings) -> dict:
+    """E1 against E1 + HyDE on ``questions``; ``{"skipped": why}`` without a vector index."""
+    from cpqa.semantic import IndexMissing
+
+    llm = Claude(settings)
+    paths = {"E1 (semantic)": lambda s: SemanticPath(s), "E1 + HyDE (Query2Doc)": lambda s: SemanticPath(s, llm)}
+    try:
+        return evaluate(questions, list(paths), settings, paths=paths)
+    except IndexMissing as exc:
+        return {"skipped": f"no vector index ({exc}); build it with `cpqa index build`"}
+
+
+# ------------------------------------------------------------------ CMMQA columns
+class StrategyPassages:
+    """CMMQA evidence: the pipeline's passages (its answerer context when a strategy reshaped it) with strategy
+    options on; no passages when adaptive retrieval answered without evidence."""
+
+    def __init__(self, settings: Settings, **options: Any):
+        from cpqa.pipeline import Pipeline, PipelineOptions
+
+        self.pipeline = Pipeline(settings, PipelineOptions(mode="clinician", **options))
+
+    def __call__(self, question: str) -> list[Passage]:
+        trace = self.pipeline.ask(question, mode="clinician").trace
+        return list(trace.context or trace.passages)
+
+    @property
+    def llm_usage(self):
+        return self.pipeline.llm.usage
+
+
+class RefineChooser:
+    """COT-Refine for multiple choice: choose without evidence, then again against it with the first choice as
+    the draft (``cpqa.strategies.refine.Refiner.choose``)."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.name = f"cot_refine+claude:{settings.cpqa_llm_model}"
+
+    def choose(self, question: str, options: dict[str, str], passages: list[Passage]) -> Choice:
+        from cpqa.evaluation.letters import parse_answer_letter
+        from cpqa.strategies.refine import Refiner
+
+        llm = Claude(self.settings)  # one client per question, so its usage is this question's
+        answer = Refiner(self.settings, llm).choose(question, options, passages)
+        if answer.written_by != "claude":
+            raise RuntimeError(f"Claude did not answer: {' '.join(answer.notices)[:200]}")
+        usage = llm.usage
+        return Choice(letter=answer.letter or parse_answer_letter(answer.text, options), raw=answer.text,
+                      input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, calls=usage.calls)
+
+
+def cmmqa_ablation(settings: Settings, llm_name: str, limit: int | None,
+                   variants: Sequence[str] = tuple(CMMQA_VARIANTS)) -> dict:
+    """Accuracy and macro F1 per variant on CMMQA (cached per question and variant, as the harness does)."""
+    from cpqa.evaluation.cmmqa import evaluate as evaluate_cmmqa
+    from cpqa.evaluation.cmmqa import select
+    from cpqa.evaluation.cmmqa_data import BUILD_COMMAND, CMMQAMissing, load_cmmqa
+
+    unknown = [v for v in variants if v not in CMMQA_VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown CMMQA variant(s) {', '.join(unknown)}; known: {', '.join(CMMQA_VARIANTS)}")
+    try:
+        questions = select(load_cmmqa(settings), limit)
+    except CMMQAMissing:
+        return {"skipped": f"CMMQA not built: run `{BUILD_COMMAND}`"}
+    out: dict[str, Any] = {}
+    for name in variants:
+        options, shuffle, refine = CMMQA_VARIANTS[name]
+        chooser: Chooser = RefineChooser(settings) if refine else AnswererChooser(settings)
+        if llm_name == STANDIN:
+            chooser.name = f"{chooser.name} via {STANDIN}"  # never share a cache with Claude's answers
+        report, _ = evaluate_cmmqa(settings, name, questions, shuffle=shuffle, chooser=chooser,
+                                   evidence=StrategyPassages(settings, **options), workers=1)
+        out[name] = {"n": report.answered, "accuracy": round(report.average.accuracy, 4),
+                     "f1": round(report.average.f1, 4), "errors": report.errors, "unparsed": report.unparsed,
+                     "per_dataset_accuracy": {d: round(s.accuracy, 4) for d, s in report.datasets.items()}}
+    return out

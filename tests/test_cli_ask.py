@@ -1,0 +1,116 @@
+"""``cpqa ask`` and ``cpqa bench latency`` through the real command line, over a small slice of the sample."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from cpqa.cli import app
+from cpqa.cli.ask import number_citations
+from cpqa.cli.bench_latency import read_questions
+from cpqa.types import Answer
+
+WORDS = ("tamoxifen", "cisplatin")
+
+
+@pytest.fixture(scope="module")
+def small_home(tmp_path_factory):
+    """A store with the sample's tamoxifen and cisplatin abstracts plus a few others (cold runs stay short)."""
+    from cpqa.config import get_settings
+    from cpqa.ncbi.pubmed_xml import iter_pubmed_records
+    from cpqa.store import Store
+    from conftest import shared
+
+    path = shared("corpus", "pubmed_sample.xml.gz")
+    picked, others = [], []
+    for article, raw in iter_pubmed_records(path):
+        if any(w in article.abstract.lower() for w in WORDS):
+            picked.append((article, raw))
+        elif len(others) < 10:
+            others.append((article, raw))
+    home = tmp_path_factory.mktemp("small_home")
+    with Store(get_settings(cpqa_home=home).store_path) as store:
+        store.upsert(picked[:25] + others)
+    return home
+
+
+@pytest.fixture
+def env(small_home, monkeypatch):
+    monkeypatch.setenv("CPQA_HOME", str(small_home))
+    monkeypatch.setenv("CPQA_PROFILE", "offline")
+    return small_home
+
+
+def test_ask_json_prints_answer_and_trace(env):
+    result = CliRunner().invoke(app, ["ask", "Does tamoxifen reduce breast cancer recurrence?", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    answer, trace = payload["answer"], payload["trace"]
+    assert {"text", "citations", "abstained", "flags", "disclaimer"} <= set(answer)
+    assert {"profile", "models", "stages", "ladder", "candidates", "passages", "warnings"} <= set(trace)
+    assert answer["citations"] and answer["disclaimer"]
+    assert set(answer["citations"]) <= {p["pmid"] for p in trace["passages"]}
+    assert all({"pmid", "text", "score"} <= set(p) for p in trace["passages"])
+    assert all("ms" in stage for stage in trace["stages"].values())
+
+
+def test_ask_readable_output_numbers_citations_and_links_pubmed(env):
+    result = CliRunner().invoke(app, ["ask", "What side effects does cisplatin cause?", "--mode", "clinician"])
+    assert result.exit_code == 0, result.output
+    assert "https://pubmed.ncbi.nlm.nih.gov/" in result.stdout
+    assert "Evidence passages" in result.stdout and "Models (profile: offline)" in result.stdout
+    assert "[1]" in result.stdout and "BM25" in result.stdout
+
+
+def test_ask_on_an_empty_store_says_how_to_ingest(home):
+    result = CliRunner().invoke(app, ["ask", "Does tamoxifen work?"])
+    assert result.exit_code == 2
+    assert "cpqa ingest pubmed" in result.output and "empty" in result.output
+
+
+def test_ask_rejects_bad_input(env):
+    runner = CliRunner()
+    assert runner.invoke(app, ["ask", "x", "--mode", "doctor"]).exit_code == 2
+    assert runner.invoke(app, ["ask", "x", "--source", "D9"]).exit_code == 2
+    empty = runner.invoke(app, ["ask", "   "])
+    assert empty.exit_code == 2 and "empty" in empty.output
+
+
+def test_number_citations_replaces_known_pmids_only():
+    answer = Answer(text="A [PMID:111]. B [PMID:222, PMID:111]. C [PMID:333].", citations=["111", "222"])
+    assert number_citations(answer) == "A [1]. B [2, 1]. C [PMID:333]."
+
+
+def test_read_questions(tmp_path):
+    good = tmp_path / "q.jsonl"
+    good.write_text('{"question": "a?", "id": 1}\n\n{"question": "b?"}\n{"question": "c?"}\n')
+    assert read_questions(good, None) == ["a?", "b?", "c?"]
+    assert read_questions(good, 2) == ["a?", "b?"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "a?"}\n{"q": "b"}\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:2"):
+        read_questions(bad, None)
+    bad.write_text("not json\n")
+    with pytest.raises(ValueError, match="not JSON"):
+        read_questions(bad, None)
+
+
+def test_bench_latency_json_against_in_process_mirror(env, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("\n".join(json.dumps({"question": q}) for q in (
+        "Does tamoxifen reduce breast cancer recurrence?", "What side effects does cisplatin cause?",
+        "Is this ignored by --limit?")) + "\n")
+    result = CliRunner().invoke(app, ["bench", "latency", "--questions", str(questions), "--limit", "2",
+                                      "--mirror", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["n"] == 2
+    assert {"warm", "cold"} <= set(payload["end_to_end"])
+    assert all({"p50_ms", "p95_ms"} <= set(v) for v in payload["end_to_end"].values())
+    assert {"documents", "segmentation", "passage_retrieval", "rerank", "answer"} <= set(payload["stages"])
+    assert payload["ncbi_requests_per_question"] >= 1  # esearch went to the mirror
+    assert re.match(r"http://127\.0\.0\.1:\d+/", payload["eutils_url"])
+    assert payload["end_to_end"]["warm"]["p50_ms"] <= payload["end_to_end"]["cold"]["p95_ms"]

@@ -1,0 +1,202 @@
+"""HSRDR: fusion, E1/E2/E3 tagging, temporal filter, review detection and D1/D2/D3 selection, one path down,
+the LlamaIndex retriever, and Table II. A small crafted store (plus two real PMC articles) embedded with MiniLM."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+
+import pytest
+
+from cpqa.hsrdr import HSRDR, HSRDRConfig, natural_source, rrf_fuse, year_window
+from cpqa.rewrite import RewriteResult
+from cpqa.types import AbstractSection, Article, RetrievalTrace
+from tests.conftest import shared
+
+REVIEW_PMID, RESEARCH_PMID = "19920987", "18175167"  # PMC2775679 (review-article), PMC2491404 (research)
+
+RECORDS = {  # pmid: (year, title, abstract)
+    "201": (2021, "Metformin use and survival in breast cancer",
+            "In women with breast cancer, metformin use was associated with longer overall survival."),
+    "202": (2020, "Antidiabetic biguanide therapy and outcomes of women with mammary carcinoma",
+            "Women with breast carcinoma who took biguanide drugs for diabetes lived longer after diagnosis."),
+    "203": (2019, "Metformin pharmacokinetics in renal impairment",
+            "Plasma metformin clearance fell with creatinine clearance in healthy volunteers and kidney patients."),
+    "204": (2022, "Tomato yield under drip irrigation", "Drip irrigation raised greenhouse tomato yield."),
+    "205": (2021, "Metformin dosing letter", ""),
+    "206": (1995, "Metformin and breast cancer cells in culture",
+            "Metformin slowed the growth of breast cancer cell lines in vitro."),
+}
+
+
+def _rewrite(ladder: list[str], intent: str) -> RewriteResult:
+    return RewriteResult(question=intent, normalized=intent, search_intent=intent, ladder=ladder)
+
+
+@pytest.fixture(scope="module")
+def crafted_home(tmp_path_factory):
+    from cpqa.config import get_settings
+    from cpqa.store import Store
+    from ingestion.index_build import build_index
+    from ingestion.pmc import ingest_pmc_files
+
+    home = tmp_path_factory.mktemp("hsrdr_home")
+    s = get_settings(cpqa_home=home, cpqa_profile="offline")
+    with Store(s.store_path) as store:
+        store.upsert([(Article(pmid=p, title=t, year=y, pub_date=str(y),
+                               abstract_sections=[AbstractSection(text=a)] if a else []), None)
+                      for p, (y, t, a) in RECORDS.items()])
+        ingest_pmc_files(store, [shared("corpus", "pmc", "PMC2775679.xml"), shared("corpus", "pmc", "PMC2491404.xml")])
+        build_index(s, store)
+    return home
+
+
+@pytest.fixture
+def crafted(crafted_home, monkeypatch):
+    from cpqa.config import get_settings
+
+    monkeypatch.setenv("CPQA_PROFILE", "offline")
+    return get_settings(cpqa_home=crafted_home, cpqa_profile="offline")
+
+
+def test_rrf_fuse_ranks_and_categories():
+    fused = rrf_fuse({"E1": ["a", "b", "c"], "E2": ["c", "d"]}, rrf_k=60)
+    assert [p for p, _, _ in fused] == ["c", "a", "b", "d"]
+    assert fused[0][1] == pytest.approx(1 / 63 + 1 / 61) and fused[0][2] == {"E1": 3, "E2": 1}
+    weighted = rrf_fuse({"E1": ["a"], "E2": ["d"]}, weights={"E1": 1.0, "E2": 2.0})
+    assert weighted[0][0] == "d"
+    assert [p for p, _, _ in rrf_fuse({"E1": ["a", "b"], "E2": ["b"]}, depth=1)] == ["a", "b"]
+
+
+def test_year_window():
+    assert year_window(5, today=dt.date(2026, 3, 1)) == (2022, 2026)
+    assert year_window(mindate="2015/01/01", maxdate="2020") == (2015, 2020)
+    assert year_window() == (None, None)
+    with pytest.raises(ValueError):
+        year_window(0)
+    with pytest.raises(ValueError, match="empty"):
+        year_window(mindate="2020", maxdate="2010")
+
+
+def test_review_detection():
+    assert natural_source(Article(pmid="1", pmcid="PMC1", publication_types=["Review"])) == "D2"
+    assert natural_source(Article(pmid="1", pmcid="PMC1", article_type="review-article")) == "D2"
+    assert natural_source(Article(pmid="1", pmcid="PMC1", publication_types=["Journal Article"])) == "D3"
+    assert natural_source(Article(pmid="1", publication_types=["Review"])) == "D1"
+
+
+def test_categories_filters_and_trace(crafted):
+    engine = HSRDR(crafted, config=HSRDRConfig(e1_k=3))
+    trace = RetrievalTrace()
+    docs = engine.retrieve("does metformin help breast cancer survival",
+                           _rewrite(["metformin[tiab]"], "breast cancer survival with metformin or biguanide drugs"),
+                           trace=trace)
+    engine.close()
+    by_pmid = {c.pmid: c for c in trace.candidates}
+    e1 = {c.pmid for c in trace.candidates if c.semantic_rank}
+    e2 = {c.pmid for c in trace.candidates if c.boolean_rank}
+    assert e2 == {"201", "203", "205", "206"}  # every record that says metformin
+    assert len(e1) == 3 and "201" in e1 and "202" in e1
+    for pmid, cand in by_pmid.items():
+        assert cand.category == ("E3" if pmid in e1 & e2 else "E1" if pmid in e1 else "E2")
+    assert by_pmid["201"].category == "E3" and by_pmid["202"].category == "E1"
+    assert by_pmid["203"].category == "E2"
+    assert by_pmid["205"].dropped_reason == "no abstract" and not by_pmid["205"].kept
+    assert [c.rrf for c in trace.candidates] == sorted((c.rrf for c in trace.candidates), reverse=True)
+    assert docs[0][0].category == "E3" and all(c.kept for c, _ in docs)  # found by both paths ranks first
+    assert by_pmid["201"].semantic_score is not None and by_pmid["203"].semantic_score is None
+    assert {"E1", "E2", "fuse", "records", "filter"} <= set(trace.stages)
+    assert trace.models["semantic_query"].profile == "offline" and trace.lost_paths == {}
+    assert trace.ladder[0].expression == "metformin[tiab]"
+
+
+def test_temporal_filter(crafted):
+    engine = HSRDR(crafted, config=HSRDRConfig(e1_k=8))
+    trace = RetrievalTrace()
+    docs = engine.retrieve("metformin breast cancer", _rewrite(["metformin[tiab]"], "metformin breast cancer"),
+                           mindate="2020", maxdate="2021", trace=trace)
+    engine.close()
+    assert {c.pmid for c, _ in docs} == {"201", "202"}
+    reasons = {c.pmid: c.dropped_reason for c in trace.candidates if not c.kept}
+    assert reasons["206"] == "published 1995, outside 2020-2021" and reasons["203"].startswith("published 2019")
+    assert trace.options["year_window"] == [2020, 2021]
+
+
+@pytest.mark.parametrize("sources, review, research", [
+    (("D1", "D2"), "D2", "D1"),
+    (("D1", "D2", "D3"), "D2", "D3"),
+    (("D1",), "D1", "D1"),
+    (("D2",), "D2", None),
+])
+def test_source_selection(crafted, sources, review, research):
+    engine = HSRDR(crafted, config=HSRDRConfig(e1_k=1))
+    trace = RetrievalTrace()
+    docs = engine.retrieve("population genetics and CT staging", _rewrite(
+        ['"Poisson random field"[ti] OR "multi-detector row CT"[ti]'], "Poisson random field tutorial"),
+        sources=sources, trace=trace)
+    engine.close()
+    got = {c.pmid: c.source for c, _ in docs}
+    assert got.get(REVIEW_PMID) == review and got.get(RESEARCH_PMID) == research
+    article = dict((c.pmid, a) for c, a in docs)[REVIEW_PMID]
+    assert article.has_full_text == (review == "D2")
+    if research is None:
+        dropped = next(c for c in trace.candidates if c.pmid == RESEARCH_PMID)
+        assert dropped.dropped_reason == "source D3 not selected"
+
+
+def test_one_path_down_index_missing(crafted, tmp_path):
+    from cpqa.config import get_settings
+
+    home = tmp_path / "no_index"
+    home.mkdir()
+    shutil.copy(crafted.store_path, home / "store.sqlite")
+    s = get_settings(cpqa_home=home, cpqa_profile="offline")
+    engine = HSRDR(s)
+    trace = RetrievalTrace()
+    docs = engine.retrieve("metformin", _rewrite(["metformin[tiab]"], "metformin"), trace=trace)
+    engine.close()
+    assert "IndexMissing" in trace.lost_paths["E1"] and "E2" not in trace.lost_paths
+    assert docs and all(c.category == "E2" for c, _ in docs)
+    assert any("E1 path lost" in w for w in trace.warnings)
+
+
+def test_one_path_down_ncbi_unreachable(crafted):
+    import socket
+
+    from cpqa.config import get_settings
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    s = get_settings(cpqa_home=crafted.home, cpqa_profile="offline", cpqa_eutils_url=f"http://127.0.0.1:{port}/",
+                     cpqa_http_retries=0, cpqa_http_timeout=2)
+    engine = HSRDR(s)
+    assert type(engine.terms).__name__ == "EutilsClient"
+    trace = RetrievalTrace()
+    docs = engine.retrieve("metformin breast cancer", _rewrite(["metformin[tiab]"], "metformin breast cancer"),
+                           trace=trace)
+    engine.close()
+    assert "every ladder level failed" in trace.lost_paths["E2"] and "E1" not in trace.lost_paths
+    assert docs and all(c.category == "E1" for c, _ in docs)
+
+
+def test_llamaindex_retriever(crafted):
+    from cpqa.hsrdr import HSRDRRetriever
+
+    engine = HSRDR(crafted)
+    retriever = HSRDRRetriever(engine)
+    nodes = retriever.retrieve("Does metformin improve survival in breast cancer?")
+    engine.close()
+    assert nodes and nodes[0].node.metadata["pmid"] in RECORDS
+    assert {n.node.metadata["category"] for n in nodes} <= {"E1", "E2", "E3"}
+    assert retriever.last_trace is not None and retriever.last_trace.candidates
+    assert nodes[0].score == retriever.last_trace.candidates[0].rrf
+
+
+def test_table2_shares_and_entropy():
+    from cpqa.evaluation.hybrid import table2
+
+    out = table2([[("E3", 0.03), ("E1", 0.016)], [("E3", 0.032), ("E2", 0.016)]])
+    assert out["E3"]["top5_share"] == 0.5 and out["E3"]["rrf"] == pytest.approx(0.031)
+    assert out["E1"]["entropy"] == pytest.approx(0.5) and out["entropy_total"] == pytest.approx(1.5)
+    assert out["questions"] == 2

@@ -1,0 +1,195 @@
+"""Vector index (FAISS flat / IVF-PQ + re-scoring / Milvus), MedCPT chunk ingestion, index build, semantic search,
+and the index benchmark at a small size."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from cpqa.encoders import MEDCPT_ARTICLE, MINILM
+from cpqa.indexbench import BenchConfig, Generator
+from cpqa.types import AbstractSection, Article
+from cpqa.vectorstore import (FLAT_FILE, FaissIndex, FlatFile, IndexMeta, IndexMissing, build_ivfpq, load_flat,
+                              open_index, read_ids)
+from tests.conftest import shared
+
+
+def _vectors(n: int, dim: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((n, dim), dtype=np.float32)
+
+
+@pytest.fixture
+def medcpt_dir(tmp_path):
+    """NCBI's chunk layout: the shared PMID list and records (linked, not copied) plus our own embeds array."""
+    src = shared("corpus", "medcpt_format")
+    folder = tmp_path / "medcpt"
+    folder.mkdir()
+    for name in ("pmids_chunk_0.json", "pubmed_chunk_0.json"):
+        (folder / name).symlink_to(src / name)
+    pmids = json.loads((src / "pmids_chunk_0.json").read_text())
+    # clustered like real embeddings (isotropic noise has no neighbourhoods for IVF to find)
+    np.save(folder / "embeds_chunk_0.npy", Generator(BenchConfig(clusters=40)).sample(len(pmids)))
+    return folder, pmids
+
+
+def test_flat_file_streams_appends_and_reloads_mmapped(tmp_path):
+    x = _vectors(300, 16)
+    writer = FlatFile(tmp_path, 16)
+    writer.append(np.arange(100, 250, dtype=np.int64), x[:150])
+    writer.close()
+    # a crash mid-append leaves a partial row and an id without its vector: reopening trims both
+    with open(tmp_path / FLAT_FILE, "ab") as fh:
+        fh.write(b"\x00" * 10)
+    with open(tmp_path / "ids.i64", "ab") as fh:
+        fh.write(np.int64(999).tobytes())
+    writer = FlatFile(tmp_path, 16)
+    assert writer.count == 150
+    writer.append(np.arange(250, 400, dtype=np.int64), x[150:])
+    writer.close()
+    index = load_flat(tmp_path)
+    assert index.ntotal == 300
+    assert list(read_ids(tmp_path)) == list(range(100, 400))
+    _, rows = index.search(x[[0, 299]], 1)
+    assert rows[:, 0].tolist() == [0, 299]
+
+
+def test_open_index_refuses_other_encoder_and_bad_input(settings):
+    with open_index(settings, create=IndexMeta(model="a", dim=8, normalize=True)) as index:
+        with pytest.raises(ValueError, match="shape"):
+            index.add(["1"], np.zeros((1, 9), dtype=np.float32))
+        with pytest.raises(ValueError, match="numeric PMIDs"):
+            index.add(["PMC1"], np.zeros((1, 8), dtype=np.float32))
+    with pytest.raises(ValueError, match="built by a"):
+        open_index(settings, create=IndexMeta(model="b", dim=8, normalize=True))
+    with pytest.raises(IndexMissing):
+        open_index(settings, directory=settings.home / "nowhere")
+
+
+def test_ingest_medcpt_chunks_flat_then_resume(settings, medcpt_dir):
+    from cpqa.store import Store
+    from ingestion.medcpt import ingest_medcpt
+
+    folder, pmids = medcpt_dir
+    with Store(settings.store_path) as store:
+        summary = ingest_medcpt(settings, folder, store=store, slice_rows=1000)
+        assert (summary.chunks, summary.vectors_added, summary.records_added) == (1, len(pmids), len(pmids))
+        article = store.get(pmids[0])
+        assert article.title.startswith("Glucose 6-phosphate") and article.has_abstract
+        again = ingest_medcpt(settings, folder, store=store, slice_rows=1000)
+        assert (again.vectors_added, again.vectors_skipped, again.records_kept) == (0, len(pmids), len(pmids))
+    index = open_index(settings)
+    assert (index.meta.model, index.meta.dim, len(index)) == (MEDCPT_ARTICLE, 768, len(pmids))
+    embeds = np.load(folder / "embeds_chunk_0.npy", mmap_mode="r")
+    hits = index.search(np.asarray(embeds[[5, 4000]]), 3)
+    assert [h[0][0] for h in hits] == [pmids[5], pmids[4000]]
+
+
+def test_ingest_medcpt_ivfpq_rescoring_recall(settings, medcpt_dir):
+    from ingestion.medcpt import ingest_medcpt
+
+    folder, pmids = medcpt_dir
+    summary = ingest_medcpt(settings, folder, index_kind="ivfpq", m=32, nprobe=32, k_factor=24)
+    assert summary.index_kind == "ivfpq"
+    index = open_index(settings)
+    assert index.meta.kind == "ivfpq" and index.meta.ivfpq["m"] == 32
+    embeds = np.load(folder / "embeds_chunk_0.npy", mmap_mode="r")
+    queries = np.asarray(embeds[:50]) + 0.05 * _vectors(50, 768, seed=1)
+    exact = load_flat(settings.index_dir).search(queries, 10)[1]
+    found = index.search(queries, 10)
+    ids = read_ids(settings.index_dir)
+    recall = np.mean([len({str(ids[r]) for r in row} & {p for p, _ in hits}) / 10 for row, hits in zip(exact, found)])
+    assert recall >= 0.9
+    # the re-scored scores are exact inner products
+    assert found[0][0][1] == pytest.approx(float(np.asarray(embeds[0]) @ queries[0]), rel=1e-4)
+
+
+def test_semantic_search_refuses_other_encoder_family(settings, medcpt_dir):
+    from cpqa.semantic import EncoderMismatch, SemanticSearch
+    from ingestion.medcpt import ingest_medcpt
+
+    ingest_medcpt(settings, medcpt_dir[0])
+    with pytest.raises(EncoderMismatch, match="MedCPT-Article-Encoder"):
+        SemanticSearch(settings).search("breast cancer screening")
+
+
+def test_semantic_search_index_missing(settings):
+    from cpqa.semantic import SemanticSearch
+
+    with pytest.raises(IndexMissing, match="cpqa index build"):
+        SemanticSearch(settings).search("anything")
+
+
+def _articles() -> list[Article]:
+    texts = {
+        "101": ("Metformin and survival in breast cancer", "Metformin use was associated with better survival."),
+        "102": ("Tomato cultivation in greenhouses", "Irrigation schedules change tomato yield."),
+        "103": ("Statins after myocardial infarction", "Statin therapy lowers recurrent cardiac events."),
+        "104": ("", ""),
+    }
+    return [Article(pmid=p, title=t, abstract_sections=[AbstractSection(text=a)] if a else []) for p, (t, a) in texts.items()]
+
+
+def test_index_build_reload_and_resume(settings):
+    from cpqa.semantic import SemanticSearch
+    from cpqa.store import Store
+    from ingestion.index_build import build_index
+
+    with Store(settings.store_path) as store:
+        store.upsert([(a, None) for a in _articles()])
+        summary = build_index(settings, store, flush_every=2)
+        assert (summary.model, summary.embedded, summary.skipped_empty) == (MINILM, 3, 1)
+        again = build_index(settings, store)
+        assert (again.embedded, again.skipped_present, again.total_in_index) == (0, 3, 3)
+    index = open_index(settings)
+    assert isinstance(index, FaissIndex) and index.meta.normalize
+    hits = SemanticSearch(settings).search("does metformin help women with breast cancer live longer", k=3)
+    assert hits[0][0] == "101" and hits[0][1] > hits[1][1]
+
+
+def test_faiss_and_milvus_lite_same_top_k(tmp_path, monkeypatch):
+    pytest.importorskip("pymilvus")
+    from cpqa.config import get_settings
+
+    x = _vectors(2000, 32, seed=3)
+    ids = [str(10_000 + i) for i in range(2000)]
+    queries = _vectors(20, 32, seed=4)
+    results = {}
+    for backend in ("faiss", "milvus"):
+        s = get_settings(cpqa_home=tmp_path / backend, cpqa_profile="offline", cpqa_vector_store=backend)
+        with open_index(s, create=IndexMeta(model="m", dim=32, normalize=False)) as index:
+            index.add(ids, x)
+        index = open_index(s)
+        assert type(index).__name__ == {"faiss": "FaissIndex", "milvus": "MilvusIndex"}[backend]
+        assert len(index) == 2000 and len(index.id_set()) == 2000
+        results[backend] = index.search(queries, 10)
+        index.close()
+    for f, m in zip(results["faiss"], results["milvus"]):
+        assert [p for p, _ in f] == [p for p, _ in m]
+        assert np.allclose([s for _, s in f], [s for _, s in m], rtol=1e-4)
+
+
+def test_ivfpq_build_needs_vectors_and_valid_m(settings):
+    with open_index(settings, create=IndexMeta(model="m", dim=30, normalize=False)) as index:
+        pass
+    with pytest.raises(ValueError, match="empty"):
+        build_ivfpq(settings.index_dir)
+    with open_index(settings, create=IndexMeta(model="m", dim=30, normalize=False)) as index:
+        index.add([str(i + 1) for i in range(500)], _vectors(500, 30))
+    with pytest.raises(ValueError, match="divide"):
+        build_ivfpq(settings.index_dir, m=64)
+
+
+@pytest.mark.slow
+def test_index_bench_small(tmp_path):
+    from cpqa.indexbench import run_bench
+
+    cfg = BenchConfig(n=20_000, queries=50, latency_queries=20, flat_latency_queries=5, points_per_list=200,
+                      nprobe=(8, 32), k_factor=(8,), train_size=20_000, pubmed_vectors=2_000_000)
+    out = run_bench(cfg, tmp_path)
+    assert out["flat"]["bytes_per_vector"] == pytest.approx(768 * 4, rel=0.01)
+    assert out["ivfpq"]["resident_bytes_per_vector"] < 200
+    recalls = {c["nprobe"]: c["recall@10"] for c in out["ivfpq"]["sweep"]}
+    assert recalls[32] >= recalls[8] and recalls[32] >= out["ivfpq"]["pq_only_recall@10"]
+    assert out["pubmed_extrapolation"]["vectors"] == 2_000_000
