@@ -83,11 +83,14 @@ def category(ranks: dict[str, int]) -> str:
     return "E3" if len(ranks) > 1 else next(iter(ranks))
 
 
+def uses_local_store(settings: Settings) -> bool:
+    """The E2 rule: the local Store answers offline with the default NCBI URL; else E-utilities at CPQA_EUTILS_URL."""
+    return settings.cpqa_profile == "offline" and settings.cpqa_eutils_url == NCBI_EUTILS_URL
+
+
 def term_backend(settings: Settings, store, client=None):
-    """The E2 backend: the local Store offline with the default NCBI URL, else the E-utilities client."""
-    if settings.cpqa_profile == "offline" and settings.cpqa_eutils_url == NCBI_EUTILS_URL:
-        return store
-    return client
+    """The E2 backend under the rule of ``uses_local_store``."""
+    return store if uses_local_store(settings) else client
 
 
 class HSRDR:
@@ -103,13 +106,16 @@ class HSRDR:
         self.store = store if store is not None else Store(settings.store_path)
         self.semantic = semantic if semantic is not None else SemanticSearch(settings)
         self.client = client
-        if self.client is None and not (settings.cpqa_profile == "offline" and settings.cpqa_eutils_url == NCBI_EUTILS_URL):
+        self._own_client = client is None and not uses_local_store(settings)
+        if self._own_client:
             from cpqa.ncbi.client import EutilsClient
 
             self.client = EutilsClient(settings, self.store)
         self.terms = term_backend(settings, self.store, self.client)
 
     def close(self) -> None:
+        if self._own_client:
+            self.client.close()
         if self._own_store:
             self.store.close()
 
@@ -181,7 +187,7 @@ class HSRDR:
                                  semantic_score=semantic_scores.get(pmid), semantic_rank=ranks.get("E1"),
                                  boolean_rank=ranks.get("E2"))
                 article = articles.get(pmid)
-                reason = self._decide(cand, article, first, last, sources, trace) if len(kept) < cfg.max_docs \
+                reason = self._decide(cand, article, first, last, sources) if len(kept) < cfg.max_docs \
                     else "beyond max_docs"
                 if reason:
                     cand.kept, cand.dropped_reason = False, reason
@@ -206,7 +212,7 @@ class HSRDR:
         return found
 
     def _decide(self, cand: Candidate, article: Article | None, first: int | None, last: int | None,
-                sources: tuple[str, ...], trace: RetrievalTrace) -> str | None:
+                sources: tuple[str, ...]) -> str | None:
         """Fill the candidate from its record; the reason it is dropped, or None to keep it."""
         if article is None:
             return "record unavailable"

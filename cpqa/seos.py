@@ -120,10 +120,14 @@ def pick_boundaries(depths: np.ndarray, cutoff_sd: float) -> list[int]:
 class SEOSNodeParser(NodeParser):
     """Semantic segmentation with sentence overlap and chunk sizes fitted to the embedding model."""
 
-    target_words: int | None = Field(default=None, description="chunk size bound in words; None: the embedder's")
-    overlap_words: int | None = Field(default=None, description="overlap bound in words; None: the embedder's")
+    target_words: int | None = Field(default=None, description="chunk size bound in words; None: profile x scale")
+    overlap_words: int | None = Field(default=None, description="overlap bound in words; None: profile x scale")
+    # Tuned on the chunking dev benchmark (see the SEOS report): a chunk may hold several of the profile's
+    # targets as long as it stays inside one topic segment, and the cut-off keeps only clear topic shifts.
+    target_scale: float = Field(default=3.0, gt=0, description="multiplies the embedder's target_words")
+    overlap_scale: float = Field(default=2.0, ge=0, description="multiplies the embedder's overlap_words")
     window: int = Field(default=3, ge=1, description="sentences on each side of a gap")
-    cutoff_sd: float = Field(default=-0.5, description="boundary cut-off: mean + cutoff_sd * std of valley depths")
+    cutoff_sd: float = Field(default=0.5, description="boundary cut-off: mean + cutoff_sd * std of valley depths")
     min_fraction: float = Field(default=0.25, ge=0, le=1, description="segments under this share of the target merge")
     _encoder: EmbeddingCache = PrivateAttr()
 
@@ -147,11 +151,11 @@ class SEOSNodeParser(NodeParser):
 
     @property
     def target(self) -> int:
-        return self.target_words or self.model.target_words
+        return self.target_words or round(self.model.target_words * self.target_scale)
 
     @property
     def overlap(self) -> int:
-        value = self.model.overlap_words if self.overlap_words is None else self.overlap_words
+        value = round(self.model.overlap_words * self.overlap_scale) if self.overlap_words is None else self.overlap_words
         if value >= self.target:
             raise ValueError(f"overlap ({value} words) must be smaller than the chunk target ({self.target} words)")
         return value

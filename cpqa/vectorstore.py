@@ -16,7 +16,6 @@ in a collection; ``meta.json`` stays in the index folder.
 
 from __future__ import annotations
 
-import json
 import os
 from abc import ABC, abstractmethod
 from pathlib import Path

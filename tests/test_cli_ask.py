@@ -98,6 +98,7 @@ def test_read_questions(tmp_path):
         read_questions(bad, None)
 
 
+@pytest.mark.slow
 def test_bench_latency_json_against_in_process_mirror(env, tmp_path):
     questions = tmp_path / "q.jsonl"
     questions.write_text("\n".join(json.dumps({"question": q}) for q in (

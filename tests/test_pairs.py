@@ -181,3 +181,30 @@ def test_cli_builds_bioasq_pairs_and_runs_bm25(home, tmp_path):
     assert cell["available"] and 0.0 < cell["hits_at_5"] <= 1.0 and cell["queries"] == 50
     gen = runner.invoke(app, ["eval", "pairs", "--generate", "3", "--from-store"])
     assert gen.exit_code == 2 and "ANTHROPIC_API_KEY" in gen.output
+
+
+def test_cli_generates_pairs_from_store_passages(sample_home, tmp_path, monkeypatch):
+    """``--generate N --from-store``: SEOS passages of the sample store, one Claude question each, saved for reuse."""
+    import shutil
+
+    from cpqa.cli import app
+
+    home = tmp_path / "home"
+    home.mkdir()
+    for part in sample_home.glob("store.sqlite*"):
+        shutil.copy(part, home / part.name)
+    questions = iter(["What helps with fatigue during chemotherapy?", "Is this tumor marker useful for screening?",
+                      "How often does this cancer come back after surgery?"])
+    with AnthropicStandIn(default=lambda request: Reply.tool({"question": next(questions), "asker": "patient"})) as api:
+        for name, value in {"CPQA_HOME": str(home), "CPQA_PROFILE": "offline", "ANTHROPIC_API_KEY": "sk-dummy-standin",
+                            "ANTHROPIC_BASE_URL": api.url}.items():
+            monkeypatch.setenv(name, value)
+        result = CliRunner().invoke(app, ["eval", "pairs", "--generate", "2", "--from-store", "--json"])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert report["written"] == 2 and len(api.requests) == 2
+        saved = load_pairs(home / "eval" / "pairs" / "synthetic.jsonl")
+        assert [p.query for p in saved] == ["What helps with fatigue during chemotherapy?",
+                                            "Is this tumor marker useful for screening?"]
+        assert all(p.pmid and p.source == "synthetic:patient" and len(p.passage.split()) >= 25 for p in saved)
+        assert f"PMID {saved[0].pmid}" in api.requests[0]["messages"][0]["content"]

@@ -28,6 +28,12 @@ def parser(encoder):
 
 
 @pytest.fixture(scope="module")
+def small(encoder):
+    """The profile's own size target (128 words, 32 overlap), so long segments are packed with overlap."""
+    return SEOSNodeParser(encoder, target_words=128, overlap_words=32)
+
+
+@pytest.fixture(scope="module")
 def bench_docs():
     path = shared("bench", "chunking_dev.jsonl")
     with path.open() as handle:
@@ -35,9 +41,9 @@ def bench_docs():
 
 
 @pytest.fixture(scope="module")
-def bench_nodes(parser, bench_docs):
+def bench_nodes(small, bench_docs):
     doc = bench_docs[0]
-    return doc["text"], parser.get_nodes_from_documents([Document(text=doc["text"], metadata={"pmid": "1"})])
+    return doc["text"], small.get_nodes_from_documents([Document(text=doc["text"], metadata={"pmid": "1"})])
 
 
 def _words(text: str) -> int:
@@ -60,17 +66,24 @@ def test_nodes_hold_whole_sentences(bench_nodes):
         assert node.metadata["start"] in starts and node.metadata["end"] in ends
 
 
-def test_chunks_bounded_by_the_model_target(bench_nodes, parser):
+def test_size_targets_come_from_the_profile(parser, encoder):
+    assert (encoder.target_words, encoder.overlap_words) == (128, 32)  # MiniLM profile
+    assert (parser.target, parser.overlap) == (3 * 128, 2 * 32)  # SEOS's dev-tuned scales
+    assert (SEOSNodeParser(encoder, target_scale=1, overlap_scale=1).target, parser.window) == (128, 3)
+
+
+def test_chunks_bounded_by_the_target(bench_nodes, small):
     text, nodes = bench_nodes
-    assert parser.target == 128 and parser.overlap == 32  # MiniLM profile
+    parser = small
     sentences = split_sentences(text)
     for node in nodes:
         inside = [s for s in sentences if node.metadata["start"] <= s.start and s.end <= node.metadata["end"]]
         assert _words(node.text) <= parser.target or len(inside) == 1
 
 
-def test_overlap_is_whole_sentences_within_the_bound(bench_nodes, parser):
+def test_overlap_is_whole_sentences_within_the_bound(bench_nodes, small):
     text, nodes = bench_nodes
+    parser = small
     sentences = split_sentences(text)
     overlapping = 0
     for a, b in zip(nodes, nodes[1:]):
@@ -166,4 +179,4 @@ def test_long_pmc_article(parser):
     assert len(nodes) > 20 and {n.metadata["section"] for n in nodes} >= {s[0] for s in sections[1:3]}
     for node in nodes:
         assert text[node.metadata["start"]:node.metadata["end"]] == node.text
-        assert _words(node.text) <= parser.max_sentence_words
+        assert _words(node.text) <= parser.target

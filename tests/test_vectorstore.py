@@ -193,3 +193,21 @@ def test_index_bench_small(tmp_path):
     recalls = {c["nprobe"]: c["recall@10"] for c in out["ivfpq"]["sweep"]}
     assert recalls[32] >= recalls[8] and recalls[32] >= out["ivfpq"]["pq_only_recall@10"]
     assert out["pubmed_extrapolation"]["vectors"] == 2_000_000
+
+
+def test_cli_ingest_medcpt_and_index_build_errors(settings, medcpt_dir):
+    from typer.testing import CliRunner
+
+    from cpqa.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["ingest", "medcpt", str(medcpt_dir[0]), "--no-store", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["vectors_added"] == len(medcpt_dir[1])
+    # a store of MedCPT vectors cannot be extended with MiniLM (offline) vectors
+    from cpqa.store import Store
+
+    with Store(settings.store_path) as store:
+        store.upsert([(a, None) for a in _articles()])
+    result = runner.invoke(app, ["index", "build", "--json"])
+    assert result.exit_code == 2 and "MedCPT-Article-Encoder" in result.stderr

@@ -113,20 +113,15 @@ def hyde_ablation(questions: Sequence[Question], settings: Settings) -> dict:
 # ------------------------------------------------------------------ CMMQA columns
 class StrategyPassages:
     """CMMQA evidence: the pipeline's passages (its answerer context when a strategy reshaped it) with strategy
-    options on; no passages when adaptive retrieval answered without evidence."""
+    options on; no passages when adaptive retrieval answered without evidence. One pipeline serves every variant."""
 
-    def __init__(self, settings: Settings, **options: Any):
-        from cpqa.pipeline import Pipeline, PipelineOptions
-
-        self.pipeline = Pipeline(settings, PipelineOptions(mode="clinician", **options))
+    def __init__(self, pipeline, **options: Any):
+        self.pipeline = pipeline
+        self.options = options
 
     def __call__(self, question: str) -> list[Passage]:
-        trace = self.pipeline.ask(question, mode="clinician").trace
+        trace = self.pipeline.ask(question, mode="clinician", **self.options).trace
         return list(trace.context or trace.passages)
-
-    @property
-    def llm_usage(self):
-        return self.pipeline.llm.usage
 
 
 class RefineChooser:
@@ -164,6 +159,9 @@ def cmmqa_ablation(settings: Settings, llm_name: str, limit: int | None,
         questions = select(load_cmmqa(settings), limit)
     except CMMQAMissing:
         return {"skipped": f"CMMQA not built: run `{BUILD_COMMAND}`"}
+    from cpqa.pipeline import Pipeline, PipelineOptions
+
+    pipeline = Pipeline(settings, PipelineOptions(mode="clinician"))
     out: dict[str, Any] = {}
     for name in variants:
         options, shuffle, refine = CMMQA_VARIANTS[name]
@@ -171,7 +169,7 @@ def cmmqa_ablation(settings: Settings, llm_name: str, limit: int | None,
         if llm_name == STANDIN:
             chooser.name = f"{chooser.name} via {STANDIN}"  # never share a cache with Claude's answers
         report, _ = evaluate_cmmqa(settings, name, questions, shuffle=shuffle, chooser=chooser,
-                                   evidence=StrategyPassages(settings, **options), workers=1)
+                                   evidence=StrategyPassages(pipeline, **options), workers=1)
         out[name] = {"n": report.answered, "accuracy": round(report.average.accuracy, 4),
                      "f1": round(report.average.f1, 4), "errors": report.errors, "unparsed": report.unparsed,
                      "per_dataset_accuracy": {d: round(s.accuracy, 4) for d, s in report.datasets.items()}}

@@ -83,7 +83,17 @@ def run_bad_input(world: World, name: str, text: str, check: Callable | None) ->
         return InputResult(name=name, outcome=f"refused: {exc}", handled=check is None and not sent,
                            detail="outside calls were made" if sent else "")
     problem = check(result, world.sent(ncbi_since, claude_since)) if check else "accepted an unusable question"
-    return InputResult(name=name, outcome="answered", handled=not problem, detail=problem)
+    return InputResult(name=name, outcome=_outcome(result), handled=not problem, detail=problem)
+
+
+def _outcome(result) -> str:
+    from cpqa.safety import ENGLISH_ONLY
+
+    if result.answer.text == ENGLISH_ONLY:
+        return "told only English is supported; nothing searched"
+    notices = [n for n in result.answer.notices if "longer than" in n]
+    return "answered" + (" with a truncation notice" if notices else f", {len(result.trace.ladder)} clean ladder levels"
+                         if result.trace.ladder else "")
 
 
 def run_bad_inputs(world: World) -> list[InputResult]:

@@ -37,7 +37,9 @@ _NEEDS_EVIDENCE = re.compile(
     r"|rate|rates|survival|surviv\w*|live|cure[ds]?|curable|stage|grade|best|better|worse|versus|vs|compare\w*"
     r"|latest|new|newest|recent|current|trial|trials|study|studies|evidence|guideline\w*|safe|safety|risk\w*"
     r"|effective|work|works|help|helps|stop|start|skip|take|taking|treat\w*|therap\w*|drug\w*|medication\w*"
-    r"|side\s+effects?|symptoms?|signs?|recur\w*|relapse|prognos\w*|diagnos\w*|screen\w*|test\w*)\b",
+    r"|side\s+effects?|symptoms?|signs?|recur\w*|relapse|prognos\w*|diagnos\w*|screen\w*|test\w*"
+    r"|milligram\w*|mcg|ml|pills?|tablets?|capsules?|inject\w*|used\s+for|interact\w*|affect\w*|mix\w*"
+    r"|combin\w*|alcohol|pregnan\w*|breastfe\w*|allerg\w*|overdose\w*)\b",
     re.IGNORECASE)
 _NUMBER = re.compile(r"\d")
 
