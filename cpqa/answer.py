@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import re
 import secrets
-from functools import lru_cache
-from importlib.resources import files
-from string import Template
 from typing import Sequence
 
 from pydantic import BaseModel, ValidationError
@@ -24,6 +21,7 @@ from cpqa.evaluation.letters import parse_answer_letter
 from cpqa.extractive import Encoder, rank_sentences, score_options, select_extracts
 from cpqa.llm import Claude, LLMError, LLMUnavailable, ToolSpec
 from cpqa.phi import scrub_phi
+from cpqa.prompts import escape, template
 from cpqa.safety import Screened
 from cpqa.triage import is_personal_dosing
 from cpqa.types import Answer, ComponentChoice, Mode, Passage
@@ -81,17 +79,6 @@ class _ToolAnswer(BaseModel):
 
 class _Unusable(ValueError):
     """Claude's tool input has the right shape but cannot be used (empty answer, no valid letter)."""
-
-
-@lru_cache(maxsize=None)
-def prompt(name: str) -> Template:
-    """A prompt template from ``cpqa/prompts/<name>.md`` (``$name`` placeholders)."""
-    return Template(files("cpqa").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8").strip())
-
-
-def escape(text: str) -> str:
-    """Neutralise markup in untrusted text so it cannot open or close a delimiter."""
-    return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
 _SOURCES = {"D1": "PubMed abstract", "D2": "PMC review, full text", "D3": "PMC article, full text"}
@@ -168,11 +155,11 @@ class Answerer:
     def _claude_answer(self, question: str, passages: Sequence[Passage], mode: str, personal: bool
                        ) -> tuple[Answer | None, str]:
         tag = _evidence_tag()
-        system = prompt("answer_system").substitute(
-            register=prompt(f"register_{mode}").template, tag=tag,
-            personal=prompt("personal_dosing").template if personal else "",
+        system = template("answer_system").substitute(
+            register=template(f"register_{mode}").template, tag=tag,
+            personal=template("personal_dosing").template if personal else "",
         ).strip()
-        user = prompt("answer_user").substitute(tag=tag, evidence=format_evidence(passages), question=escape(question),
+        user = template("answer_user").substitute(tag=tag, evidence=format_evidence(passages), question=escape(question),
                                                 tool=ANSWER_TOOL.name)
         data, failure = self._call(system, user, ANSWER_TOOL, _parse_answer)
         if data is None:
@@ -227,7 +214,7 @@ class Answerer:
                        ) -> tuple[Answer | None, str]:
         tag = _evidence_tag()
         basis = "the evidence documents and what you know" if passages else "what you know"
-        system = prompt("choose_system").substitute(basis=basis, tag=tag)
+        system = template("choose_system").substitute(basis=basis, tag=tag)
         evidence = f"<{tag}>\n{format_evidence(passages)}\n</{tag}>\n\n" if passages else ""
         tool = ToolSpec(
             name="choose_option",
@@ -239,7 +226,7 @@ class Answerer:
                 "required": ["reasoning", "letter"],
             },
         )
-        user = prompt("choose_user").substitute(
+        user = template("choose_user").substitute(
             evidence=evidence, question=escape(question), tool=tool.name,
             options="\n".join(f"{letter}. {escape(text)}" for letter, text in options.items()),
         )

@@ -237,19 +237,20 @@ class HSRDR:
         """The PMC full text for a D2/D3 candidate; None (the abstract, as D1) when it cannot be had."""
         if article.has_full_text:
             return article
-        full = None
+        full, failure = None, ""
         if article.pmcid:
             full = self.store.get_by_pmcid(article.pmcid)
             if (full is None or not full.has_full_text) and self.client is not None:
                 try:
                     full = self.client.fetch_pmc([article.pmcid]).get(article.pmcid)
-                except Exception:  # noqa: BLE001 - recorded on the candidate below
-                    full = None
+                except Exception as exc:  # noqa: BLE001 - recorded in the trace below
+                    full, failure = None, f" (efetch failed: {type(exc).__name__}: {exc})"
         if full is not None and full.has_full_text:
             return article.model_copy(update={"body_sections": full.body_sections,
                                               "article_type": full.article_type or article.article_type})
         cand.source = "D1"
-        trace.warn(f"full text of {article.pmcid} (PMID {cand.pmid}) unavailable: its abstract is used (D1)")
+        trace.warn(self.settings.redact(f"full text of {article.pmcid} (PMID {cand.pmid}) unavailable{failure}: "
+                                        "its abstract is used (D1)")[:400])
         return None
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 from xml.sax.saxutils import escape
 
 from cpqa.boolean import BooleanQueryError
+from cpqa.httpserver import BackgroundHTTPServer
 from cpqa.ncbi.client import normalize_pmcids, normalize_pmids
 from cpqa.ncbi.jats import render_pmc_article_set
 from cpqa.ncbi.pubmed_xml import render_pubmed_article_set
@@ -148,8 +148,10 @@ class PooledHTTPServer(ThreadingHTTPServer):
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-class MirrorServer:
+class MirrorServer(BackgroundHTTPServer):
     """``with MirrorServer(store_path) as mirror:`` serves the store on ``mirror.url`` from a thread."""
+
+    thread_name = "eutils-mirror"
 
     def __init__(self, store_path: str | Path, host: str = "127.0.0.1", port: int = 0):
         self.store = Store(store_path)
@@ -159,39 +161,15 @@ class MirrorServer:
         except OSError:
             self.store.close()
             raise
-        self._thread: threading.Thread | None = None
+
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/"
+        """The base URL, ending in "/", usable as CPQA_EUTILS_URL."""
+        return self.base_url + "/"
 
-    def start(self) -> "MirrorServer":
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="eutils-mirror",
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def serve_forever(self) -> None:
-        """Serve in the calling thread until interrupted (the CLI)."""
-        try:
-            self._server.serve_forever()
-        finally:
-            self._server.server_close()
-            self.store.close()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+    def _release(self) -> None:
         self.store.close()
-
-    def __enter__(self) -> "MirrorServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _handler_for(mirror: Mirror) -> type[BaseHTTPRequestHandler]:

@@ -11,12 +11,11 @@ Without Claude: dialogue distillation, rule-based concepts and the rule-based la
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
-from cpqa.answer import escape
+from cpqa.prompts import escape, text
 from cpqa.boolean import FIELD_TAGS, BooleanQueryError, validate
 from cpqa.concepts import Concept, Intent, detect_intent, process_question
 from cpqa.config import Settings
@@ -25,7 +24,6 @@ from cpqa.llm import Claude, LLMError, LLMUnavailable, ToolSpec
 from cpqa.query_ladder import build_ladder
 from cpqa.vocabulary import load_vocabulary
 
-PROMPTS = Path(__file__).resolve().parent / "prompts"
 MAX_EXPRESSION_CHARS = 8000
 MAX_HISTORY_TURNS = 6
 MIN_LEVELS = 3
@@ -82,8 +80,8 @@ class Rewriter:
         self.settings = settings
         self.llm = llm
         self.vocabulary = load_vocabulary(settings)
-        self.system_prompt = (PROMPTS / "rewrite_system.md").read_text(encoding="utf-8")
-        self.user_template = (PROMPTS / "rewrite_user.md").read_text(encoding="utf-8")
+        self.system_prompt = text("rewrite_system")
+        self.user_template = text("rewrite_user")
 
     def rewrite(self, question: str, history: Sequence[str] = ()) -> RewriteResult:
         question = " ".join((question or "").split())

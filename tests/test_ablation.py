@@ -40,12 +40,12 @@ def test_markdown_tables_render_every_block_present():
                "context": {"queries": 2, "retrieved": 5, "contexts": {"SEOS top-5": {
                    "gold_coverage": 0.5, "gold_in_context": 0.5, "gold_at_edge": 0.0, "mean_gold_position": None,
                    "context_words": 10.0, "units": 5.0}}},
-               "llm": {"played_by": STANDIN, "adaptive": {"dev": {"skip_rate": 0.25}},
+               "llm": {"played_by": STANDIN, "adaptive": {"dev": {"skip_rate": 0.25, "questions": 4}},
                        "cmmqa": {"full": {"n": 5, "accuracy": 0.2, "f1": 0.1, "errors": 0}}}}
     table = markdown_tables(payload)
-    assert "| E2 | 0.9 | 1.0 | 0.8 | 0.85 | 3.0 |" in table
+    assert "| E2 | 2 | 0.9 | 1.0 | 0.8 | 0.85 | 3.0 |" in table
     assert "| SEOS top-5 | 0.5 | 0.5 | 0.0 | — | 10.0 | 5.0 |" in table
-    assert "| dev | 2 | 0.5 | 0.25 |" in table and "| full | 5 | 0.2 | 0.1 | 0 |" in table
+    assert "| dev | 2 | 0.5 | 0.25 (4) |" in table and "| full | 5 | 0.2 | 0.1 | 0 |" in table
     assert "E2_vocabulary" not in table
     assert markdown_tables({}) == ""
 

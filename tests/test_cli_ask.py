@@ -44,6 +44,7 @@ def env(small_home, monkeypatch):
     return small_home
 
 
+@pytest.mark.slow  # a cold pipeline (SEOS over every candidate) takes well over a few seconds
 def test_ask_json_prints_answer_and_trace(env):
     result = CliRunner().invoke(app, ["ask", "Does tamoxifen reduce breast cancer recurrence?", "--json"])
     assert result.exit_code == 0, result.output
@@ -57,6 +58,7 @@ def test_ask_json_prints_answer_and_trace(env):
     assert all("ms" in stage for stage in trace["stages"].values())
 
 
+@pytest.mark.slow  # a cold pipeline (SEOS over every candidate) takes well over a few seconds
 def test_ask_readable_output_numbers_citations_and_links_pubmed(env):
     result = CliRunner().invoke(app, ["ask", "What side effects does cisplatin cause?", "--mode", "clinician"])
     assert result.exit_code == 0, result.output

@@ -118,8 +118,11 @@ def test_parse_answer_letter(text, letter):
 
 def test_parse_yes_no_maybe_by_option_text():
     yn = {"A": "yes", "B": "no", "C": "maybe"}
-    assert parse_answer_letter("Based on the trials, maybe.", yn) == "C"
+    assert parse_answer_letter("Based on the trials the effect is uncertain.\nFinal answer: maybe.", yn) == "C"
     assert parse_answer_letter("Answer: no", yn) == "B"
+    assert parse_answer_letter("yes", yn) == "A"
+    # Words of an option inside a sentence are not a choice.
+    assert parse_answer_letter("The scorer found no evidence supporting any option.", yn) is None
 
 
 # ---------------------------------------------------------------- shuffling

@@ -70,7 +70,7 @@ def latency(
     eutils_url: Optional[str] = typer.Option(None, "--eutils-url", help="E-utilities base URL, e.g. a "
                                              "`cpqa mirror serve` (default: CPQA_EUTILS_URL)."),
     mirror: bool = typer.Option(False, "--mirror", help="Serve the local store through an in-process mirror "
-                                "and count the NCBI requests it receives."),
+                                "(no rate limit unless CPQA_EUTILS_RATE is set) and count the requests."),
     profile: str = typer.Option("offline", "--profile", help="Model profile: offline (default), auto or paper."),
 ) -> None:
     """Per-stage latency benchmark"""
@@ -101,7 +101,10 @@ def latency(
             from cpqa.mirror import MirrorServer
 
             server = stack.enter_context(MirrorServer(settings.store_path))
-            settings = get_settings(**{**overrides, "cpqa_eutils_url": server.url})
+            overrides["cpqa_eutils_url"] = server.url
+            if settings.cpqa_eutils_rate is None:  # NCBI's 3/s limit is NCBI's policy, not a local mirror's
+                overrides["cpqa_eutils_rate"] = 0
+            settings = get_settings(**overrides)
         started = time.perf_counter()
         pipeline = stack.enter_context(Pipeline(settings))
         load_ms = (time.perf_counter() - started) * 1000.0
@@ -120,6 +123,7 @@ def latency(
         "profile": pipeline.profile,
         "models": {name: choice.model for name, choice in pipeline.models.items()},
         "eutils_url": settings.cpqa_eutils_url,
+        "eutils_rate_per_s": settings.ncbi_rate_limit or "unlimited",
         "cpu_cores": os.cpu_count(),
     }
     if json_out:

@@ -24,7 +24,8 @@ from cpqa.config import Settings
 from cpqa.encoders import EmbeddingCache, TextEncoder
 from cpqa.evaluation.chunking import K, RERANK_DEPTH, BenchDoc, Reranker, dense_rankings
 from cpqa.evaluation.retrieval import E2Path, Question, evaluate
-from cpqa.evaluation.splitters import ChunkSpan, seos_splitter
+from cpqa.evaluation.splitters import ChunkSpan
+from cpqa.seos import SEOSNodeParser
 from cpqa.strategies.adaptive import AdaptiveRetrieval, skip_rate
 from cpqa.strategies.expansion import MultiQueryLadderPath
 from cpqa.strategies.repack import repack
@@ -169,8 +170,10 @@ def _restructured(question: str, retrieved: list[tuple[int, ChunkSpan]], docs: S
 def context_ablation(docs: Sequence[BenchDoc], sentence_encoder: TextEncoder, passage_cache: EmbeddingCache,
                      reranker: Reranker, postprocessor, *, bench: str = "",
                      progress: Callable[[str], None] | None = None) -> ContextReport:
-    """Every context configuration over the benchmark questions (the retrieval step is shared)."""
-    chunks = [seos_splitter(sentence_encoder)(doc.text) for doc in docs]
+    """Every context configuration over the benchmark questions (the retrieval step is shared). SEOS chunks
+    as the pipeline does, with the sentence embedder and its size target."""
+    parser = SEOSNodeParser(EmbeddingCache(sentence_encoder))
+    chunks = [[ChunkSpan(a, b, a, b) for a, b in parser.chunk_spans(doc.text)] for doc in docs]
     pool = [(d, c) for d, doc_chunks in enumerate(chunks) for c in doc_chunks]
     texts = [d.text for d in docs]
     keys = [texts[d][c.key_start:c.key_end] for d, c in pool]
@@ -214,10 +217,9 @@ def markdown_tables(payload: dict) -> str:
     hyde = (payload.get("llm") or {}).get("hyde") or {}
     rows += [(name, r) for name, r in hyde.items() if isinstance(r, dict) and "recall@5" in r]
     if rows:
-        n = rows[0][1].get("n")
-        out += [f"**Document retrieval** (PubMedQA dev cancer questions, n={n})", "",
-                _row(["path", *metrics]), _row(["---"] * (len(metrics) + 1))]
-        out += [_row([name, *(r.get(m) for m in metrics)]) for name, r in rows]
+        out += ["**Document retrieval** (PubMedQA dev cancer questions; n = questions)", "",
+                _row(["path", "n", *metrics]), _row(["---"] * (len(metrics) + 2))]
+        out += [_row([name, r.get("n"), *(r.get(m) for m in metrics)]) for name, r in rows]
         out.append("")
     context = payload.get("context")
     if context:
@@ -230,11 +232,13 @@ def markdown_tables(payload: dict) -> str:
     adaptive = payload.get("adaptive_rules") or {}
     llm_adaptive = (payload.get("llm") or {}).get("adaptive") or {}
     if adaptive:
+        played = (payload.get("llm") or {}).get("played_by", "Claude")
         out += ["**Adaptive retrieval: share of questions answered without retrieval**", "",
-                _row(["question set", "n", "rules (default guard)", "Claude + guard"]), _row(["---"] * 4)]
+                _row(["question set", "n", "rules", f"{played} + guard (n)"]), _row(["---"] * 4)]
         for name, rate in adaptive.items():
-            claude = llm_adaptive.get(name, {}).get("skip_rate") if isinstance(llm_adaptive.get(name), dict) else None
-            out.append(_row([name, rate["questions"], rate["skip_rate"], claude]))
+            llm_rate = llm_adaptive.get(name)
+            cell = f"{llm_rate['skip_rate']} ({llm_rate['questions']})" if isinstance(llm_rate, dict) else None
+            out.append(_row([name, rate["questions"], rate["skip_rate"], cell]))
         out.append("")
     cmmqa = (payload.get("llm") or {}).get("cmmqa") or {}
     rows = [(name, r) for name, r in cmmqa.items() if isinstance(r, dict) and "accuracy" in r]

@@ -5,17 +5,16 @@ which without a key scores each option by its similarity to the evidence)."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Callable, Protocol
 
 from pydantic import BaseModel
 
+from cpqa import prompts
 from cpqa.config import Settings
 from cpqa.evaluation.letters import parse_answer_letter
 from cpqa.types import Article, Passage
 
 OFFLINE_ANSWERER = "offline evidence-similarity scoring (retrieval-only baseline, no language model)"
-PROMPT_FILE = Path(__file__).resolve().parents[1] / "prompts" / "cmmqa_choice.md"
 PROMPT_VERSION = "cmmqa-choice-v1"
 MAX_DOC_WORDS = 400
 
@@ -70,7 +69,7 @@ class ClaudeChooser:
         self.name = f"claude:{settings.cpqa_llm_model}"
         self.max_tokens = max_tokens
         self._clients = _PerThreadClaude(settings)
-        self._template = PROMPT_FILE.read_text(encoding="utf-8")
+        self._template = prompts.text("cmmqa_choice")
 
     def choose(self, question: str, options: dict[str, str], passages: list[Passage]) -> Choice:
         clause = " and against the numbered documents below" if passages else ""
@@ -124,8 +123,11 @@ class AnswererChooser:
 
 
 def _letter(answer, options: dict[str, str]) -> str | None:
+    """The answer's letter; its text is parsed only when it is a reply that chose (never an abstention)."""
     if answer.letter and answer.letter.upper() in {k.upper() for k in options}:
         return answer.letter.upper()
+    if answer.abstained or answer.written_by != "claude":
+        return None
     return parse_answer_letter(answer.text, options)
 
 

@@ -70,15 +70,19 @@ def _from_json(text: str, letters: set[str]) -> str | None:
     return None
 
 
+_ANSWER_CUE = re.compile(r"^(?:(?:so|thus|therefore|hence)\s+)?(?:the\s+)?(?:final\s+|correct\s+|best\s+)?"
+                         r"(?:answer|option|choice)\s*(?:is|would be|:|-)?\s*", re.I)
+
+
 def _from_option_text(text: str, options: Mapping[str, str]) -> str | None:
-    """The option whose text the answer states: the whole answer, or the only option named in its last line."""
+    """The option whose text is the whole answer, or the whole of a last line after an answer cue
+    ("Final answer: maybe"). A sentence that merely contains an option's words ("no evidence") names none."""
     def norm(s: str) -> str:
         return re.sub(r"[^a-z0-9]+", " ", s.lower()).strip()
 
-    whole = norm(text)
     by_text = {norm(v): k.upper() for k, v in options.items() if norm(v)}
-    if whole in by_text:
-        return by_text[whole]
-    last = norm(text.strip().splitlines()[-1])
-    named = [k for t, k in by_text.items() if re.search(rf"\b{re.escape(t)}\b", last)]
-    return named[0] if len(named) == 1 else None
+    last = text.strip().splitlines()[-1].strip().strip("*")
+    for candidate in (text, _ANSWER_CUE.sub("", last) if _ANSWER_CUE.match(last) else None):
+        if candidate is not None and norm(candidate) in by_text:
+            return by_text[norm(candidate)]
+    return None

@@ -12,12 +12,8 @@ call, trace or log, and concurrent questions under NCBI's rate limit. ``cpqa eva
 from __future__ import annotations
 
 import json
-import logging
-import re
 import sqlite3
-import threading
-import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -109,7 +105,7 @@ class World:
             self.ncbi = stack.enter_context(RoutedFaultyServer(self.mirror.url))
             self.standin = stack.enter_context(AnthropicStandIn(default=topic_responder))
             self.claude = stack.enter_context(RoutedFaultyServer(self.standin.url))
-            self.settings = self.settings_for(self.topic.write_home(self.workdir / "local", index=self.use_index))
+            self.settings = self._settings(self.topic.write_home(self.workdir / "local", index=self.use_index))
             self.pipeline = Pipeline(self.settings)
             stack.callback(self.pipeline.close)
         except BaseException:
@@ -120,11 +116,11 @@ class World:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def settings_for(self, home: Settings, **overrides) -> Settings:
-        values = dict(cpqa_home=home.cpqa_home, cpqa_profile="offline", cpqa_eutils_url=self.ncbi.url,
-                      cpqa_eutils_rate=self.rate, anthropic_api_key=DUMMY_KEY if self.use_claude else None,
-                      anthropic_base_url=self.claude.url, ncbi_api_key=None, **FAST)
-        return get_settings(**{**values, **overrides})
+    def _settings(self, home: Settings) -> Settings:
+        """``home``'s settings pointed at this world's servers, with short timeouts and backoff."""
+        return get_settings(cpqa_home=home.cpqa_home, cpqa_profile="offline", cpqa_eutils_url=self.ncbi.url,
+                            cpqa_eutils_rate=self.rate, anthropic_api_key=DUMMY_KEY if self.use_claude else None,
+                            anthropic_base_url=self.claude.url, ncbi_api_key=None, **FAST)
 
     def env(self, home: Path | None = None) -> dict[str, str]:
         """The environment for a ``cpqa`` subprocess on this world's servers (keys included)."""

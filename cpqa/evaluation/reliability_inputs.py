@@ -3,7 +3,6 @@ and whether any personal value reaches E-utilities, Anthropic, the trace, the an
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from contextlib import contextmanager

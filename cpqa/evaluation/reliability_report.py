@@ -14,6 +14,12 @@ from cpqa.evaluation.reliability_load import LOAD_TOPIC_SIZE, LoadResult, run_lo
 from cpqa.testing.routes import CALLS, FAULTS
 
 
+OUTAGES = {("ncbi", "refused"): "E-utilities refused (esearch, efetch PubMed and PMC)",
+           ("claude", "refused"): "Anthropic refused (rewrite and answer calls)",
+           ("vector_index", "missing"): "vector index missing (E1)",
+           ("none", "none"): "no fault (after the faults above)"}
+
+
 class ReliabilityReport(BaseModel):
     faults: list[CaseResult]  # per outside call x fault
     outages: list[CaseResult]  # whole services refused, vector index missing, and a fault-free baseline
@@ -37,8 +43,8 @@ class ReliabilityReport(BaseModel):
         lines = ["| outside call | " + " | ".join(FAULTS) + " |", "|---" * (len(FAULTS) + 1) + "|"]
         lines += [f"| {call} | " + " | ".join(cell.get((call, f), "-") for f in FAULTS) + " |" for call in CALLS]
         lines += ["", "| outage | answered | recorded in trace | nothing cached | survived |", "|---|---|---|---|---|"]
-        lines += [f"| {c.call} {c.fault} | {c.answered} | {c.recorded} | {c.cached_nothing} | {c.survived} |"
-                  for c in self.outages]
+        lines += [f"| {OUTAGES.get((c.call, c.fault), f'{c.call} {c.fault}')} | {c.answered} | {c.recorded} | "
+                  f"{c.cached_nothing} | {c.survived} |" for c in self.outages]
         lines += ["", "| bad input | outcome | handled |", "|---|---|---|"]
         lines += [f"| {i.name} | {i.outcome[:70]} | {i.handled} |" for i in self.bad_inputs]
         lines += ["", f"Personal details removed ({len(self.phi.kinds_removed)} kinds): "

@@ -39,7 +39,15 @@ _NEEDS_EVIDENCE = re.compile(
     r"|effective|work|works|help|helps|stop|start|skip|take|taking|treat\w*|therap\w*|drug\w*|medication\w*"
     r"|side\s+effects?|symptoms?|signs?|recur\w*|relapse|prognos\w*|diagnos\w*|screen\w*|test\w*"
     r"|milligram\w*|mcg|ml|pills?|tablets?|capsules?|inject\w*|used\s+for|interact\w*|affect\w*|mix\w*"
-    r"|combin\w*|alcohol|pregnan\w*|breastfe\w*|allerg\w*|overdose\w*)\b",
+    r"|combin\w*|alcohol|pregnan\w*|breastfe\w*|allerg\w*|overdose\w*"
+    r"|serious|dangerous|harmful|fatal|deadly|favou?rable|worth|benefit\w*|normal|permanent\w*|contagious"
+    r"|infectious|spread\w*|outcomes?|adjuvant|neoadjuvant|chemo\w*|radiation|radiotherap\w*|surg\w*"
+    r"|resect\w*|immunotherap\w*|inhibitors?|antibiotic\w*|switch\w*|transmit\w*|necessary|matters?"
+    r"|premalignant|malignan\w*|barbiturat\w*|opioid\w*|steroid\w*|vaccin\w*|antidepress\w*|cannabi\w*"
+    r"|marijuana|painkiller\w*|supplements?|vitamins?|alternatives?|effects?|smok\w*"
+    # drug-name endings (antibodies, kinase inhibitors, steroids, opioids, ...): "What is morphine?" is a drug question
+    r"|\w+(?:mab|nib|platin|taxel|rubicin|olone|sone|pril|olol|sartan|statin|azole|cillin|mycin|cycline|phine"
+    r"|codone|pam|lam|tidine|prazole|vir|fen|parin|xaban|triptan|gliptin|formin))\b",
     re.IGNORECASE)
 _NUMBER = re.compile(r"\d")
 

@@ -15,7 +15,8 @@ from typing import Sequence
 
 from pydantic import BaseModel
 
-from cpqa.answer import Answerer, escape, prompt
+from cpqa.answer import Answerer
+from cpqa.prompts import escape, template
 from cpqa.citations import check_citations
 from cpqa.config import Settings
 from cpqa.extractive import Encoder
@@ -55,7 +56,7 @@ class DraftedClaude:
     def __init__(self, llm: Claude, draft: str):
         self.llm = llm
         self.model = llm.model
-        self.note = prompt("refine_revise").substitute(draft=escape(draft))
+        self.note = template("refine_revise").substitute(draft=escape(draft))
 
     @property
     def available(self) -> bool:
@@ -87,7 +88,7 @@ class Refiner:
         question = scrub_phi(question).text
         if not question.strip():
             raise ValueError("question is empty")
-        system = prompt("refine_draft_system").substitute(register=prompt(f"register_{mode}").template)
+        system = template("refine_draft_system").substitute(register=template(f"register_{mode}").template)
         data = self.llm.call_tool(system, [{"role": "user", "content": f"<question>\n{escape(question)}\n</question>"}],
                                   DRAFT_TOOL, max_tokens=self.max_tokens)
         text = str(data.get("answer", "")).strip()

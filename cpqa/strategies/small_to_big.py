@@ -44,8 +44,8 @@ def expand_span(span: Span, siblings: Sequence[Span], sections: Sequence[Span], 
     section = enclosing(sections, start, end) or (start, end)
     if mode == "section":
         words = len(text[section[0]:section[1]].split()) if text is not None else 0
-        if words <= max_words:
-            return section
+        if words <= max_words:  # a passage that overruns its section keeps its own end
+            return min(start, section[0]), max(end, section[1])
     elif mode != "neighbours":
         raise ValueError(f"mode must be 'neighbours' or 'section', not {mode!r}")
     inside = sorted({s for s in siblings if section[0] <= s[0] and s[1] <= section[1]} | {(start, end)})

@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+from cpqa.httpserver import BackgroundHTTPServer
 
 STANDIN_LABEL = "Stand-in reply, not written by Claude"
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -170,8 +171,10 @@ def default_responder(request: dict[str, Any]) -> Reply:
     return Reply.text(f"{STANDIN_LABEL}{f' [{pmids[0]}]' if pmids else ''}.")
 
 
-class AnthropicStandIn:
+class AnthropicStandIn(BackgroundHTTPServer):
     """``with AnthropicStandIn() as api:`` point ANTHROPIC_BASE_URL at ``api.url``; read ``api.requests``."""
+
+    thread_name = "anthropic-standin"
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0,
                  default: Callable[[dict[str, Any]], Reply] = default_responder):
@@ -182,12 +185,12 @@ class AnthropicStandIn:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
+
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        """The base URL for ANTHROPIC_BASE_URL."""
+        return self.base_url
 
     def script(self, *replies: Reply) -> "AnthropicStandIn":
         """Queue replies, answered in order before the default responder takes over."""
@@ -202,31 +205,6 @@ class AnthropicStandIn:
             if self._script:
                 return self._script.popleft()
         return self.default(request)
-
-    def start(self) -> "AnthropicStandIn":
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="anthropic-standin",
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def serve_forever(self) -> None:
-        """Serve in the calling thread until interrupted (the command line)."""
-        try:
-            self._server.serve_forever()
-        finally:
-            self._server.server_close()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> "AnthropicStandIn":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _handler_for(standin: AnthropicStandIn) -> type[BaseHTTPRequestHandler]:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+from cpqa.httpserver import BackgroundHTTPServer
 
 ZERO_HITS = (b'<?xml version="1.0" encoding="UTF-8" ?>\n<!DOCTYPE eSearchResult PUBLIC "-//NLM//DTD esearch 20060628//EN"'
              b' "https://eutils.ncbi.nlm.nih.gov/eutils/dtd/20060628/esearch.dtd">\n<eSearchResult><Count>0</Count>'
@@ -82,10 +83,12 @@ class Recorded:
     body: bytes = b""  # the raw request body (JSON for APIs that take it), for routing and inspection
 
 
-class FaultyServer:
+class FaultyServer(BackgroundHTTPServer):
     """``with FaultyServer(upstream=mirror.url) as bad:`` point a client at ``bad.url``; script faults with
     ``bad.script(Fault.rate_limited(0.1), Fault.status_code(503))``; read ``bad.requests`` / ``bad.timestamps``.
     With an empty script it passes through to ``upstream`` (or answers zero hits when there is none)."""
+
+    thread_name = "faulty-server"
 
     def __init__(self, upstream: str | None = None, host: str = "127.0.0.1", port: int = 0):
         self.upstream = upstream.rstrip("/") + "/" if upstream else None
@@ -95,12 +98,11 @@ class FaultyServer:
         self._http = httpx.Client(timeout=30.0)
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
+
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/"
+        return self.base_url + "/"
 
     @property
     def timestamps(self) -> list[float]:
@@ -125,24 +127,8 @@ class FaultyServer:
         keep = {k: v for k, v in reply.headers.items() if k.lower() in {"content-type", "retry-after"}}
         return reply.status_code, keep, reply.content
 
-    def start(self) -> "FaultyServer":
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="faulty-server",
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def _release(self) -> None:
         self._http.close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> "FaultyServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _handler_for(server: FaultyServer) -> type[BaseHTTPRequestHandler]:
