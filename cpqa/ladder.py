@@ -4,7 +4,8 @@ A backend is anything with ``search(term, retmax=..., retstart=..., mindate=...,
 SearchResult`` (the local ``Store``, ``EutilsClient`` on live NCBI or the mirror). The ranking keeps the
 ladder's order: PMIDs from earlier, more specific levels first, each level in the backend's own order
 (BM25 on the local store, relevance on NCBI). A level that fails (bad expression, backend error) is
-recorded with its error and skipped, so one bad level never loses the others.
+recorded with its error and skipped, so one bad level never loses the others; an unavailable service
+(``NCBIUnavailable``, already retried with backoff) ends the ladder at once.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Protocol, Sequence
 
 from pydantic import BaseModel, Field
 
+from cpqa.ncbi.client import NCBIUnavailable
 from cpqa.types import LadderLevel, RetrievalTrace, SearchResult
 
 DEFAULT_MIN_DOCS = 20
@@ -40,11 +42,13 @@ def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = DE
     seen: set[str] = set()
     for number, expression in enumerate(ladder, 1):
         level = LadderLevel(level=number, expression=expression)
+        unavailable = False
         start = time.perf_counter()
         try:
             found = backend.search(expression, retmax=retmax, mindate=mindate, maxdate=maxdate)
         except Exception as exc:  # noqa: BLE001 - any backend failure costs one level, never the ladder
             level.error = f"{type(exc).__name__}: {exc}"[:300]
+            unavailable = isinstance(exc, NCBIUnavailable)
         else:
             level.count = found.count
             new = [p for p in found.pmids if p not in seen]
@@ -58,6 +62,10 @@ def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = DE
             trace.ladder.append(level)
             if level.error:
                 trace.warn(f"ladder level {number} failed: {level.error}")
+        if unavailable:  # the service is down after its own retries: the next levels would only wait the same way
+            if trace is not None and number < len(ladder):
+                trace.warn(f"E-utilities unavailable: ladder levels {number + 1}-{len(ladder)} not tried")
+            break
         if len(result.pmids) >= min_docs:
             break
     return result

@@ -111,3 +111,34 @@ def test_paths_plug_into_the_harness(home, tmp_path):
     assert result["X_extra"] == {"ok": 1}
     with pytest.raises(ValueError, match="unknown path"):
         evaluate(questions, ["E9"], get_settings(), paths={"X": Fixed})
+
+
+def test_an_unavailable_service_ends_the_ladder_at_once():
+    from cpqa.ncbi.client import NCBIUnavailable
+    from cpqa.types import RetrievalTrace
+
+    class Down:
+        calls = 0
+
+        def search(self, term, **kwargs):
+            Down.calls += 1
+            raise NCBIUnavailable("E-utilities esearch.fcgi failed after 5 attempts")
+
+    trace = RetrievalTrace()
+    result = run_ladder(["a AND b", "a OR b", "a"], Down(), trace=trace)
+    assert Down.calls == 1 and result.pmids == [] and len(result.levels) == 1
+    assert any("levels 2-3 not tried" in w for w in trace.warnings)
+
+
+def test_auto_profile_uses_the_local_store_when_ncbi_does_not_answer(monkeypatch, tmp_path):
+    from cpqa import hsrdr
+    from cpqa.config import get_settings
+    from cpqa.ncbi import client
+
+    monkeypatch.setattr(client, "eutils_reachable", lambda url, timeout: False)
+    assert hsrdr.uses_local_store(get_settings(cpqa_home=tmp_path, cpqa_profile="auto"))
+    monkeypatch.setattr(client, "eutils_reachable", lambda url, timeout: True)
+    assert not hsrdr.uses_local_store(get_settings(cpqa_home=tmp_path, cpqa_profile="auto"))
+    assert hsrdr.uses_local_store(get_settings(cpqa_home=tmp_path, cpqa_profile="offline"))
+    assert not hsrdr.uses_local_store(get_settings(cpqa_home=tmp_path, cpqa_profile="offline",
+                                                   cpqa_eutils_url="http://127.0.0.1:9/"))

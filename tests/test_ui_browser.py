@@ -66,7 +66,7 @@ def browser():
 
 @pytest.mark.parametrize("mode", ["patient", "clinician"])
 def test_question_in_a_real_browser(app_url, browser, output_dir, mode):
-    page = browser.new_page(viewport={"width": 1400, "height": 1800})
+    page = browser.new_page(viewport={"width": 1400, "height": 4200})  # the chat scrolls inside the page: show it whole
     page.goto(app_url)
     page.get_by_text("Cancer questions, answered from the evidence").wait_for(timeout=60_000)
     if mode == "clinician":

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cpqa.config import NCBI_EUTILS_URL, get_settings  # noqa: E402
 from cpqa.encoders import resolve  # noqa: E402
+from cpqa.hsrdr import uses_local_store  # noqa: E402
 from cpqa.safety import install_log_redaction  # noqa: E402
 from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
 
@@ -44,18 +45,20 @@ def component_status(settings) -> list[tuple[str, str, str]]:
     rows = []
     for component, label in COMPONENT_LABELS.items():
         choice = resolve(component, settings)
-        hint = "" if choice.profile == "paper" else "paper model's weights not available here"
-        rows.append((label, f"{'🟢' if choice.profile == 'paper' else '🟡'} {choice.model}", hint))
+        hint = "" if choice.profile == "paper" else "offline: the paper model's weights are not available here"
+        rows.append((label, f"{choice.model} ({'paper model' if choice.profile == 'paper' else 'offline'})", hint))
     if settings.has_anthropic:
-        rows.append(("Rewriting and answers", f"🟢 Claude ({settings.cpqa_llm_model})", ""))
+        rows.append(("Rewriting and answers", f"Claude ({settings.cpqa_llm_model})", ""))
     else:
-        rows.append(("Rewriting and answers", "🟡 rule-based searches, extractive answers",
+        rows.append(("Rewriting and answers", "rule-based searches, extractive answers (offline)",
                      "set ANTHROPIC_API_KEY for answers written by Claude"))
-    if settings.cpqa_eutils_url.rstrip("/") == NCBI_EUTILS_URL.rstrip("/"):
-        ncbi = "🟢 NCBI E-utilities" if settings.ncbi_email else "🟡 NCBI E-utilities (no NCBI_EMAIL set)"
+    if uses_local_store(settings):
+        ncbi, hint = "local store (offline twin of PubMed search)", "NCBI not used: offline profile or unreachable"
+    elif settings.cpqa_eutils_url.rstrip("/") == NCBI_EUTILS_URL.rstrip("/"):
+        ncbi = "NCBI E-utilities" if settings.ncbi_email else "NCBI E-utilities (set NCBI_EMAIL, as NCBI asks)"
         hint = "" if settings.ncbi_api_key else "set NCBI_API_KEY for 10 requests/s instead of 3"
     else:
-        ncbi, hint = "🟢 local mirror", settings.cpqa_eutils_url
+        ncbi, hint = "E-utilities mirror", settings.cpqa_eutils_url
     rows.append(("PubMed search", ncbi, hint))
     return rows
 

@@ -99,7 +99,7 @@ def badge(text: str, colour: str) -> str:
 def evidence_card(number: int | None, passage: Passage, answer_text: str) -> str:
     """One evidence card as HTML: title, year, journal, badges, rerank score, highlighted passage."""
     title = html.escape(passage.title or f"PMID {passage.pmid}")
-    meta = " · ".join(html.escape(str(x)) for x in (passage.journal, passage.year) if x)
+    meta = " · ".join(html.escape(str(x)) for x in (passage.journal, passage.year) if x and x != "unknown")
     label = f"[{number}] " if number else ""
     badges = badge(SOURCE_BADGES.get(passage.source, passage.source), "#2f6f9f")
     if passage.category:
@@ -108,6 +108,6 @@ def evidence_card(number: int | None, passage: Passage, answer_text: str) -> str
     section = f"<div style='color:#666;font-size:0.85em'>Section: {html.escape(passage.section)}</div>" if passage.section else ""
     return (f"<div class='evidence-card' style='border:1px solid #ddd;border-radius:0.5em;padding:0.7em;margin:0.5em 0'>"
             f"<div><b>{label}<a href='{link_for(passage)}' target='_blank'>{title}</a></b></div>"
-            f"<div style='color:#555;font-size:0.9em'>{meta} · PMID {html.escape(passage.pmid)}</div>"
+            f"<div style='color:#555;font-size:0.9em'>{meta + ' · ' if meta else ''}PMID {html.escape(passage.pmid)}</div>"
             f"<div style='margin:0.3em 0'>{badges}</div>{section}"
             f"<div style='font-size:0.92em'>{highlighted_passage(passage, answer_text)}</div></div>")

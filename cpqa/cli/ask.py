@@ -67,18 +67,19 @@ def render(answer: Answer, trace: RetrievalTrace, console) -> None:
         console.print("\n[bold]References[/]")
         for i, pmid in enumerate(answer.citations, start=1):
             p = by_pmid.get(pmid)
-            detail = ", ".join(str(x) for x in (p.journal, p.year) if x) if p else ""
+            detail = ", ".join(str(x) for x in (p.journal, p.year) if x and x != "unknown") if p else ""
             title = escape(p.title if p and p.title else "(untitled)")
             detail = f"({escape(detail)}) " if detail else ""
             console.print(f"  \\[{i}] {title} {detail}"
                           f"[link={PUBMED_URL.format(pmid=pmid)}]{PUBMED_URL.format(pmid=pmid)}[/link]")
 
-    table = Table(title="Evidence passages", show_lines=False)
-    for column in ("#", "PMID", "score", "category", "source", "section", "year", "passage"):
+    cited = {pmid: i for i, pmid in enumerate(answer.citations, start=1)}
+    table = Table(title="Evidence passages, best first", show_lines=False)
+    for column in ("cited as", "PMID", "score", "category", "source", "section", "year", "passage"):
         table.add_column(column, overflow="fold")
-    for rank, p in enumerate(trace.passages, start=1):
+    for p in trace.passages:
         text = p.text if len(p.text) <= 160 else p.text[:157] + "..."
-        table.add_row(str(rank), p.pmid, f"{p.score:.3f}", p.category or "", p.source, escape(p.section or ""),
+        table.add_row(escape(f"[{cited[p.pmid]}]") if p.pmid in cited else "", p.pmid, f"{p.score:.3f}", p.category or "", p.source, escape(p.section or ""),
                       str(p.year or ""), escape(text))
     if trace.passages:
         console.print(table)

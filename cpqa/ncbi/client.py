@@ -15,6 +15,7 @@ import logging
 import re
 import threading
 import time
+from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import httpx
@@ -47,6 +48,16 @@ class NCBIError(RuntimeError):
 
 class NCBIUnavailable(NCBIError):
     """E-utilities could not be reached, or kept failing (429 / 5xx / timeouts) until retries ran out."""
+
+
+@lru_cache(maxsize=8)
+def eutils_reachable(base_url: str, timeout: float) -> bool:
+    """One short probe of E-utilities (einfo), cached per process: the ``auto`` profile uses it to choose between
+    live NCBI and the local store, so a machine without network never waits on retries for every question."""
+    try:
+        return httpx.get(base_url.rstrip("/") + "/einfo.fcgi", timeout=timeout).status_code < 500
+    except httpx.HTTPError:
+        return False
 
 
 class _Retryable(Exception):
