@@ -50,7 +50,7 @@ def test_segmentation_errors_zero_for_the_true_segments(docs):
 def test_load_bench_rejects_bad_input(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"doc_id": "x"}\n')
-    with pytest.raises(ValueError, match="bad.jsonl:1"):
+    with pytest.raises(ValueError, match="bad.jsonl line 1"):
         load_bench(bad)
     with pytest.raises(FileNotFoundError):
         load_bench(tmp_path / "missing.jsonl")

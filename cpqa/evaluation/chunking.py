@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from cpqa.encoders import EmbeddingCache
+from cpqa.evaluation.jsonl import read_records
 from cpqa.evaluation.metrics import hits_at, mrr_at
 from cpqa.evaluation.splitters import ChunkSpan, Splitter
 
@@ -49,20 +50,7 @@ def default_bench_path() -> Path:
 
 
 def load_bench(path: Path | str, limit: int | None = None) -> list[BenchDoc]:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"chunking benchmark not found: {path}")
-    docs = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    docs.append(BenchDoc.model_validate_json(line))
-                except ValueError as exc:
-                    raise ValueError(f"{path}:{number}: not a chunking benchmark record ({exc})") from exc
-            if limit is not None and len(docs) >= limit:
-                break
-    return docs
+    return read_records(path, BenchDoc, "chunking benchmark record", limit)
 
 
 # ------------------------------------------------------------------ results

@@ -8,16 +8,16 @@ A run may also have ``report() -> dict`` (extra top-level keys for the JSON, e.g
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
 from cpqa.evaluation.hybrid import E1Path, HSRDRPath
+from cpqa.evaluation.jsonl import read_records
 from cpqa.evaluation.metrics import average, question_scores
 
 PathRun = Callable[[str], list[str]]
@@ -32,26 +32,10 @@ class Question(BaseModel):
 
 def load_questions(path: Path | str, limit: int | None = None) -> list[Question]:
     """Questions ``{id, question, gold_pmids}`` from a JSONL file; a bad line is an error naming the line."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"question file not found: {path}")
-    questions = []
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                item["id"] = str(item.get("id", number))
-                item["gold_pmids"] = [str(p) for p in item.get("gold_pmids") or []]
-                questions.append(Question.model_validate(item))
-            except (json.JSONDecodeError, ValidationError, AttributeError) as exc:
-                raise ValueError(f"{path.name} line {number}: not a question with gold_pmids ({exc.__class__.__name__})") from None
-            if limit and len(questions) >= limit:
-                break
-    if not questions:
-        raise ValueError(f"{path.name}: no questions")
-    return questions
+    def prepare(item: dict, number: int) -> dict:
+        return {**item, "id": str(item.get("id", number)), "gold_pmids": [str(p) for p in item.get("gold_pmids") or []]}
+
+    return read_records(path, Question, "question with gold_pmids", limit, prepare)
 
 
 class E2Path:
