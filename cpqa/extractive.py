@@ -178,3 +178,19 @@ def score_options(question: str, options: dict[str, str], passages: Sequence[Pas
     for letter, text in options.items():
         result[letter] = float(np.max(similarity.scores(text) * relevance))
     return result
+
+
+def unaddressed(concepts: Sequence, passages: Sequence[Passage]) -> list[str]:
+    """The question's named treatments that no passage mentions by any of their names.
+
+    Quoting evidence about other drugs in answer to a question about one the evidence never names would mislead:
+    an extractive answer abstains instead (a language model makes that judgement itself)."""
+    text = " ".join(p.text for p in passages).lower()
+    missing = []
+    for concept in concepts:
+        if concept.kind != "treatment":
+            continue
+        names = {concept.text, *concept.phrases, *concept.synonyms, *([concept.mesh] if concept.mesh else [])}
+        if not any(re.search(rf"\b{re.escape(name.lower())}", text) for name in names if name.strip()):
+            missing.append(concept.text)
+    return missing

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from cpqa.answer import Answerer, DISCLAIMERS
 from cpqa.config import Settings, get_settings
 from cpqa.encoders import EmbeddingCache, load_encoder
+from cpqa.extractive import unaddressed
 from cpqa.hsrdr import HSRDR, retrieve_documents
 from cpqa.llm import Claude
 from cpqa.passages import DEFAULT_TOP_K, DEFAULT_TOP_N, PassageRetriever
@@ -202,8 +203,16 @@ class Pipeline:
         notify("answer")
         with trace.stage("answer", passages=len(passages)):
             # With dialogue history the distilled search intent is the self-contained question.
-            return self.strategies.answer(trace.search_intent if history else question, passages, options,
-                                          screened, trace)
+            answer = self.strategies.answer(trace.search_intent if history else question, passages, options,
+                                            screened, trace)
+        missing = unaddressed(rewrite.concepts, passages)
+        if missing:
+            trace.warn(f"the evidence found does not mention {', '.join(missing)}")
+            if answer.written_by == "extractive" and not answer.abstained:
+                answer = answer.model_copy(update={"abstained": True, "citations": [], "text": (
+                    f"The evidence found does not mention {', '.join(missing)}, so no answer is quoted from it. "
+                    "Try a broader question, or ask your care team.")})
+        return answer
 
     def _segment(self, documents: list[tuple[Candidate, Article]]) -> list[TextNode]:
         nodes: list[TextNode] = []

@@ -336,3 +336,18 @@ def test_citation_markers_are_normalised_and_checked(text, expected_text, citati
     check = check_citations(text, {"11111111", "22222222"})
     assert check.text == expected_text and check.citations == citations
     assert check.uncited_sentences == 0
+
+
+def test_unaddressed_names_treatments_the_evidence_never_mentions():
+    from cpqa.concepts import Concept
+    from cpqa.extractive import unaddressed
+    from cpqa.types import Passage
+
+    concepts = [Concept(text="pembrolizumab", phrases=["pembrolizumab"], synonyms=["keytruda"], kind="treatment"),
+                Concept(text="lung cancer", phrases=["lung cancer"], kind="disease", core=True),
+                Concept(text="tamoxifen", phrases=["tamoxifen"], kind="treatment")]
+    evidence = [Passage(node_id="a", pmid="1", text="Icotinib side effects in non-small cell lung cancer."),
+                Passage(node_id="b", pmid="2", text="Adjuvant Tamoxifen lowered recurrence.")]
+    assert unaddressed(concepts, evidence) == ["pembrolizumab"]
+    keytruda = [Passage(node_id="c", pmid="3", text="Keytruda (an anti-PD-1 antibody) caused pneumonitis.")]
+    assert unaddressed(concepts[:1], keytruda) == []

@@ -168,3 +168,10 @@ def test_history_reaches_the_rewriter(pipeline):
     result = pipeline.ask("What about its side effects?", history=["Does tamoxifen help in breast cancer?"])
     assert result.trace.stages["safety"].info["history_turns"] == 1
     assert "tamoxifen" in result.trace.search_intent.lower()
+
+
+def test_extractive_answer_abstains_when_the_evidence_never_names_the_treatment(pipeline):
+    result = pipeline.ask("What are the side effects of pembrolizumab in lung cancer?")  # not in the sample
+    assert result.answer.abstained and not result.answer.citations
+    assert "pembrolizumab" in result.answer.text
+    assert any("does not mention pembrolizumab" in w for w in result.trace.warnings)
