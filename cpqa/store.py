@@ -22,6 +22,7 @@ from typing import Iterable, Iterator
 
 from cpqa.boolean import parse, to_query
 from cpqa.ncbi.pubmed_xml import article_to_pubmed_xml
+from cpqa.ncbi.xmlio import as_pmcid
 from cpqa.store_rows import Kind, Row, UpsertSummary, fts_values, merge_parts, record_kind, unpack
 from cpqa.store_search import BM25_WEIGHTS, FTS_COLUMNS, CompiledQuery, compile_query, date_key
 from cpqa.types import Article, SearchResult
@@ -262,7 +263,7 @@ class Store:
         return self._articles_by("pmid", [str(p) for p in pmids])
 
     def get_by_pmcid(self, pmcid: str) -> Article | None:
-        value = pmcid if str(pmcid).upper().startswith("PMC") else f"PMC{pmcid}"
+        value = as_pmcid(pmcid)
         return self._articles_by("pmcid", [value]).get(value)
 
     def _articles_by(self, column: str, keys: list[str]) -> dict[str, Article]:
@@ -291,7 +292,7 @@ class Store:
 
     def raw_pmc_xml(self, pmcids: Iterable[str]) -> dict[str, bytes]:
         """Each PMC article's JATS as stored, keyed by "PMC..." id; ids without full text are absent."""
-        wanted = sorted({p if str(p).upper().startswith("PMC") else f"PMC{p}" for p in pmcids})
+        wanted = sorted({as_pmcid(p) for p in pmcids})
         found: dict[str, bytes] = {}
         with self._read() as conn:
             for chunk in _chunks(wanted):

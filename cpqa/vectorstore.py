@@ -281,6 +281,15 @@ def coarse_quantizer(dim: int, nlist: int):
     return hnsw
 
 
+def index_options(kind: str, *, m: int, nprobe: int, nlist: int = 0) -> dict:
+    """Keyword options for ``build_ivfpq`` from command-line choices; ``kind`` is "flat" or "ivfpq"."""
+    if kind not in {"flat", "ivfpq"}:
+        raise ValueError("--index must be flat or ivfpq")
+    if kind == "flat":
+        return {}
+    return {"m": m, "nprobe": nprobe, **({"nlist": nlist} if nlist else {})}
+
+
 def build_ivfpq(directory: Path, *, nlist: int | None = None, m: int = 64, nbits: int = 8, nprobe: int = 32,
                 k_factor: int = 8, train_size: int = 100_000, slice_rows: int = 50_000, seed: int = 0) -> IndexMeta:
     """Train IVF-PQ on a sample of the flat vectors and add all rows in slices (the flat file stays mmapped)."""

@@ -13,7 +13,7 @@ import typer
 from cpqa.config import Settings
 from cpqa.encoders import MEDCPT_ARTICLE, TextEncoder, load_encoder
 from cpqa.types import Article
-from cpqa.vectorstore import IndexMeta, build_ivfpq, open_index
+from cpqa.vectorstore import IndexMeta, build_ivfpq, index_options, open_index
 
 
 @dataclass
@@ -112,11 +112,12 @@ def index_build_command(
     from cpqa.store import Store
 
     settings = get_settings()
-    if index not in {"flat", "ivfpq"}:
-        fail("--index must be flat or ivfpq")
+    try:
+        options = index_options(index, m=pq_m, nprobe=nprobe)
+    except ValueError as exc:
+        fail(str(exc))
     if not settings.store_path.exists():
         fail(f"no store at {settings.store_path}: run `cpqa ingest pubmed FILE` first")
-    options = {"m": pq_m, "nprobe": nprobe} if index == "ivfpq" else {}
     try:
         with Store(settings.store_path) as store:
             summary = build_index(settings, store, batch_size=batch_size, index_kind=index,

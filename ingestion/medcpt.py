@@ -20,7 +20,7 @@ import typer
 from cpqa.config import Settings
 from cpqa.encoders import MEDCPT_ARTICLE
 from cpqa.types import AbstractSection, Article, MeshHeading
-from cpqa.vectorstore import IndexMeta, build_ivfpq, open_index
+from cpqa.vectorstore import IndexMeta, build_ivfpq, index_options, open_index
 
 SLICE_ROWS = 50_000
 _CHUNK = re.compile(r"embeds_chunk_(\d+)\.npy$")
@@ -140,9 +140,10 @@ def ingest_medcpt_command(
     from cpqa.store import Store
 
     settings = get_settings()
-    if index not in {"flat", "ivfpq"}:
-        fail("--index must be flat or ivfpq")
-    options = {"m": pq_m, "nprobe": nprobe, **({"nlist": nlist} if nlist else {})} if index == "ivfpq" else {}
+    try:
+        options = index_options(index, m=pq_m, nprobe=nprobe, nlist=nlist)
+    except ValueError as exc:
+        fail(str(exc))
     try:
         if no_store:
             summary = ingest_medcpt(settings, directory, index_kind=index, progress=not json_out, **options)

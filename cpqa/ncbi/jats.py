@@ -8,7 +8,7 @@ from typing import Iterator
 
 from lxml import etree
 
-from cpqa.ncbi.xmlio import XmlSource, iter_records, text, to_bytes
+from cpqa.ncbi.xmlio import XmlSource, as_pmcid, iter_records, text, to_bytes
 from cpqa.types import AbstractSection, Article, BodySection
 
 ROOT_TAGS = ("pmc-articleset",)
@@ -53,7 +53,7 @@ def parse_article(elem: etree._Element) -> Article:
             if kind == "pmid":
                 article.pmid = value
             elif kind in ("pmc", "pmcid"):
-                article.pmcid = value if value.upper().startswith("PMC") else f"PMC{value}"
+                article.pmcid = as_pmcid(value)
             elif kind == "doi":
                 article.doi = value
         article.title = _prose(meta.find("title-group/article-title"))

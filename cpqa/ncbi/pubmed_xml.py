@@ -9,7 +9,7 @@ from typing import Iterator
 
 from lxml import etree
 
-from cpqa.ncbi.xmlio import XmlSource, iter_records, text, to_bytes
+from cpqa.ncbi.xmlio import XmlSource, as_pmcid, iter_records, text, to_bytes
 from cpqa.types import AbstractSection, Article, MeshHeading, MeshQualifier
 
 RECORD_TAGS = ("PubmedArticle", "PubmedBookArticle", "MedlineCitation")
@@ -124,7 +124,7 @@ def _article_ids(article: Article, id_list: etree._Element | None) -> None:
         if kind == "doi":
             article.doi = value
         elif kind == "pmc":
-            article.pmcid = value if value.startswith("PMC") else f"PMC{value}"
+            article.pmcid = as_pmcid(value)
         elif kind == "pubmed" and not article.pmid:
             article.pmid = value
 

@@ -94,3 +94,9 @@ def text(elem: etree._Element | None) -> str:
 def to_bytes(elem: etree._Element) -> bytes:
     """The element's own XML, UTF-8, without declaration or tail."""
     return etree.tostring(elem, encoding="UTF-8", xml_declaration=False, with_tail=False)
+
+
+def as_pmcid(value: str | int) -> str:
+    """A PMC ID in NCBI's "PMC1234567" form, whether or not the prefix was given."""
+    value = str(value).strip()
+    return value if value.upper().startswith("PMC") else f"PMC{value}"
