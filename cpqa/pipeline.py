@@ -16,16 +16,16 @@ from typing import Any, Callable, Sequence
 from llama_index.core.schema import TextNode
 from pydantic import BaseModel, Field
 
-from cpqa.answer import Answerer, DISCLAIMERS
+from cpqa.answer.answerer import Answerer, DISCLAIMERS
 from cpqa.config import Settings, get_settings
-from cpqa.encoders import EmbeddingCache, load_encoder
-from cpqa.extractive import unaddressed
-from cpqa.hsrdr import HSRDR, retrieve_documents
-from cpqa.llm import Claude
-from cpqa.passages import DEFAULT_TOP_K, DEFAULT_TOP_N, PassageRetriever
-from cpqa.rewrite import Rewriter
-from cpqa.safety import ENGLISH_ONLY, Screened, check_question, scrub_phi
-from cpqa.seos import SEOSNodeParser, segment_article
+from cpqa.models.encoders import EmbeddingCache, load_encoder
+from cpqa.answer.extractive import unaddressed
+from cpqa.documents.hsrdr import HSRDR, retrieve_documents
+from cpqa.models.llm import Claude
+from cpqa.passages.dense import DEFAULT_TOP_K, DEFAULT_TOP_N, PassageRetriever
+from cpqa.rewrite.rewriter import Rewriter
+from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, scrub_phi
+from cpqa.passages.seos import SEOSNodeParser, segment_article
 from cpqa.strategies.options import StrategyOptions
 from cpqa.strategies.runner import Strategies
 from cpqa.types import Answer, Article, Candidate, ComponentChoice, Mode, RetrievalTrace, Source, StageRecord

@@ -20,7 +20,7 @@ import typer
 
 from cpqa.config import Settings, get_settings
 from cpqa.evaluation.cmmqa_data import DATASETS, CMMQACounts, MCQuestion, cmmqa_dir, cmmqa_path, counts_path
-from cpqa.vocabulary import Term, normalize_word
+from cpqa.rewrite.vocabulary import Term, normalize_word
 from ingestion.mesh import build_terms
 
 _SEP = r"[\s\-/]+"

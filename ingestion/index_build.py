@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import typer
 
 from cpqa.config import Settings
-from cpqa.encoders import MEDCPT_ARTICLE, TextEncoder, load_encoder
+from cpqa.models.encoders import MEDCPT_ARTICLE, TextEncoder, load_encoder
 from cpqa.types import Article
-from cpqa.vectorstore import IndexMeta, build_ivfpq, index_options, open_index
+from cpqa.documents.vectorstore import IndexMeta, build_ivfpq, index_options, open_index
 
 
 @dataclass
@@ -108,8 +108,8 @@ def index_build_command(
     """Embed the store's records with the configured article encoder (resumable)."""
     from cpqa.cli.common import fail, print_json
     from cpqa.config import get_settings
-    from cpqa.encoders import ModelUnavailable
-    from cpqa.store import Store
+    from cpqa.models.encoders import ModelUnavailable
+    from cpqa.sources.store import Store
 
     settings = get_settings()
     try:

@@ -18,9 +18,9 @@ import numpy as np
 import typer
 
 from cpqa.config import Settings
-from cpqa.encoders import MEDCPT_ARTICLE
+from cpqa.models.encoders import MEDCPT_ARTICLE
 from cpqa.types import AbstractSection, Article, MeshHeading
-from cpqa.vectorstore import IndexMeta, build_ivfpq, index_options, open_index
+from cpqa.documents.vectorstore import IndexMeta, build_ivfpq, index_options, open_index
 
 SLICE_ROWS = 50_000
 _CHUNK = re.compile(r"embeds_chunk_(\d+)\.npy$")
@@ -137,7 +137,7 @@ def ingest_medcpt_command(
     """
     from cpqa.cli.common import fail, print_json
     from cpqa.config import get_settings
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
 
     settings = get_settings()
     try:

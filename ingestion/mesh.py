@@ -4,7 +4,7 @@ Reads, from DIR, ``mesh_c04_neoplasms.csv`` (mesh_id, mesh_name, tree_number, le
 ``DO_cancer_slim.json`` (OBO graph JSON: labels, synonyms, MeSH cross-references) and, when present,
 ``MESHinDO.tsv`` (DOID -> MeSH). Each MeSH heading becomes one term (reading-order name, ``X cancer`` /
 ``X tumor`` forms for ``X Neoplasms``, DO labels and exact synonyms); DO terms without a C04 heading become
-terms of their own. The result goes to ``settings.terms_dir/terms.json`` for ``cpqa.vocabulary``.
+terms of their own. The result goes to ``settings.terms_dir/terms.json`` for ``cpqa.rewrite.vocabulary``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import typer
 
 from cpqa.config import get_settings
-from cpqa.vocabulary import Term, natural_mesh_name, phrase_key, save_terms, terms_path
+from cpqa.rewrite.vocabulary import Term, natural_mesh_name, phrase_key, save_terms, terms_path
 
 MESH_CSV = "mesh_c04_neoplasms.csv"
 DO_JSON = "DO_cancer_slim.json"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
-from cpqa.ncbi.jats import iter_pmc_records
-from cpqa.store import Store, UpsertSummary
+from cpqa.sources.ncbi.jats import iter_pmc_records
+from cpqa.sources.store import Store, UpsertSummary
 from ingestion.xml_files import ingest_xml_files, report
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
-from cpqa.ncbi.pubmed_xml import iter_pubmed_records
-from cpqa.store import Store, UpsertSummary
+from cpqa.sources.ncbi.pubmed_xml import iter_pubmed_records
+from cpqa.sources.store import Store, UpsertSummary
 from ingestion.xml_files import ingest_xml_files, report
 
 

@@ -7,8 +7,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
-from cpqa.ncbi.xmlio import XmlFormatError
-from cpqa.store import Kind, Store, UpsertSummary
+from cpqa.sources.ncbi.xmlio import XmlFormatError
+from cpqa.sources.store import Kind, Store, UpsertSummary
 from cpqa.types import Article
 
 # (open file, list that collects withdrawn PMIDs) -> records

@@ -51,7 +51,7 @@ def sample_home(tmp_path_factory) -> Path:
     path = shared("corpus", "pubmed_sample.xml.gz")
     home_dir = tmp_path_factory.mktemp("sample_home")
     from cpqa.config import get_settings
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
     from ingestion.pubmed import ingest_pubmed_files
 
     s = get_settings(cpqa_home=home_dir, cpqa_profile="offline")
@@ -73,7 +73,7 @@ def indexed_home(sample_home, tmp_path_factory) -> Path:
     import shutil
 
     from cpqa.config import get_settings
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
     from ingestion.index_build import build_index
 
     home_dir = tmp_path_factory.mktemp("indexed_home")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cpqa.answer import (
+from cpqa.answer.answerer import (
     ASK_CARE_TEAM,
     BASELINE_LABEL,
     DISCLAIMERS,
@@ -15,9 +15,9 @@ from cpqa.answer import (
     Answerer,
     format_evidence,
 )
-from cpqa.citations import check_citations
+from cpqa.answer.citations import check_citations
 from cpqa.config import get_settings
-from cpqa.safety import check_question
+from cpqa.safety.screening import check_question
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply
 from cpqa.types import Passage
 
@@ -339,8 +339,8 @@ def test_citation_markers_are_normalised_and_checked(text, expected_text, citati
 
 
 def test_unaddressed_names_treatments_the_evidence_never_mentions():
-    from cpqa.concepts import Concept
-    from cpqa.extractive import unaddressed
+    from cpqa.rewrite.concepts import Concept
+    from cpqa.answer.extractive import unaddressed
     from cpqa.types import Passage
 
     concepts = [Concept(text="pembrolizumab", phrases=["pembrolizumab"], synonyms=["keytruda"], kind="treatment"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cpqa.boolean import BooleanQueryError, BoolOp, DateRange, Term, parse, quote_term, validate
-from cpqa.store import Store
+from cpqa.sources.boolean import BooleanQueryError, BoolOp, DateRange, Term, parse, quote_term, validate
+from cpqa.sources.store import Store
 from cpqa.types import AbstractSection, Article, MeshHeading, MeshQualifier
 
 

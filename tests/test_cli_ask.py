@@ -20,8 +20,8 @@ WORDS = ("tamoxifen", "cisplatin")
 def small_home(tmp_path_factory):
     """A store with the sample's tamoxifen and cisplatin abstracts plus a few others (cold runs stay short)."""
     from cpqa.config import get_settings
-    from cpqa.ncbi.pubmed_xml import iter_pubmed_records
-    from cpqa.store import Store
+    from cpqa.sources.ncbi.pubmed_xml import iter_pubmed_records
+    from cpqa.sources.store import Store
     from conftest import shared
 
     path = shared("corpus", "pubmed_sample.xml.gz")

@@ -12,7 +12,7 @@ from conftest import shared
 from cpqa.evaluation.classification import average, macro_prf, score
 from cpqa.evaluation.cmmqa import evaluate, hard_negatives, load_predictions, save_run, select
 from cpqa.evaluation.cmmqa_data import MCQuestion, cmmqa_path, load_cmmqa
-from cpqa.evaluation.letters import parse_answer_letter
+from cpqa.answer.letters import parse_answer_letter
 from cpqa.evaluation.pricing import estimate_cost
 from cpqa.evaluation.shuffle import Permutation, majority, permutations
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, request_text
@@ -52,7 +52,7 @@ def test_filter_spot_checks(cmmqa_build):
 
 
 def test_matcher_word_boundaries_plurals_and_acronyms():
-    from cpqa.vocabulary import Term
+    from cpqa.rewrite.vocabulary import Term
     from ingestion.cmmqa import CancerMatcher
 
     m = CancerMatcher([Term(name="Breast Neoplasms", synonyms=["breast cancer"]),

@@ -4,7 +4,7 @@ loading code runs up to the load (it fails here with a clear error because the h
 import numpy as np
 import pytest
 
-from cpqa import encoders
+from cpqa.models import encoders
 from cpqa.config import get_settings
 
 

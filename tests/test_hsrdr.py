@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from cpqa.hsrdr import HSRDR, HSRDRConfig, natural_source, rrf_fuse, year_window
-from cpqa.rewrite import RewriteResult
+from cpqa.documents.hsrdr import HSRDR, HSRDRConfig, natural_source, rrf_fuse, year_window
+from cpqa.rewrite.rewriter import RewriteResult
 from cpqa.types import AbstractSection, Article, RetrievalTrace
 from tests.conftest import shared
 
@@ -36,7 +36,7 @@ def _rewrite(ladder: list[str], intent: str) -> RewriteResult:
 @pytest.fixture(scope="module")
 def crafted_home(tmp_path_factory):
     from cpqa.config import get_settings
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
     from ingestion.index_build import build_index
     from ingestion.pmc import ingest_pmc_files
 
@@ -181,7 +181,7 @@ def test_one_path_down_ncbi_unreachable(crafted):
 
 
 def test_llamaindex_retriever(crafted):
-    from cpqa.hsrdr import HSRDRRetriever
+    from cpqa.documents.hsrdr import HSRDRRetriever
 
     engine = HSRDR(crafted)
     retriever = HSRDRRetriever(engine)

@@ -7,9 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cpqa.boolean import parse
-from cpqa.ingestbench import benchmark_queries, write_replicated
-from cpqa.ncbi.pubmed_xml import iter_pubmed_records
+from cpqa.sources.boolean import parse
+from cpqa.evaluation.ingestbench import benchmark_queries, write_replicated
+from cpqa.sources.ncbi.pubmed_xml import iter_pubmed_records
 from tests.conftest import shared
 
 

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cpqa.cli import app
-from cpqa.ladder import run_ladder
+from cpqa.documents.boolean_search import run_ladder
 from cpqa.types import RetrievalTrace
 from tests.conftest import shared
 
@@ -21,7 +21,7 @@ LADDER = [
 
 @pytest.fixture(scope="module")
 def store(sample_settings):
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
 
     with Store(sample_settings.store_path) as s:
         yield s
@@ -114,7 +114,7 @@ def test_paths_plug_into_the_harness(home, tmp_path):
 
 
 def test_an_unavailable_service_ends_the_ladder_at_once():
-    from cpqa.ncbi.client import NCBIUnavailable
+    from cpqa.sources.ncbi.client import NCBIUnavailable
     from cpqa.types import RetrievalTrace
 
     class Down:
@@ -131,9 +131,9 @@ def test_an_unavailable_service_ends_the_ladder_at_once():
 
 
 def test_auto_profile_uses_the_local_store_when_ncbi_does_not_answer(monkeypatch, tmp_path):
-    from cpqa import hsrdr
+    from cpqa.documents import hsrdr
     from cpqa.config import get_settings
-    from cpqa.ncbi import client
+    from cpqa.sources.ncbi import client
 
     monkeypatch.setattr(client, "eutils_reachable", lambda url, timeout: False)
     assert hsrdr.uses_local_store(get_settings(cpqa_home=tmp_path, cpqa_profile="auto"))

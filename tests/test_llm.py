@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from cpqa.config import get_settings
-from cpqa.llm import Claude, LLMError, ToolSpec
+from cpqa.models.llm import Claude, LLMError, ToolSpec
 from cpqa.testing.anthropic_standin import STANDIN_LABEL, AnthropicStandIn, Reply
 
 KEY = "sk-ant-test-SECRET-123456"

@@ -17,10 +17,10 @@ import pytest
 from Bio import Entrez
 
 from cpqa.config import get_settings
-from cpqa.mirror import MirrorServer
-from cpqa.ncbi.client import EutilsClient, NCBIError
-from cpqa.ncbi.jats import iter_pmc_records
-from cpqa.store import Store
+from cpqa.sources.mirror import MirrorServer
+from cpqa.sources.ncbi.client import EutilsClient, NCBIError
+from cpqa.sources.ncbi.jats import iter_pmc_records
+from cpqa.sources.store import Store
 from cpqa.testing.faulty_server import Fault, FaultyServer
 from conftest import shared
 

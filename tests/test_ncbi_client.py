@@ -10,9 +10,9 @@ import time
 import pytest
 
 from cpqa.config import get_settings
-from cpqa.ncbi.client import (EutilsClient, NCBIError, NCBIUnavailable, normalize_pmcids, normalize_pmids,
+from cpqa.sources.ncbi.client import (EutilsClient, NCBIError, NCBIUnavailable, normalize_pmcids, normalize_pmids,
                               parse_retry_after)
-from cpqa.ncbi.ratelimit import RateLimiter, shared_limiter
+from cpqa.sources.ncbi.ratelimit import RateLimiter, shared_limiter
 from cpqa.testing.faulty_server import Fault, FaultyServer, closed_port_url
 
 KEY = "NCBI-SECRET-KEY-0123456789"

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared
-from cpqa.encoders import MINILM, ModelUnavailable
+from cpqa.models.encoders import MINILM, ModelUnavailable
 from cpqa.evaluation.pair_sources import bioasq_pairs, generate_pairs, normalized_question, question_problem
 from cpqa.evaluation.pairs import BM25, FUSION, NO_RERANK, Pair, PairSet, load_pairs, passage_id, run_matrix, save_pairs
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply
@@ -138,7 +138,7 @@ def claude(settings, monkeypatch):
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
         monkeypatch.setenv("CPQA_LLM_MAX_RETRIES", "0")
         from cpqa.config import get_settings
-        from cpqa.llm import Claude
+        from cpqa.models.llm import Claude
 
         s = get_settings()
         yield api, s, Claude(s)

@@ -8,10 +8,10 @@ import io
 import pytest
 from Bio import Entrez
 
-from cpqa.ncbi.jats import iter_pmc_records, parse_pmc_xml, render_pmc_article_set
-from cpqa.ncbi.pubmed_xml import (article_to_pubmed_xml, iter_pubmed_records, parse_pubmed_xml,
+from cpqa.sources.ncbi.jats import iter_pmc_records, parse_pmc_xml, render_pmc_article_set
+from cpqa.sources.ncbi.pubmed_xml import (article_to_pubmed_xml, iter_pubmed_records, parse_pubmed_xml,
                                   render_pubmed_article_set)
-from cpqa.ncbi.xmlio import XmlFormatError
+from cpqa.sources.ncbi.xmlio import XmlFormatError
 from tests.conftest import shared
 
 EFETCH_FILES = ["pubmed1.xml", "pubmed2.xml", "pubmed4.xml", "pubmed5.xml", "pubmed6.xml", "pubmed7.xml"]

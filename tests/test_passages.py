@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from llama_index.core.schema import TextNode
 
-from cpqa.passages import DenseNodeRetriever, PassageRetriever
+from cpqa.passages.dense import DenseNodeRetriever, PassageRetriever
 from cpqa.types import RetrievalTrace
 
 TEXTS = {

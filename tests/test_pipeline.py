@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from cpqa.answer import ANSWER_TOOL
+from cpqa.answer.answerer import ANSWER_TOOL
 from cpqa.pipeline import Pipeline, PipelineOptions
-from cpqa.safety import InvalidQuestion
+from cpqa.safety.screening import InvalidQuestion
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, default_responder, request_text
 
 QUESTION = "Does tamoxifen reduce the risk of breast cancer recurrence?"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from cpqa.answer import ANSWER_TOOL
+from cpqa.answer.answerer import ANSWER_TOOL
 from cpqa.cli.ask import render
 from cpqa.evaluation.reliability import (DUMMY_KEY, QUESTION, Topic, World, fault_order, run_fault, run_plain,
                                          run_refused, store_health)

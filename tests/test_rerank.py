@@ -7,8 +7,8 @@ import pytest
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from cpqa.encoders import FUSION_RERANKER, MEDCPT_CROSS, ModelUnavailable
-from cpqa.rerank import CrossEncoderReranker, FusionReranker, bm25_scores, load_reranker
+from cpqa.models.encoders import FUSION_RERANKER, MEDCPT_CROSS, ModelUnavailable
+from cpqa.passages.rerank import CrossEncoderReranker, FusionReranker, bm25_scores, load_reranker
 
 PASSAGES = [
     "Regular physical exercise improves cardiovascular fitness in healthy adults.",

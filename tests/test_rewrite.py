@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from cpqa.boolean import BoolOp, Term, parse
-from cpqa.concepts import process_question
-from cpqa.query_ladder import build_ladder, rank_concepts
-from cpqa.rewrite import Rewriter
-from cpqa.vocabulary import BUILTIN, Vocabulary
+from cpqa.sources.boolean import BoolOp, Term, parse
+from cpqa.rewrite.concepts import process_question
+from cpqa.rewrite.rule_ladder import build_ladder, rank_concepts
+from cpqa.rewrite.rewriter import Rewriter
+from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary
 from tests.conftest import shared
 
 VOCAB = Vocabulary(BUILTIN)
@@ -93,7 +93,7 @@ def test_question_with_nothing_searchable_gives_an_empty_ladder(settings):
 
 
 def test_levels_relax_in_order_on_the_sample_store(sample_settings):
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
 
     rewriter = Rewriter(sample_settings)
     with Store(sample_settings.store_path) as store:
@@ -108,7 +108,7 @@ def test_levels_relax_in_order_with_the_mesh_tables(settings, sample_settings):
     from typer.testing import CliRunner
 
     from cpqa.cli import app
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
 
     assert CliRunner().invoke(app, ["ingest", "mesh", str(shared("mesh"))]).exit_code == 0
     rewriter = Rewriter(settings)
@@ -123,8 +123,8 @@ def test_levels_relax_in_order_with_the_mesh_tables(settings, sample_settings):
 
 def test_levels_relax_in_order_on_the_mirror(sample_settings):
     from cpqa.config import get_settings
-    from cpqa.mirror import MirrorServer
-    from cpqa.ncbi.client import EutilsClient
+    from cpqa.sources.mirror import MirrorServer
+    from cpqa.sources.ncbi.client import EutilsClient
 
     rewriter = Rewriter(sample_settings)
     with MirrorServer(sample_settings.store_path) as mirror:

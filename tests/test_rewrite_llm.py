@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from cpqa.boolean import parse
+from cpqa.sources.boolean import parse
 from cpqa.config import get_settings
-from cpqa.llm import Claude
-from cpqa.rewrite import LADDER_TOOL, Rewriter, repair_expression
+from cpqa.models.llm import Claude
+from cpqa.rewrite.rewriter import LADDER_TOOL, Rewriter, repair_expression
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply
 
 KEY = "sk-ant-test-REWRITE-987654"

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from cpqa.safety import (
+from cpqa.safety.screening import (
     ENGLISH_ONLY,
     MAX_QUESTION_CHARS,
     InvalidQuestion,
@@ -55,7 +55,7 @@ def test_short_questions_are_not_truncated():
 
 
 def test_boolean_and_quoting_characters_stay_text_that_quote_term_makes_one_phrase():
-    boolean = pytest.importorskip("cpqa.boolean")
+    boolean = pytest.importorskip("cpqa.sources.boolean")
     screened = check_question('“breast cancer” OR (tamoxifen[mh]) AND NOT "aspirin*" ) [pdat]')
     assert "“" not in screened.question and "”" not in screened.question
     phrase = boolean.quote_term(screened.question)
@@ -231,7 +231,7 @@ def test_log_records_never_carry_configured_or_key_shaped_secrets(keyed_settings
 
 
 def test_ncbi_errors_and_httpx_logs_never_carry_the_api_key(keyed_settings, caplog):
-    client_module = pytest.importorskip("cpqa.ncbi.client")
+    client_module = pytest.importorskip("cpqa.sources.ncbi.client")
 
     class Echo(BaseHTTPRequestHandler):  # a broken server that echoes the request (key included) in its error
         def do_GET(self):  # noqa: N802
@@ -264,8 +264,8 @@ def test_ncbi_errors_and_httpx_logs_never_carry_the_api_key(keyed_settings, capl
 
 
 def test_llm_errors_never_carry_the_key(keyed_settings):
-    pytest.importorskip("cpqa.llm")
-    from cpqa.llm import Claude, LLMError, ToolSpec
+    pytest.importorskip("cpqa.models.llm")
+    from cpqa.models.llm import Claude, LLMError, ToolSpec
     from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply
 
     with AnthropicStandIn() as api:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from llama_index.core import Document
 
-from cpqa.seos import (METADATA_KEYS, SEOSNodeParser, depth_scores, pick_boundaries, segment_article,
+from cpqa.passages.seos import (METADATA_KEYS, SEOSNodeParser, depth_scores, pick_boundaries, segment_article,
                        source_text, split_sentences)
 from cpqa.types import AbstractSection, Article, BodySection
 from tests.conftest import shared
@@ -17,7 +17,7 @@ from tests.conftest import shared
 @pytest.fixture(scope="module")
 def encoder():
     from cpqa.config import get_settings
-    from cpqa.encoders import load_encoder
+    from cpqa.models.encoders import load_encoder
 
     return load_encoder("sentence_embedder", get_settings(cpqa_profile="offline"))[0]
 
@@ -171,7 +171,7 @@ def test_full_text_is_segmented_within_sections(parser):
 
 @pytest.mark.slow
 def test_long_pmc_article(parser):
-    jats = pytest.importorskip("cpqa.ncbi.jats", reason="the store helper's JATS parser is not there yet")
+    jats = pytest.importorskip("cpqa.sources.ncbi.jats", reason="the store helper's JATS parser is not there yet")
     path = shared("corpus", "pmc", "PMC2775679.xml")
     article, _ = next(iter(jats.iter_pmc_records(path)))
     nodes = segment_article(article, source="D2", parser=parser)

@@ -11,9 +11,9 @@ import pytest
 from Bio import Entrez
 from typer.testing import CliRunner
 
-from cpqa.ncbi.jats import iter_pmc_records, parse_pmc_xml, render_pmc_article_set
-from cpqa.ncbi.pubmed_xml import article_to_pubmed_xml, iter_pubmed_records, render_pubmed_article_set
-from cpqa.store import Store
+from cpqa.sources.ncbi.jats import iter_pmc_records, parse_pmc_xml, render_pmc_article_set
+from cpqa.sources.ncbi.pubmed_xml import article_to_pubmed_xml, iter_pubmed_records, render_pubmed_article_set
+from cpqa.sources.store import Store
 from cpqa.types import AbstractSection, Article, MeshHeading
 from ingestion.pmc import ingest_pmc_files
 from ingestion.pubmed import ingest_pubmed_files

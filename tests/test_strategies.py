@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 from pydantic import SecretStr
 
-from cpqa.answer import ANSWER_TOOL
-from cpqa.concepts import Concept
-from cpqa.llm import Claude
-from cpqa.rewrite import RewriteResult
-from cpqa.strategies.adaptive import AdaptiveRetrieval, decide_by_rules, safety_guard, skip_rate
-from cpqa.strategies.expansion import concept_queries, fuse_passages, pseudo_response, rrf_fuse, rrf_scores
-from cpqa.strategies.refine import DRAFT_TOOL, NO_RETRIEVAL_NOTICE, Draft, Refiner, unretrieved_answer
-from cpqa.strategies.repack import edge_share, repack, sides_order
-from cpqa.strategies.restructure import cluster, evidence_sentences, restructure, textrank
-from cpqa.strategies.small_to_big import expand_passages, expand_span, merge_ranked
+from cpqa.answer.answerer import ANSWER_TOOL
+from cpqa.rewrite.concepts import Concept
+from cpqa.models.llm import Claude
+from cpqa.rewrite.rewriter import RewriteResult
+from cpqa.rewrite.adaptive import AdaptiveRetrieval, decide_by_rules, safety_guard, skip_rate
+from cpqa.rewrite.expansion import concept_queries, fuse_passages, pseudo_response, rrf_fuse, rrf_scores
+from cpqa.answer.refine import DRAFT_TOOL, NO_RETRIEVAL_NOTICE, Draft, Refiner, unretrieved_answer
+from cpqa.passages.repack import edge_share, repack, sides_order
+from cpqa.passages.restructure import cluster, evidence_sentences, restructure, textrank
+from cpqa.passages.small_to_big import expand_passages, expand_span, merge_ranked
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, request_text
 from cpqa.types import AbstractSection, Article, BodySection, Passage
 
@@ -162,7 +162,7 @@ def _article() -> Article:
 def test_expand_passages_gives_exact_source_text_of_the_section():
     from llama_index.core.schema import TextNode
 
-    from cpqa.seos import source_text
+    from cpqa.passages.seos import source_text
 
     text, sections = source_text(_article())
     _, r_start, r_end = sections[2]

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr
 
-from cpqa.answer import ANSWER_TOOL
+from cpqa.answer.answerer import ANSWER_TOOL
 from cpqa.pipeline import Pipeline, PipelineOptions
-from cpqa.rewrite import LADDER_TOOL
-from cpqa.seos import source_text
-from cpqa.store import Store
+from cpqa.rewrite.rewriter import LADDER_TOOL
+from cpqa.passages.seos import source_text
+from cpqa.sources.store import Store
 from cpqa.strategies.options import StrategyOptions
-from cpqa.strategies.refine import DRAFT_TOOL
-from cpqa.strategies.repack import repack
+from cpqa.answer.refine import DRAFT_TOOL
+from cpqa.passages.repack import repack
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, default_responder
 
 pytestmark = pytest.mark.slow  # each question runs the whole pipeline over the sample

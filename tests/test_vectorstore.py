@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from cpqa.encoders import MEDCPT_ARTICLE, MINILM
-from cpqa.indexbench import BenchConfig, Generator
+from cpqa.models.encoders import MEDCPT_ARTICLE, MINILM
+from cpqa.evaluation.indexbench import BenchConfig, Generator
 from cpqa.types import AbstractSection, Article
-from cpqa.vectorstore import (FLAT_FILE, FaissIndex, FlatFile, IndexMeta, IndexMissing, build_ivfpq, load_flat,
+from cpqa.documents.vectorstore import (FLAT_FILE, FaissIndex, FlatFile, IndexMeta, IndexMissing, build_ivfpq, load_flat,
                               open_index, read_ids)
 from tests.conftest import shared
 
@@ -68,7 +68,7 @@ def test_open_index_refuses_other_encoder_and_bad_input(settings):
 
 
 def test_ingest_medcpt_chunks_flat_then_resume(settings, medcpt_dir):
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
     from ingestion.medcpt import ingest_medcpt
 
     folder, pmids = medcpt_dir
@@ -106,7 +106,7 @@ def test_ingest_medcpt_ivfpq_rescoring_recall(settings, medcpt_dir):
 
 
 def test_semantic_search_refuses_other_encoder_family(settings, medcpt_dir):
-    from cpqa.semantic import EncoderMismatch, SemanticSearch
+    from cpqa.documents.semantic import EncoderMismatch, SemanticSearch
     from ingestion.medcpt import ingest_medcpt
 
     ingest_medcpt(settings, medcpt_dir[0])
@@ -115,7 +115,7 @@ def test_semantic_search_refuses_other_encoder_family(settings, medcpt_dir):
 
 
 def test_semantic_search_index_missing(settings):
-    from cpqa.semantic import SemanticSearch
+    from cpqa.documents.semantic import SemanticSearch
 
     with pytest.raises(IndexMissing, match="cpqa index build"):
         SemanticSearch(settings).search("anything")
@@ -132,8 +132,8 @@ def _articles() -> list[Article]:
 
 
 def test_index_build_reload_and_resume(settings):
-    from cpqa.semantic import SemanticSearch
-    from cpqa.store import Store
+    from cpqa.documents.semantic import SemanticSearch
+    from cpqa.sources.store import Store
     from ingestion.index_build import build_index
 
     with Store(settings.store_path) as store:
@@ -183,7 +183,7 @@ def test_ivfpq_build_needs_vectors_and_valid_m(settings):
 
 @pytest.mark.slow
 def test_index_bench_small(tmp_path):
-    from cpqa.indexbench import run_bench
+    from cpqa.evaluation.indexbench import run_bench
 
     cfg = BenchConfig(n=20_000, queries=50, latency_queries=20, flat_latency_queries=5, points_per_list=200,
                       nprobe=(8, 32), k_factor=(8,), train_size=20_000, pubmed_vectors=2_000_000)
@@ -205,7 +205,7 @@ def test_cli_ingest_medcpt_and_index_build_errors(settings, medcpt_dir):
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["vectors_added"] == len(medcpt_dir[1])
     # a store of MedCPT vectors cannot be extended with MiniLM (offline) vectors
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
 
     with Store(settings.store_path) as store:
         store.upsert([(a, None) for a in _articles()])

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cpqa.cli import app
-from cpqa.vocabulary import BUILTIN, Vocabulary, load_vocabulary, natural_mesh_name, normalize_word, terms_path
+from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary, load_vocabulary, natural_mesh_name, normalize_word, terms_path
 from tests.conftest import shared
 
 

@@ -28,7 +28,7 @@ def main() -> None:
     # Tokenizer worker threads fight typer's progress bars and the two CI cores.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from cpqa.config import get_settings
-    from cpqa.safety import install_log_redaction
+    from cpqa.safety.screening import install_log_redaction
 
     install_log_redaction(get_settings())
     app()

@@ -112,10 +112,10 @@ def ask(
     from rich.console import Console
 
     from cpqa.config import get_settings
-    from cpqa.encoders import ModelUnavailable
+    from cpqa.models.encoders import ModelUnavailable
     from cpqa.pipeline import Pipeline
-    from cpqa.safety import InvalidQuestion
-    from cpqa.store import Store
+    from cpqa.safety.screening import InvalidQuestion
+    from cpqa.sources.store import Store
 
     settings = get_settings()
     with Store(settings.store_path) as store:

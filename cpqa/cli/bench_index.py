@@ -1,5 +1,5 @@
 """``cpqa bench index``: flat vs IVF-PQ + exact re-scoring on clustered synthetic 768-d vectors, extrapolated to
-PubMed (logic in ``cpqa.indexbench``)."""
+PubMed (logic in ``cpqa.evaluation.indexbench``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def index(
 ) -> None:
     """Vector index scale benchmark: bytes/vector, build time, recall@10 vs exact, p50/p95 latency."""
     from cpqa.config import get_settings
-    from cpqa.indexbench import BenchConfig, run_bench
+    from cpqa.evaluation.indexbench import BenchConfig, run_bench
 
     if n < 10 * points_per_list:
         fail(f"--n must be at least 10 x --points-per-list ({10 * points_per_list})")

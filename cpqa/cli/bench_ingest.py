@@ -1,4 +1,4 @@
-"""``cpqa bench ingest``: ingestion speed, store size and local esearch latency (logic in ``cpqa.ingestbench``)."""
+"""``cpqa bench ingest``: ingestion speed, store size and local esearch latency (logic in ``cpqa.evaluation.ingestbench``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def ingest(
 ) -> None:
     """Ingestion and local search benchmark: records/s, bytes/record, esearch p50/p95 over Boolean queries."""
     from cpqa.config import get_settings
-    from cpqa.ingestbench import run_ingest_bench
+    from cpqa.evaluation.ingestbench import run_ingest_bench
 
     if not sample.is_file():
         fail(f"sample not found: {sample} (pass --sample)")

@@ -87,7 +87,7 @@ def latency(
 
     from cpqa.config import get_settings
     from cpqa.pipeline import Pipeline
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
 
     overrides: dict = {"cpqa_profile": profile}
     if eutils_url:
@@ -98,7 +98,7 @@ def latency(
             fail(f"the local store is empty ({settings.store_path}); ingest records first (cpqa ingest pubmed FILE)")
     with ExitStack() as stack:
         if mirror:
-            from cpqa.mirror import MirrorServer
+            from cpqa.sources.mirror import MirrorServer
 
             server = stack.enter_context(MirrorServer(settings.store_path))
             overrides["cpqa_eutils_url"] = server.url

@@ -40,7 +40,7 @@ def ablation(
     from cpqa.evaluation.ablation import CONSUMER_SETS, load_question_texts, markdown_tables, run_ablation, shared_data
     from cpqa.evaluation.chunking import load_bench
     from cpqa.evaluation.retrieval import load_questions
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
 
     settings = get_settings()
     if quick:

@@ -24,10 +24,10 @@ def chunking(
     import json
 
     from cpqa.config import get_settings
-    from cpqa.encoders import EmbeddingCache, load_encoder
+    from cpqa.models.encoders import EmbeddingCache, load_encoder
     from cpqa.evaluation.chunking import default_bench_path, fusion_reranker, load_bench, run_benchmark
     from cpqa.evaluation.splitters import benchmark_splitters
-    from cpqa.rerank import load_reranker
+    from cpqa.passages.rerank import load_reranker
 
     settings = get_settings()
     path = bench or default_bench_path()

@@ -29,7 +29,7 @@ def retrieval(
 
     from cpqa.config import get_settings
     from cpqa.evaluation.retrieval import evaluate, load_questions, missing_gold
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
 
     settings = get_settings()
     names = [n.strip() for item in paths for n in item.split(",") if n.strip()]

@@ -14,7 +14,7 @@ def serve(
 ) -> None:
     """Serve esearch.fcgi and efetch.fcgi over the store in CPQA_HOME until Ctrl-C."""
     from cpqa.config import get_settings
-    from cpqa.mirror import MirrorServer
+    from cpqa.sources.mirror import MirrorServer
 
     settings = get_settings()
     if not settings.store_path.exists():

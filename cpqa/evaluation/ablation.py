@@ -1,7 +1,7 @@
 """The strategy ablation (issue 10), part 1: the options that need no language model.
 
 * Document retrieval on a question set (PubMedQA dev cancer questions): E2, the Boolean ladder run level by
-  level, against multi-query fusion of the same ladder's levels (``cpqa.strategies.expansion``), through the
+  level, against multi-query fusion of the same ladder's levels (``cpqa.rewrite.expansion``), through the
   retrieval harness (``cpqa.evaluation.retrieval``) and its metrics.
 * Adaptive retrieval, rule-based: how often the conservative rules would skip retrieval, per question set.
 * The answerer's context on the chunking benchmark: SEOS chunks, dense top-20 then the profile's reranker,
@@ -21,16 +21,16 @@ from typing import Callable, Sequence
 from pydantic import BaseModel
 
 from cpqa.config import Settings
-from cpqa.encoders import EmbeddingCache, TextEncoder
+from cpqa.models.encoders import EmbeddingCache, TextEncoder
 from cpqa.evaluation.chunking import K, RERANK_DEPTH, BenchDoc, Reranker, dense_rankings
 from cpqa.evaluation.retrieval import E2Path, Question, evaluate
 from cpqa.evaluation.splitters import ChunkSpan
-from cpqa.seos import SEOSNodeParser
-from cpqa.strategies.adaptive import AdaptiveRetrieval, skip_rate
-from cpqa.strategies.expansion import MultiQueryLadderPath
-from cpqa.strategies.repack import repack
-from cpqa.strategies.restructure import restructure
-from cpqa.strategies.small_to_big import expand_span, merge_ranked
+from cpqa.passages.seos import SEOSNodeParser
+from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
+from cpqa.rewrite.expansion import MultiQueryLadderPath
+from cpqa.passages.repack import repack
+from cpqa.passages.restructure import restructure
+from cpqa.passages.small_to_big import expand_span, merge_ranked
 from cpqa.types import Passage
 
 RETRIEVAL_PATHS = {"E2 (Boolean ladder)": E2Path, "E2 + multi-query (ladder levels, RRF)": MultiQueryLadderPath}
@@ -262,9 +262,9 @@ def run_ablation(settings: Settings, *, questions: Sequence[Question], bench_doc
                  cmmqa_limit: int | None = None, progress: Callable[[str], None] | None = None) -> dict:
     """Every block of the ablation. ``llm``: "none" (offline blocks only), "standin" (the LLM blocks run with the
     local stand-in) or "claude" (the configured key); ``cmmqa_limit`` 0 skips the CMMQA columns."""
-    from cpqa.encoders import load_encoder
+    from cpqa.models.encoders import load_encoder
     from cpqa.evaluation.chunking import fusion_reranker
-    from cpqa.rerank import load_reranker
+    from cpqa.passages.rerank import load_reranker
 
     if llm not in ("none", "standin", "claude"):
         raise ValueError(f"llm must be none, standin or claude, not {llm!r}")

@@ -22,9 +22,9 @@ from pydantic import BaseModel, SecretStr
 from cpqa.config import Settings
 from cpqa.evaluation.choosers import AnswererChooser, Choice, Chooser
 from cpqa.evaluation.retrieval import Question, evaluate
-from cpqa.llm import Claude, LLMError
-from cpqa.strategies.adaptive import AdaptiveRetrieval, skip_rate
-from cpqa.strategies.expansion import pseudo_response
+from cpqa.models.llm import Claude, LLMError
+from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
+from cpqa.rewrite.expansion import pseudo_response
 from cpqa.types import Passage
 
 STANDIN = "stand-in"
@@ -78,7 +78,7 @@ class SemanticPath:
     Claude's pseudo-answer (Query2Doc); a failed draft searches with the question alone and is counted."""
 
     def __init__(self, settings: Settings, llm: Claude | None = None, k: int = 100):
-        from cpqa.semantic import SemanticSearch
+        from cpqa.documents.semantic import SemanticSearch
 
         self.search = SemanticSearch(settings)
         self.llm = llm
@@ -100,7 +100,7 @@ class SemanticPath:
 
 def hyde_ablation(questions: Sequence[Question], settings: Settings) -> dict:
     """E1 against E1 + HyDE on ``questions``; ``{"skipped": why}`` without a vector index."""
-    from cpqa.semantic import IndexMissing
+    from cpqa.documents.semantic import IndexMissing
 
     llm = Claude(settings)
     paths = {"E1 (semantic)": lambda s: SemanticPath(s), "E1 + HyDE (Query2Doc)": lambda s: SemanticPath(s, llm)}
@@ -126,15 +126,15 @@ class StrategyPassages:
 
 class RefineChooser:
     """COT-Refine for multiple choice: choose without evidence, then again against it with the first choice as
-    the draft (``cpqa.strategies.refine.Refiner.choose``)."""
+    the draft (``cpqa.answer.refine.Refiner.choose``)."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
         self.name = f"cot_refine+claude:{settings.cpqa_llm_model}"
 
     def choose(self, question: str, options: dict[str, str], passages: list[Passage]) -> Choice:
-        from cpqa.evaluation.letters import parse_answer_letter
-        from cpqa.strategies.refine import Refiner
+        from cpqa.answer.letters import parse_answer_letter
+        from cpqa.answer.refine import Refiner
 
         llm = Claude(self.settings)  # one client per question, so its usage is this question's
         answer = Refiner(self.settings, llm).choose(question, options, passages)

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from cpqa import prompts
 from cpqa.config import Settings
-from cpqa.evaluation.letters import parse_answer_letter
+from cpqa.answer.letters import parse_answer_letter
 from cpqa.types import Article, Passage
 
 OFFLINE_ANSWERER = "offline evidence-similarity scoring (retrieval-only baseline, no language model)"
@@ -55,7 +55,7 @@ class _PerThreadClaude:
         self._local = threading.local()
 
     def get(self):
-        from cpqa.llm import Claude
+        from cpqa.models.llm import Claude
 
         if getattr(self._local, "client", None) is None:
             self._local.client = Claude(self.settings)
@@ -87,11 +87,11 @@ class ClaudeChooser:
 
 
 class AnswererChooser:
-    """The answerer's multiple-choice mode (``cpqa.answer.Answerer.choose``): Claude with a key, else the
+    """The answerer's multiple-choice mode (``cpqa.answer.answerer.Answerer.choose``): Claude with a key, else the
     offline evidence-similarity scoring of each option (embedding similarity with the sentence embedder)."""
 
     def __init__(self, settings: Settings):
-        from cpqa.answer import Answerer
+        from cpqa.answer.answerer import Answerer
 
         self.settings = settings
         self._Answerer = Answerer
@@ -101,7 +101,7 @@ class AnswererChooser:
             self.name = f"answerer+claude:{settings.cpqa_llm_model}"
             self._offline = None
         else:
-            from cpqa.encoders import load_encoder
+            from cpqa.models.encoders import load_encoder
 
             encoder, _ = load_encoder("sentence_embedder", settings)
             self._offline = Answerer(settings, llm=None, encoder=encoder)
@@ -143,14 +143,14 @@ class TopDocuments:
     """Baseline 2's evidence: the top ``k`` whole documents from semantic search over the local store."""
 
     def __init__(self, settings: Settings, k: int = 5):
-        from cpqa.semantic import SemanticSearch
+        from cpqa.documents.semantic import SemanticSearch
 
         self.settings = settings
         self.k = k
         self.search = SemanticSearch(settings)
 
     def __call__(self, question: str) -> list[Passage]:
-        from cpqa.store import Store
+        from cpqa.sources.store import Store
 
         hits = self.search.search(question, k=self.k)
         with Store(self.settings.store_path) as store:

@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from cpqa.encoders import EmbeddingCache
+from cpqa.models.encoders import EmbeddingCache
 from cpqa.evaluation.jsonl import read_records
 from cpqa.evaluation.metrics import hits_at, mrr_at
 from cpqa.evaluation.splitters import ChunkSpan, Splitter
@@ -144,7 +144,7 @@ def dense_rankings(cache: EmbeddingCache, corpus: list[str], queries: list[str],
 
 
 def fusion_reranker(postprocessor) -> Reranker:
-    """Adapt a LlamaIndex ``BaseNodePostprocessor`` (cpqa.rerank) to the benchmark's reranker signature."""
+    """Adapt a LlamaIndex ``BaseNodePostprocessor`` (cpqa.passages.rerank) to the benchmark's reranker signature."""
     from llama_index.core.schema import NodeWithScore, TextNode
 
     def rerank(query: str, texts: list[str]) -> list[int]:

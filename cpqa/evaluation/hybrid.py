@@ -24,7 +24,7 @@ class E1Path:
     """E1 alone: semantic search over the vector index with the configured query encoder."""
 
     def __init__(self, settings: Settings, k: int = 100):
-        from cpqa.semantic import SemanticSearch
+        from cpqa.documents.semantic import SemanticSearch
 
         self.search = SemanticSearch(settings)
         self.k = k
@@ -40,8 +40,8 @@ class HSRDRPath:
     """HSRDR (E1 + E2 ladder, RRF) with no temporal filter and the default sources; collects Table II rows."""
 
     def __init__(self, settings: Settings, config=None):
-        from cpqa.hsrdr import HSRDR
-        from cpqa.rewrite import Rewriter
+        from cpqa.documents.hsrdr import HSRDR
+        from cpqa.rewrite.rewriter import Rewriter
 
         self.engine = HSRDR(settings, config=config)
         self.rewriter = Rewriter(settings, llm=None)

@@ -66,7 +66,7 @@ GENERATION_SYSTEM = (
 
 
 def generation_tool():
-    from cpqa.llm import ToolSpec
+    from cpqa.models.llm import ToolSpec
 
     return ToolSpec(
         name=GENERATION_TOOL_NAME,
@@ -100,8 +100,8 @@ def normalized_question(question: str) -> str:
 
 def sample_passages(settings: Settings, n: int, seed: int = 13) -> list[tuple[str, str, str]]:
     """``n`` (passage id, pmid, text) SEOS passages from distinct store articles with abstracts, seeded."""
-    from cpqa.seos import segment_article
-    from cpqa.store import Store
+    from cpqa.passages.seos import segment_article
+    from cpqa.sources.store import Store
 
     rng = random.Random(seed)
     out: list[tuple[str, str, str]] = []
@@ -129,7 +129,7 @@ def generate_pairs(settings: Settings, n: int, llm, passages: list[tuple[str, st
                    existing: list[Pair] | None = None) -> tuple[list[Pair], GenerationReport]:
     """One Claude-written question per passage; malformed answers are rejected and counted, duplicates
     (by normalised wording, also against ``existing``) dropped."""
-    from cpqa.llm import LLMError
+    from cpqa.models.llm import LLMError
 
     if not llm.available:
         raise ValueError("generating pairs needs Claude: set ANTHROPIC_API_KEY")

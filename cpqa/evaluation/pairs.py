@@ -18,12 +18,12 @@ import numpy as np
 from pydantic import BaseModel
 
 from cpqa.config import Settings
-from cpqa.encoders import (MEDCPT_CROSS, MINILM, PUBMEDBERT_MATRYOSHKA, EmbeddingCache, ModelUnavailable,
+from cpqa.models.encoders import (MEDCPT_CROSS, MINILM, PUBMEDBERT_MATRYOSHKA, EmbeddingCache, ModelUnavailable,
                            hub_reachable, weights_cached)
 
 BM25 = "none"  # the embedder slot of the BM25-only row
 NO_RERANK = "none"
-FUSION = "fusion"  # cpqa.rerank.FusionReranker: BM25 + dense over the candidates (offline)
+FUSION = "fusion"  # cpqa.passages.rerank.FusionReranker: BM25 + dense over the candidates (offline)
 PAPER_EMBEDDERS = (PUBMEDBERT_MATRYOSHKA, "WhereIsAI/UAE-Large-V1", "BAAI/bge-large-en-v1.5",
                    "Salesforce/SFR-Embedding-Mistral")
 PAPER_RERANKERS = ("BAAI/bge-reranker-v2-m3", MEDCPT_CROSS)
@@ -113,7 +113,7 @@ def ensure_loadable(model_id: str, settings: Settings) -> None:
 
 
 def load_embedder(name: str, settings: Settings):
-    from cpqa.encoders import load_model_by_id
+    from cpqa.models.encoders import load_model_by_id
 
     ensure_loadable(name, settings)
     try:
@@ -134,7 +134,7 @@ def shared_cache(caches: dict[str, EmbeddingCache], encoder) -> EmbeddingCache:
 def load_pair_reranker(name: str, settings: Settings, fusion_cache: Callable[[], EmbeddingCache]):
     """A LlamaIndex node postprocessor that keeps every candidate, reordered; None for ``none``.
     The fusion reranker scores with the bundled MiniLM (the offline passage encoder)."""
-    from cpqa.rerank import CrossEncoderReranker, FusionReranker
+    from cpqa.passages.rerank import CrossEncoderReranker, FusionReranker
 
     if name == NO_RERANK:
         return None

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from pydantic import BaseModel, Field
 
 from cpqa.config import Settings, get_settings
-from cpqa.store import Store
+from cpqa.sources.store import Store
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, default_responder
 from cpqa.testing.routes import CALLS, CLAUDE_CALLS, FAULTS, NCBI_CALLS, RoutedFaultyServer, fault_for
 from cpqa.types import Article
@@ -64,8 +64,8 @@ class Topic:
 
     def _write_index(self, settings: Settings) -> None:
         """A flat index over every topic record (as NCBI's precomputed embeddings cover all of PubMed)."""
-        from cpqa.encoders import load_encoder
-        from cpqa.vectorstore import IndexMeta, open_index
+        from cpqa.models.encoders import load_encoder
+        from cpqa.documents.vectorstore import IndexMeta, open_index
 
         encoder, _ = load_encoder("article_encoder", settings)
         if self._vectors is None:
@@ -95,7 +95,7 @@ class World:
         self._stack = ExitStack()
 
     def __enter__(self) -> "World":
-        from cpqa.mirror import MirrorServer
+        from cpqa.sources.mirror import MirrorServer
         from cpqa.pipeline import Pipeline
 
         stack = self._stack

@@ -25,14 +25,14 @@ def _no_control(result, sent: list[str]) -> str:
 
 
 def _truncated(result, sent: list[str]) -> str:
-    from cpqa.safety import MAX_QUESTION_CHARS
+    from cpqa.safety.screening import MAX_QUESTION_CHARS
 
     noticed = any("longer than" in n for n in result.answer.notices)
     return "" if noticed and len(result.trace.question) <= MAX_QUESTION_CHARS else "no truncation notice"
 
 
 def _english_only(result, sent: list[str]) -> str:
-    from cpqa.safety import ENGLISH_ONLY
+    from cpqa.safety.screening import ENGLISH_ONLY
 
     if result.answer.text != ENGLISH_ONLY:
         return "answered a non-English question without saying only English is supported"
@@ -41,7 +41,7 @@ def _english_only(result, sent: list[str]) -> str:
 
 def _structure_kept(result, sent: list[str]) -> str:
     """Every esearch term parses, and the user's field tags / history references never became syntax."""
-    from cpqa.boolean import BooleanQueryError, validate
+    from cpqa.sources.boolean import BooleanQueryError, validate
 
     terms = [t for level in result.trace.ladder for t in [level.expression]]
     for term in terms:
@@ -72,7 +72,7 @@ BAD_INPUTS: list[tuple[str, str, Callable | None]] = [
 
 def run_bad_input(world: World, name: str, text: str, check: Callable | None) -> InputResult:
     """Ask ``text``; ``check`` (None: it must be refused) returns the problem with the answer, or ''."""
-    from cpqa.safety import InvalidQuestion
+    from cpqa.safety.screening import InvalidQuestion
 
     ncbi_since, claude_since = len(world.ncbi.requests), len(world.claude.requests)
     try:
@@ -86,7 +86,7 @@ def run_bad_input(world: World, name: str, text: str, check: Callable | None) ->
 
 
 def _outcome(result) -> str:
-    from cpqa.safety import ENGLISH_ONLY
+    from cpqa.safety.screening import ENGLISH_ONLY
 
     if result.answer.text == ENGLISH_ONLY:
         return "told only English is supported; nothing searched"

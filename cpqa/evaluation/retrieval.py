@@ -42,9 +42,9 @@ class E2Path:
     """E2: rule-based rewrite -> ladder on the local store (BM25 within each level)."""
 
     def __init__(self, settings: Settings, min_docs: int = 20, retmax: int = 100):
-        from cpqa.ladder import run_ladder
-        from cpqa.rewrite import Rewriter
-        from cpqa.store import Store
+        from cpqa.documents.boolean_search import run_ladder
+        from cpqa.rewrite.rewriter import Rewriter
+        from cpqa.sources.store import Store
 
         self._run_ladder = run_ladder
         self.rewriter = Rewriter(settings, llm=None)
@@ -105,7 +105,7 @@ def evaluate(questions: Sequence[Question], names: Sequence[str], settings: Sett
 
 def missing_gold(questions: Sequence[Question], settings: Settings) -> int:
     """How many questions have no gold document in the store (they cannot be found by any path)."""
-    from cpqa.store import Store
+    from cpqa.sources.store import Store
 
     with Store(settings.store_path) as store:
         have = store.get_many({p for q in questions for p in q.gold_pmids})

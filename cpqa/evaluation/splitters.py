@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from cpqa.encoders import EmbeddingCache, TextEncoder
-from cpqa.seos import SEOSNodeParser, split_sentences
+from cpqa.models.encoders import EmbeddingCache, TextEncoder
+from cpqa.passages.seos import SEOSNodeParser, split_sentences
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def semantic_splitter(encoder: TextEncoder) -> Splitter:
     from llama_index.core import Settings as LlamaSettings
     from llama_index.core.node_parser import SemanticSplitterNodeParser
 
-    from cpqa.llama_embedding import TextEncoderEmbedding
+    from cpqa.models.llama_embedding import TextEncoderEmbedding
 
     embed_model = TextEncoderEmbedding(EmbeddingCache(encoder))
     LlamaSettings.embed_model = embed_model  # never let LlamaIndex fall back to a default (network) model

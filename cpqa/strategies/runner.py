@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING, Sequence
 
 from llama_index.core.schema import BaseNode
 
-from cpqa.answer import Answerer
+from cpqa.answer.answerer import Answerer
 from cpqa.config import Settings
-from cpqa.llm import Claude, LLMError
-from cpqa.passages import PassageRetriever
-from cpqa.rewrite import RewriteResult
-from cpqa.safety import Screened
-from cpqa.strategies.adaptive import AdaptiveRetrieval
-from cpqa.strategies.expansion import concept_queries, fuse_passages, pseudo_response
-from cpqa.strategies.refine import Refiner, unretrieved_answer
-from cpqa.strategies.repack import repack
-from cpqa.strategies.restructure import restructure
-from cpqa.strategies.small_to_big import expand_passages
+from cpqa.models.llm import Claude, LLMError
+from cpqa.passages.dense import PassageRetriever
+from cpqa.rewrite.rewriter import RewriteResult
+from cpqa.safety.screening import Screened
+from cpqa.rewrite.adaptive import AdaptiveRetrieval
+from cpqa.rewrite.expansion import concept_queries, fuse_passages, pseudo_response
+from cpqa.answer.refine import Refiner, unretrieved_answer
+from cpqa.passages.repack import repack
+from cpqa.passages.restructure import restructure
+from cpqa.passages.small_to_big import expand_passages
 from cpqa.types import Answer, Article, Candidate, Passage, RetrievalTrace
 
 if TYPE_CHECKING:

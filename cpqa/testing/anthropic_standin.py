@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
-from cpqa.httpserver import BackgroundHTTPServer
+from cpqa.sources.httpserver import BackgroundHTTPServer
 
 STANDIN_LABEL = "Stand-in reply, not written by Claude"
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-from cpqa.httpserver import BackgroundHTTPServer
+from cpqa.sources.httpserver import BackgroundHTTPServer
 
 ZERO_HITS = (b'<?xml version="1.0" encoding="UTF-8" ?>\n<!DOCTYPE eSearchResult PUBLIC "-//NLM//DTD esearch 20060628//EN"'
              b' "https://eutils.ncbi.nlm.nih.gov/eutils/dtd/20060628/esearch.dtd">\n<eSearchResult><Count>0</Count>'

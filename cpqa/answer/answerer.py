@@ -1,0 +1,269 @@
+"""The answerer: Claude writes a cited answer from the retrieved passages; without Claude, the best evidence
+sentences are quoted instead (clearly labelled). Also a multiple-choice mode for evaluation.
+
+Evidence reaches Claude as delimited data (a per-request tag; ``<`` and ``>`` inside evidence are escaped, so
+the block cannot be closed from inside) with an instruction to ignore instructions in it. Output is a forced
+tool call: reasoning (never shown), answer, citations, abstained. Every cited PMID is then checked against the
+evidence (:mod:`cpqa.answer.citations`). Prompt templates live in ``cpqa/prompts/``.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Sequence
+
+from pydantic import BaseModel, ValidationError
+
+from cpqa.answer.citations import check_citations
+from cpqa.config import Settings
+from cpqa.answer.letters import parse_answer_letter
+from cpqa.answer.extractive import Encoder, rank_sentences, score_options, select_extracts
+from cpqa.models.llm import Claude, LLMError, LLMUnavailable, ToolSpec
+from cpqa.safety.phi import scrub_phi
+from cpqa.prompts import escape, template
+from cpqa.safety.screening import Screened
+from cpqa.safety.triage import is_personal_dosing
+from cpqa.types import Answer, ComponentChoice, Mode, Passage
+
+DISCLAIMERS: dict[str, str] = {
+    "patient": ("This is general information from published research, not medical advice. "
+                "Talk to your care team before making any decision about your treatment."),
+    "clinician": ("Evidence summary generated from retrieved literature; verify against the cited sources "
+                  "and current guidelines before clinical use."),
+}
+ASK_CARE_TEAM = (
+    "Please ask your care team (your oncologist, nurse or pharmacist) about your own dose or before stopping "
+    "or changing any treatment: published evidence cannot tell you what is right for you."
+)
+EXTRACTIVE_LABEL = ("Evidence extracts, not written by a language model: the sentences from the retrieved "
+                    "studies that best match your question, quoted as published.")
+NO_EVIDENCE = ("No evidence was found for this question, so no answer can be given. Try rephrasing it, "
+               "or ask your care team.")
+THIN_EVIDENCE = ("The evidence found does not answer this question closely enough to quote an answer. "
+                 "Try rephrasing it, or ask your care team.")
+UNSUPPORTED = "The evidence found does not support an answer to this question."
+NO_KEY_NOTICE = ("No Anthropic API key is configured, so this answer quotes the most relevant evidence "
+                 "instead of a written summary.")
+BASELINE_LABEL = "retrieval-only baseline"
+BASELINE_NOTICE = (f"Option chosen by the {BASELINE_LABEL}: each option scored by its similarity to the "
+                   "evidence, no language model.")
+MODES: tuple[str, ...] = ("patient", "clinician")
+_RETRY_NOTE = ("\n\nYour previous reply could not be used: call the tool once more and fill every field "
+               "with the right type.")
+
+ANSWER_TOOL = ToolSpec(
+    name="give_answer",
+    description="Give the answer to the reader's question, grounded in and citing the evidence documents.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string", "description": "Step-by-step reasoning over the evidence; never shown "
+                                                           "to the reader."},
+            "abstained": {"type": "boolean", "description": "true when the evidence does not answer the question"},
+            "answer": {"type": "string", "description": "The answer for the reader; every claim cites "
+                                                        "[PMID:<number>] of the evidence."},
+            "citations": {"type": "array", "items": {"type": "string"}, "description": "Every PMID cited."},
+        },
+        "required": ["reasoning", "abstained", "answer", "citations"],
+    },
+)
+
+
+class _ToolAnswer(BaseModel):
+    reasoning: str = ""
+    abstained: bool = False
+    answer: str = ""
+    citations: list[str] = []
+
+
+class _Unusable(ValueError):
+    """Claude's tool input has the right shape but cannot be used (empty answer, no valid letter)."""
+
+
+_SOURCES = {"D1": "PubMed abstract", "D2": "PMC review, full text", "D3": "PMC article, full text"}
+
+
+def format_evidence(passages: Sequence[Passage]) -> str:
+    """Numbered evidence documents with their PMIDs, each in its own element, all text escaped."""
+    blocks = []
+    for i, p in enumerate(passages, 1):
+        facts = [f"PMID {p.pmid}", str(p.year or ""), p.journal or "", _SOURCES.get(p.source, p.source),
+                 f"section: {p.section}" if p.section else ""]
+        header = " | ".join(escape(f) for f in facts if f)
+        title = f"\nTitle: {escape(p.title)}" if p.title else ""
+        blocks.append(f'<document index="{i}" pmid="{escape(p.pmid)}">\n{header}{title}\n{escape(p.text)}\n</document>')
+    return "\n".join(blocks)
+
+
+def _evidence_tag() -> str:
+    """A delimiter name nobody can predict, fresh for each request."""
+    return f"evidence-{secrets.token_hex(4)}"
+
+
+class Answerer:
+    """``answer`` a question from passages in a mode, or ``choose`` a multiple-choice option."""
+
+    def __init__(self, settings: Settings, llm: Claude | None = None, encoder: Encoder | None = None,
+                 max_tokens: int = 2048):
+        self.settings = settings
+        if llm is None and settings.has_anthropic:
+            llm = Claude(settings)
+        self.llm = llm if llm is not None and llm.available else None
+        self.encoder = encoder
+        self.max_tokens = max_tokens
+
+    @property
+    def choice(self) -> ComponentChoice:
+        if self.llm is not None:
+            return ComponentChoice(component="answerer", model=self.llm.model, profile="paper",
+                                   reason="Anthropic API key configured")
+        scorer = "embedding similarity" if self.encoder is not None else "lexical similarity"
+        return ComponentChoice(component="answerer", model=f"extractive evidence answer ({scorer})",
+                               profile="offline", reason="no Anthropic API key")
+
+    # ------------------------------------------------------------ answers
+    def answer(self, question: str, passages: Sequence[Passage], mode: Mode = "patient", *,
+               screened: Screened | None = None) -> Answer:
+        """A cited answer. ``screened`` (from ``check_question``) carries the urgent message, notices and the
+        personal-dosing flag of the user's own question (``question`` may be a rewrite of it)."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        question = scrub_phi(question).text
+        personal = (screened is not None and screened.personal_dosing) or is_personal_dosing(question)
+        notices: list[str] = []
+        if not passages:
+            result = Answer(text=NO_EVIDENCE, abstained=True, written_by="extractive")
+        elif self.llm is None:
+            notices.append(NO_KEY_NOTICE)
+            result = self._extractive(question, passages)
+        else:
+            result, failure = self._claude_answer(question, passages, mode, personal)
+            if result is None:
+                notices.append(f"Claude could not be used ({failure}), so this answer quotes the evidence instead.")
+                result = self._extractive(question, passages)
+        text = result.text
+        if personal and ASK_CARE_TEAM not in text:
+            text = f"{text}\n\n{ASK_CARE_TEAM}"
+        return result.model_copy(update={
+            "text": text,
+            "disclaimer": DISCLAIMERS[mode],
+            "notices": (list(screened.notices) if screened else []) + notices + result.notices,
+            "urgent": screened.urgent if screened else None,
+        })
+
+    def _claude_answer(self, question: str, passages: Sequence[Passage], mode: str, personal: bool
+                       ) -> tuple[Answer | None, str]:
+        tag = _evidence_tag()
+        system = template("answer_system").substitute(
+            register=template(f"register_{mode}").template, tag=tag,
+            personal=template("personal_dosing").template if personal else "",
+        ).strip()
+        user = template("answer_user").substitute(tag=tag, evidence=format_evidence(passages), question=escape(question),
+                                                tool=ANSWER_TOOL.name)
+        data, failure = self._call(system, user, ANSWER_TOOL, _parse_answer)
+        if data is None:
+            return None, failure
+        known = {p.pmid for p in passages}
+        check = check_citations(data.answer, known)
+        flags = check.flags
+        listed = [pmid for pmid in (re.sub(r"\D", "", c) for c in data.citations) if pmid]  # "PMID:123" -> "123"
+        for pmid in listed:
+            flag = f"removed_unknown_citation:{pmid}"
+            if pmid not in known and flag not in flags:
+                flags.append(flag)
+        citations = check.citations + [p for p in dict.fromkeys(listed) if p in known and p not in check.citations]
+        text, abstained = check.text, data.abstained
+        if not text:
+            text, abstained = UNSUPPORTED, True
+            flags.append("no_supported_claims")
+        return Answer(text=text, citations=citations, abstained=abstained, flags=flags, written_by="claude"), ""
+
+    def _extractive(self, question: str, passages: Sequence[Passage]) -> Answer:
+        ranked, threshold = rank_sentences(question, passages, self.encoder)
+        chosen = select_extracts(ranked, threshold)
+        if not chosen:
+            return Answer(text=THIN_EVIDENCE, abstained=True, written_by="extractive")
+        lines = [EXTRACTIVE_LABEL, ""] + [f'- "{s.text}" [PMID:{s.pmid}]' for s in chosen]
+        return Answer(text="\n".join(lines), citations=list(dict.fromkeys(s.pmid for s in chosen)),
+                      written_by="extractive")
+
+    # ------------------------------------------------------------ multiple choice
+    def choose(self, question: str, options: dict[str, str], passages: Sequence[Passage] = ()) -> Answer:
+        """Pick one option letter (``Answer.letter``); with no passages this is Claude with chain of thought and
+        no retrieval (baseline 1). Without Claude, the retrieval-only baseline scores options against evidence."""
+        if not options:
+            raise ValueError("choose needs at least one option")
+        options = {str(k).strip().upper(): v for k, v in options.items()}
+        notices: list[str] = []
+        if self.llm is not None:
+            result, failure = self._claude_choose(question, options, passages)
+            if result is not None:
+                return result
+            notices.append(f"Claude could not be used ({failure}); the {BASELINE_LABEL} chose instead.")
+        scores = score_options(question, options, passages, self.encoder)
+        best = max(scores, key=lambda letter: scores[letter]) if scores else None
+        disclaimer = DISCLAIMERS["clinician"]
+        if best is None or scores[best] <= 0.0:
+            return Answer(text=f"The {BASELINE_LABEL} found no evidence supporting any option.", abstained=True,
+                          written_by="extractive", notices=notices + [BASELINE_NOTICE], disclaimer=disclaimer)
+        return Answer(text=f"{best}. {options[best]}", letter=best, written_by="extractive",
+                      notices=notices + [BASELINE_NOTICE], disclaimer=disclaimer)
+
+    def _claude_choose(self, question: str, options: dict[str, str], passages: Sequence[Passage]
+                       ) -> tuple[Answer | None, str]:
+        tag = _evidence_tag()
+        basis = "the evidence documents and what you know" if passages else "what you know"
+        system = template("choose_system").substitute(basis=basis, tag=tag)
+        evidence = f"<{tag}>\n{format_evidence(passages)}\n</{tag}>\n\n" if passages else ""
+        tool = ToolSpec(
+            name="choose_option",
+            description="Give your step-by-step reasoning and the letter of the one option you choose.",
+            input_schema={
+                "type": "object",
+                "properties": {"reasoning": {"type": "string"},
+                               "letter": {"type": "string", "enum": list(options)}},
+                "required": ["reasoning", "letter"],
+            },
+        )
+        user = template("choose_user").substitute(
+            evidence=evidence, question=escape(question), tool=tool.name,
+            options="\n".join(f"{letter}. {escape(text)}" for letter, text in options.items()),
+        )
+
+        def parse(data: dict) -> str:
+            letter = parse_answer_letter(str(data.get("letter", "")), options)
+            if letter is None:
+                raise _Unusable("no valid option letter")
+            return letter
+
+        letter, failure = self._call(system, user, tool, parse)
+        if letter is None:
+            return None, failure
+        return Answer(text=f"{letter}. {options[letter]}", letter=letter, written_by="claude",
+                      disclaimer=DISCLAIMERS["clinician"]), ""
+
+    # ------------------------------------------------------------ Claude calls
+    def _call(self, system: str, user: str, tool: ToolSpec, parse):
+        """Call ``tool`` and parse its input; one retry when the reply was unusable. Returns (value, failure)."""
+        failure = ""
+        for attempt in range(2):
+            content = user if attempt == 0 else user + _RETRY_NOTE
+            try:
+                data = self.llm.call_tool(system, [{"role": "user", "content": content}], tool,
+                                          max_tokens=self.max_tokens)
+                return parse(data), ""
+            except LLMError as exc:
+                failure = self.settings.redact(str(exc))
+                if isinstance(exc, LLMUnavailable):
+                    break
+            except (ValidationError, _Unusable) as exc:
+                failure = f"unusable {tool.name} reply: {exc.__class__.__name__}"
+        return None, failure
+
+
+def _parse_answer(data: dict) -> _ToolAnswer:
+    parsed = _ToolAnswer.model_validate(data)
+    if not parsed.answer.strip() and not parsed.abstained:
+        raise _Unusable("empty answer")
+    return parsed

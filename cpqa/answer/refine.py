@@ -1,0 +1,137 @@
+"""COT-Refine: Claude first answers from its own knowledge with chain of thought (no retrieval), then revises
+that draft against the retrieved evidence, keeping only what the evidence supports, with citations.
+
+The revision is the answerer's own request (``cpqa.answer.answerer.Answerer``: its prompts, evidence delimiting,
+forced tool call, citation checking, extractive fallback, disclaimers); the draft rides along as an extra
+block appended to that request by a thin wrapper around the Claude client, so nothing of the answerer is
+copied. The draft never reaches the reader unchecked: with no evidence the answerer abstains.
+Also used by adaptive retrieval: a question that needs no retrieval is answered by the draft alone, with
+any citation stripped and a notice saying so.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from pydantic import BaseModel
+
+from cpqa.answer.answerer import Answerer
+from cpqa.prompts import escape, template
+from cpqa.answer.citations import check_citations
+from cpqa.config import Settings
+from cpqa.answer.extractive import Encoder
+from cpqa.models.llm import Claude, LLMError, ToolSpec
+from cpqa.safety.phi import scrub_phi
+from cpqa.safety.screening import Screened
+from cpqa.types import Answer, Mode, Passage
+
+DRAFT_TOOL = ToolSpec(
+    name="draft_answer",
+    description="Give a draft answer from your own knowledge, before any evidence is shown.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string", "description": "step-by-step reasoning; never shown"},
+            "answer": {"type": "string", "description": "the draft answer, without citations"},
+        },
+        "required": ["reasoning", "answer"],
+    },
+)
+NO_RETRIEVAL_NOTICE = ("Answered from the language model's general knowledge without retrieving evidence (the "
+                       "question was judged definitional), so no study is cited.")
+REFINE_FLAG = "cot_refine"
+
+
+class Draft(BaseModel):
+    """An answer written without evidence (the reasoning is kept for the trace, never shown)."""
+
+    question: str
+    text: str
+    reasoning: str = ""
+
+
+class DraftedClaude:
+    """A Claude client that appends the draft block to every request it forwards (duck-types ``Claude``)."""
+
+    def __init__(self, llm: Claude, draft: str):
+        self.llm = llm
+        self.model = llm.model
+        self.note = template("refine_revise").substitute(draft=escape(draft))
+
+    @property
+    def available(self) -> bool:
+        return self.llm.available
+
+    @property
+    def usage(self):
+        return self.llm.usage
+
+    def call_tool(self, system: str, messages: list[dict], tool: ToolSpec, max_tokens: int = 1024) -> dict:
+        *head, last = messages
+        extended = {**last, "content": f"{last['content']}\n\n{self.note}"}
+        return self.llm.call_tool(system, [*head, extended], tool, max_tokens=max_tokens)
+
+
+class Refiner:
+    """``answer``: draft without evidence, then revise against ``passages``; ``choose`` the same for options."""
+
+    def __init__(self, settings: Settings, llm: Claude, encoder: Encoder | None = None, max_tokens: int = 2048):
+        if llm is None or not llm.available:
+            raise ValueError("COT-Refine needs Claude: set ANTHROPIC_API_KEY")
+        self.settings = settings
+        self.llm = llm
+        self.encoder = encoder
+        self.max_tokens = max_tokens
+
+    def draft(self, question: str, mode: Mode = "patient") -> Draft:
+        """Claude's chain-of-thought answer without retrieval; raises ``LLMError`` when Claude fails."""
+        question = scrub_phi(question).text
+        if not question.strip():
+            raise ValueError("question is empty")
+        system = template("refine_draft_system").substitute(register=template(f"register_{mode}").template)
+        data = self.llm.call_tool(system, [{"role": "user", "content": f"<question>\n{escape(question)}\n</question>"}],
+                                  DRAFT_TOOL, max_tokens=self.max_tokens)
+        text = str(data.get("answer", "")).strip()
+        if not text:
+            raise LLMError("Claude's draft_answer reply was empty")
+        return Draft(question=question, text=text, reasoning=str(data.get("reasoning", "")))
+
+    def refine(self, question: str, draft: Draft, passages: Sequence[Passage], mode: Mode = "patient",
+               screened: Screened | None = None) -> Answer:
+        """The draft revised against the evidence by the answerer (cited and checked; abstains without evidence)."""
+        answerer = Answerer(self.settings, llm=DraftedClaude(self.llm, draft.text), encoder=self.encoder,
+                            max_tokens=self.max_tokens)
+        answer = answerer.answer(question, passages, mode, screened=screened)
+        return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
+
+    def answer(self, question: str, passages: Sequence[Passage], mode: Mode = "patient",
+               screened: Screened | None = None) -> tuple[Answer, Draft | None]:
+        """Draft then refine; when the draft fails, the plain answerer answers (with a notice)."""
+        try:
+            draft = self.draft(question, mode)
+        except LLMError as exc:
+            plain = Answerer(self.settings, llm=self.llm, encoder=self.encoder, max_tokens=self.max_tokens)
+            answer = plain.answer(question, passages, mode, screened=screened)
+            notice = f"COT-Refine draft failed ({self.settings.redact(str(exc))[:120]}); answered directly."
+            return answer.model_copy(update={"notices": [*answer.notices, notice]}), None
+        return self.refine(question, draft, passages, mode, screened), draft
+
+    def choose(self, question: str, options: dict[str, str], passages: Sequence[Passage] = ()) -> Answer:
+        """Multiple choice: choose without evidence (chain of thought), then choose again against the evidence
+        with that first choice shown as the draft."""
+        first = Answerer(self.settings, llm=self.llm, encoder=self.encoder).choose(question, options, ())
+        if first.written_by != "claude" or not passages:
+            return first
+        revised = Answerer(self.settings, llm=DraftedClaude(self.llm, first.text), encoder=self.encoder)
+        answer = revised.choose(question, options, passages)
+        return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
+
+
+def unretrieved_answer(draft: Draft) -> Answer | None:
+    """The draft as the final answer of a question that needed no retrieval: any citation (necessarily from
+    memory) stripped, labelled; None when nothing is left, so the caller retrieves after all."""
+    check = check_citations(draft.text, set())
+    if not check.text.strip():
+        return None
+    return Answer(text=check.text, written_by="claude", flags=["no_retrieval", *check.flags],
+                  notices=[NO_RETRIEVAL_NOTICE])

@@ -1,0 +1,218 @@
+"""Rule-based query processing: spelling, normalisation, key concepts and intent of a question.
+
+A question is split into runs of content words (stopwords and punctuation end a run). Inside a run the
+longest phrase the vocabulary knows becomes one concept (with its MeSH heading and synonyms); a
+hyphenated compound or a phrase followed by its abbreviation in brackets ("biochemical recurrence (BCR)")
+becomes one phrase concept; every other content word is a concept of its own. Words too generic to
+identify a document ("patients", "effect", "role") are kept apart as ``weak`` concepts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cpqa.rewrite.vocabulary import Kind, Term, Vocabulary, normalize_word, phrase_key
+
+Intent = Literal["treatment", "diagnosis", "prognosis", "risk", "side_effects", "screening", "prevention",
+                 "mechanism", "general"]
+
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are aren't as at be because been before being below
+between both but by can cannot could did didn't do does doesn't doing don't down during each either else ever
+every few for from further had has have having he her here hers herself him himself his how however i if in
+into is isn't it it's its itself just least less let like may me might more most much must my myself neither
+no nor not now of off on once only or other ought our ours ourselves out over own per rather really same shall
+she should so some such than that the their theirs them themselves then there these they this those through
+thus to too under until up upon us very via was we were what whatever when where whether which while who whom
+whose why will with within without would yes yet you your yours yourself yourselves
+""".split())
+
+# Words that occur in questions but identify no document on their own.
+WEAK_WORDS = frozenset("""
+able affect among analysis another answer approach associated association based benefit better case cause
+change clinical compared comparison concept condition consider current data day design designed develop
+different does earlier early effect effective enough evaluation evidence factor favorable find good great help
+human important improve improved include increase information issue job kind know last late level long low
+lower main major matter mean method necessary need new normal number often one outcome part patient people
+person place play population possible potential predict present problem provide rate real reason receive
+reduce relation relationship relevant result risk role safe same scale should significant similar specific
+still study subset suggest take there time truly type use used useful using value way well what work worth
+year
+""".split())
+
+# An abbreviation in brackets, a word (letters in any script, digits, inner - ' /), or one other character.
+_TOKEN = re.compile(r"\(\s*([^\W\d_][\w-]{1,9})\s*\)|([^\W_]+(?:[-'/][^\W_]+)*)|(\S)")
+
+_INTENT_CUES: tuple[tuple[Intent, tuple[str, ...]], ...] = (
+    ("side_effects", ("side effect", "adverse", "toxicit", "complication", "tolera")),
+    ("screening", ("screen", "mammogra", "colonoscop", "pap smear", "early detection")),
+    ("prevention", ("prevent", "reduce the risk", "lower the risk", "avoid")),
+    ("diagnosis", ("diagnos", "detect", "biopsy", "imaging", "test", "marker", "staging", "sign", "symptom")),
+    ("prognosis", ("prognos", "survival", "surviv", "outcome", "recurren", "relapse", "life expectancy", "predict",
+                   "mortality")),
+    ("risk", ("risk", "cause", "associated", "incidence", "hereditary", "inherit", "genetic", "exposure")),
+    ("treatment", ("treat", "therap", "drug", "chemo", "surgery", "surgical", "radiation", "manage", "cure",
+                   "dose", "dosage", "adjuvant", "resection")),
+    ("mechanism", ("mechanism", "pathway", "express", "mutation", "receptor", "gene")),
+)
+
+
+class Concept(BaseModel):
+    """A key concept of the question and the phrases that may name it in an abstract."""
+
+    text: str  # as normalised from the question
+    phrases: list[str] = Field(default_factory=list)  # the concept's own wordings (narrow level)
+    synonyms: list[str] = Field(default_factory=list)  # further names (wider levels)
+    mesh: str | None = None
+    kind: Kind = "other"
+    core: bool = False  # the main subject (the disease): relaxed levels keep it
+    weak: bool = False  # too generic to require
+
+
+class ProcessedQuestion(BaseModel):
+    normalized: str
+    concepts: list[Concept]
+    intent: Intent
+    corrections: dict[str, str] = Field(default_factory=dict)
+
+
+_INTENT_PATTERNS = [(intent, re.compile(r"\b(?:" + "|".join(map(re.escape, cues)) + ")", re.IGNORECASE))
+                    for intent, cues in _INTENT_CUES]
+
+
+def detect_intent(text: str) -> Intent:
+    """The first intent whose cue starts a word of ``text`` ("treat" in "treated", not in "retreat")."""
+    for intent, pattern in _INTENT_PATTERNS:
+        if pattern.search(text):
+            return intent
+    return "general"
+
+
+def _runs(question: str) -> list[list[tuple[str, str | None]]]:
+    """Runs of (word, abbreviation-following-it) between stopwords and punctuation."""
+    runs: list[list[tuple[str, str | None]]] = [[]]
+    for m in _TOKEN.finditer(question):
+        abbr, word, _ = m.groups()
+        if abbr and runs[-1]:
+            runs[-1][-1] = (runs[-1][-1][0], abbr)
+            runs.append([])
+        elif word and word.lower() not in STOPWORDS and not word.isdigit():
+            runs[-1].append((word, None))
+        elif runs[-1]:
+            runs.append([])
+    return [r for r in runs if r]
+
+
+def _abbreviated_span(words: list[str], abbr: str) -> int:
+    """How many trailing words an abbreviation stands for (0 when none fits)."""
+    first = abbr[0].lower()
+    for n in range(min(len(abbr), len(words)), 1, -1):
+        if words[-n].lower().startswith(first):
+            return n
+    return 0
+
+
+def process_question(question: str, vocab: Vocabulary) -> ProcessedQuestion:
+    """Correct, normalise and split ``question`` into concepts (see the module docstring)."""
+    corrections: dict[str, str] = {}
+    concepts: dict[str, Concept] = {}
+
+    def add(concept: Concept) -> None:
+        key = phrase_key(concept.text)
+        if not any(key == phrase_key(p) for c in concepts.values() for p in c.phrases):
+            concepts.setdefault(key, concept)
+
+    for run in _runs(question):
+        words = _corrected([w.lower() for w, _ in run], vocab, corrections)
+        abbr = run[-1][1]
+        tail: list[str] = []
+        if abbr:
+            span = max(1, _abbreviated_span(words, abbr))
+            words, tail = words[:-span], words[-span:]
+        _add_words(words, vocab, add)
+        if tail:
+            surface = " ".join(tail)
+            term = vocab.lookup(surface)
+            if term:
+                add(_known(surface, term, extra=[abbr]))
+            else:
+                add(Concept(text=surface, phrases=[_as_phrase(surface), abbr]))
+    normalized = question
+    for wrong, right in corrections.items():
+        normalized = re.sub(rf"\b{re.escape(wrong)}\b", right, normalized, flags=re.IGNORECASE)
+    normalized = " ".join(normalized.split())
+    return ProcessedQuestion(normalized=normalized, concepts=list(concepts.values()),
+                             intent=detect_intent(normalized), corrections=corrections)
+
+
+def _corrected(words: list[str], vocab: Vocabulary, corrections: dict[str, str]) -> list[str]:
+    """Words with typos fixed, but only where the fix completes a term the vocabulary knows: a word one
+    edit from a vocabulary word is often a different, correct word ("addition", "tripe palms")."""
+    norms = [phrase_key(w) or w for w in words]
+    fixed = [w if not w.isalpha() or _is_weak(n) else vocab.correct(n) for w, n in zip(words, norms)]
+    out = list(words)
+    i = 0
+    while i < len(words):
+        plain = vocab.longest_match(norms, i)
+        trial = vocab.longest_match(norms[:i] + fixed[i:], i)
+        if trial and (not plain or trial[1] > plain[1]):
+            for j in range(i, i + trial[1]):
+                if fixed[j] != norms[j] and fixed[j][0] == norms[j][0]:
+                    corrections[words[j]] = fixed[j]
+                    out[j] = fixed[j]
+            i += trial[1]
+        else:
+            i += plain[1] if plain else 1
+    return out
+
+
+def _add_words(words: list[str], vocab: Vocabulary, add) -> None:
+    """Longest known phrases first; every other word is a concept of its own."""
+    norms = [phrase_key(w) for w in words]
+    i = 0
+    while i < len(words):
+        match = vocab.longest_match(norms, i)
+        if match:
+            term, n = match
+            add(_known(" ".join(words[i:i + n]), term))
+            i += n
+            continue
+        word = words[i]
+        add(Concept(text=word, phrases=[_as_phrase(word)], weak=_is_weak(normalize_word(word))))
+        i += 1
+
+
+def _is_weak(word: str) -> bool:
+    """Generic words, also inflected: ``improving``, ``increased``, ``ones``."""
+    if len(word) < 3 or word in WEAK_WORDS:
+        return True
+    for suffix, repl in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("d", ""), ("ly", ""), ("s", "")):
+        if word.endswith(suffix) and word[: -len(suffix)] + repl in WEAK_WORDS:
+            return True
+    return False
+
+
+def _known(surface: str, term: Term, extra: list[str] = ()) -> Concept:
+    phrases = _distinct([_as_phrase(surface), term.name, *extra])
+    return Concept(text=surface, phrases=phrases, synonyms=_distinct(term.synonyms, exclude=phrases),
+                   mesh=term.mesh, kind=term.kind, core=term.kind == "disease")
+
+
+def _as_phrase(text: str) -> str:
+    """Hyphens and slashes join words of one phrase: ``patient-controlled`` -> ``patient controlled``."""
+    return re.sub(r"[-/]", " ", text)
+
+
+def _distinct(phrases: list[str], exclude: list[str] = ()) -> list[str]:
+    """Phrases distinct by normalised key; MeSH's inverted forms ("Sarcoma, Ewing") are left out."""
+    seen = {phrase_key(p) for p in exclude}
+    out = []
+    for p in phrases:
+        key = phrase_key(p)
+        if key and key not in seen and "," not in p:
+            seen.add(key)
+            out.append(p)
+    return out

@@ -1,0 +1,244 @@
+"""The LLM rewrite module: a question (and earlier turns) -> concepts, intent and a Boolean query ladder.
+
+With Claude: one forced tool call whose JSON schema covers the whole structure. Every expression Claude
+writes is checked with ``cpqa.sources.boolean``; a broken one is repaired when simple fixes make it parse
+(quotes, brackets, dangling operators, unknown tags) and dropped otherwise. A ladder short of three levels
+is completed with rule-built levels from Claude's own concepts; no usable answer after one re-ask (for
+malformed output; the SDK retries transport errors itself) falls back to the rule-based builder.
+Without Claude: dialogue distillation, rule-based concepts and the rule-based ladder.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, Sequence
+
+from pydantic import BaseModel, Field, ValidationError
+
+from cpqa.prompts import escape, text
+from cpqa.sources.boolean import FIELD_TAGS, BooleanQueryError, validate
+from cpqa.rewrite.concepts import Concept, Intent, detect_intent, process_question
+from cpqa.config import Settings
+from cpqa.rewrite.dialogue import distill
+from cpqa.models.llm import Claude, LLMError, LLMUnavailable, ToolSpec
+from cpqa.rewrite.rule_ladder import build_ladder
+from cpqa.rewrite.vocabulary import load_vocabulary
+
+MAX_EXPRESSION_CHARS = 8000
+MAX_HISTORY_TURNS = 6
+MIN_LEVELS = 3
+INTENTS = ["treatment", "diagnosis", "prognosis", "risk", "side_effects", "screening", "prevention", "mechanism",
+           "general"]
+
+LADDER_TOOL = ToolSpec(
+    name="query_ladder",
+    description="Record the processed question and a ladder of PubMed Boolean queries, most specific first.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "normalized": {"type": "string", "description": "the question, spelling corrected and normalised"},
+            "search_intent": {"type": "string", "description": "a self-contained question to search for"},
+            "intent": {"type": "string", "enum": INTENTS},
+            "concepts": {
+                "type": "array", "minItems": 1, "maxItems": 10,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "text": {"type": "string"},
+                        "mesh": {"type": ["string", "null"], "description": "MeSH heading, if known"},
+                        "synonyms": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+                        "role": {"type": "string", "enum": ["core", "supporting", "weak"]},
+                    },
+                    "required": ["text", "role"],
+                },
+            },
+            "relations": {"type": "array", "items": {"type": "string"}},
+            "ladder": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 8,
+                       "description": "PubMed Boolean expressions, most specific first"},
+        },
+        "required": ["normalized", "search_intent", "intent", "concepts", "ladder"],
+    },
+)
+
+
+class RewriteResult(BaseModel):
+    question: str
+    normalized: str
+    search_intent: str
+    concepts: list[Concept] = Field(default_factory=list)
+    intent: Intent = "general"
+    relations: list[str] = Field(default_factory=list)  # rules: "intent(entity, ...)"; Claude: its phrases
+    ladder: list[str] = Field(default_factory=list)
+    method: Literal["claude", "rules"] = "rules"
+    notes: list[str] = Field(default_factory=list)
+
+
+class Rewriter:
+    """Turns questions into ladders; uses ``llm`` when it is given and configured, rules otherwise."""
+
+    def __init__(self, settings: Settings, llm: Claude | None = None):
+        self.settings = settings
+        self.llm = llm
+        self.vocabulary = load_vocabulary(settings)
+        self.system_prompt = text("rewrite_system")
+        self.user_template = text("rewrite_user")
+
+    def rewrite(self, question: str, history: Sequence[str] = ()) -> RewriteResult:
+        question = " ".join((question or "").split())
+        if not question:
+            raise ValueError("empty question")
+        history = [" ".join(t.split()) for t in history if t and t.strip()][-MAX_HISTORY_TURNS:]
+        notes: list[str] = []
+        if self.llm is not None and self.llm.available:
+            result = self._with_claude(question, history, notes)
+            if result is not None:
+                return result
+        return self._with_rules(question, history, notes)
+
+    # ------------------------------------------------------------------ rules
+    def _with_rules(self, question: str, history: list[str], notes: list[str]) -> RewriteResult:
+        corrected = process_question(question, self.vocabulary)
+        if corrected.corrections:
+            notes.append("spelling: " + ", ".join(f"{a} -> {b}" for a, b in corrected.corrections.items()))
+        distilled = distill(corrected.normalized, history, self.vocabulary)
+        if distilled.carried:
+            notes.append(f"carried from earlier turns: {', '.join(distilled.carried)}")
+        processed = process_question(distilled.search_intent, self.vocabulary) if distilled.carried else corrected
+        ladder = build_ladder(processed.concepts)
+        if not ladder:
+            notes.append("no searchable concept in the question")
+        entities = [c.text for c in processed.concepts if c.kind in ("disease", "treatment")]
+        relations = [f"{processed.intent}({', '.join(entities)})"] if entities else []
+        return RewriteResult(question=question, normalized=corrected.normalized,
+                             search_intent=distilled.search_intent, concepts=processed.concepts,
+                             intent=processed.intent, relations=relations, ladder=ladder, method="rules",
+                             notes=notes)
+
+    # ------------------------------------------------------------------ Claude
+    def _messages(self, question: str, history: list[str], problem: str | None) -> list[dict]:
+        # Escaped like the answerer's evidence, so user text cannot close the <question> / <history> delimiters.
+        text = self.user_template.format(history="\n".join(f"- {escape(t)}" for t in history) or "(none)",
+                                         question=escape(question))
+        if problem:
+            text += f"\nYour previous answer could not be used ({problem}). Call the tool again, following its schema."
+        return [{"role": "user", "content": text}]
+
+    def _with_claude(self, question: str, history: list[str], notes: list[str]) -> RewriteResult | None:
+        problem: str | None = None
+        for attempt in (1, 2):
+            try:
+                data = self.llm.call_tool(self.system_prompt, self._messages(question, history, problem),
+                                          LADDER_TOOL, max_tokens=2048)
+                result = self._from_tool(question, data, notes)
+            except LLMError as exc:
+                message = self.settings.redact(str(exc))
+                if isinstance(exc, LLMUnavailable) or attempt == 2:
+                    notes.append(f"Claude failed ({message}); rule-based ladder used")
+                    return None
+                problem = message
+                continue
+            except (ValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
+                problem = f"malformed tool input: {type(exc).__name__}"
+                if attempt == 2:
+                    notes.append(f"Claude's answer was unusable ({problem}); rule-based ladder used")
+                    return None
+                continue
+            if result is not None:
+                return result
+            problem = "no usable query in the ladder and no concepts"
+        notes.append(f"Claude's answer was unusable ({problem}); rule-based ladder used")
+        return None
+
+    def _from_tool(self, question: str, data: dict[str, Any], notes: list[str]) -> RewriteResult | None:
+        concepts = [_concept(item) for item in data.get("concepts") or [] if str(item.get("text", "")).strip()]
+        ladder: list[str] = []
+        for expression in data.get("ladder") or []:
+            checked = repair_expression(str(expression))
+            if checked is None:
+                notes.append("dropped an invalid Claude expression")
+            elif checked not in ladder:
+                if checked != expression:
+                    notes.append("repaired a Claude expression")
+                ladder.append(checked)
+        if len(ladder) < MIN_LEVELS and concepts:
+            filler = [level for level in build_ladder(concepts) if level not in ladder]
+            if filler:
+                notes.append(f"{min(len(filler), MIN_LEVELS - len(ladder))} rule-built level(s) added "
+                             "from Claude's concepts")
+            ladder += filler[-(MIN_LEVELS - len(ladder)):] if ladder else filler
+        if not ladder:
+            return None
+        normalized = " ".join(str(data.get("normalized") or "").split()) or question
+        intent = data.get("intent") if data.get("intent") in INTENTS else detect_intent(normalized)
+        return RewriteResult(
+            question=question, normalized=normalized,
+            search_intent=" ".join(str(data.get("search_intent") or "").split()) or normalized,
+            concepts=concepts, intent=intent, relations=[str(r) for r in data.get("relations") or []][:10],
+            ladder=ladder, method="claude", notes=notes)
+
+
+def _concept(item: dict[str, Any]) -> Concept:
+    role = item.get("role", "supporting")
+    text = " ".join(str(item["text"]).split())
+    mesh = item.get("mesh")
+    return Concept(text=text, phrases=[text], synonyms=[str(s) for s in item.get("synonyms") or [] if str(s).strip()],
+                   mesh=str(mesh).strip() or None if mesh else None, core=role == "core", weak=role == "weak",
+                   kind="disease" if role == "core" else "other")
+
+
+_TAG = re.compile(r"\[([^\[\]]*)\]")
+_DANGLING = re.compile(r"^\s*(?:AND|OR|NOT)\b\s*|\s*\b(?:AND|OR|NOT)\s*$")
+
+
+def repair_expression(expression: str) -> str | None:
+    """``expression`` if it parses, else a minimally repaired version that parses, else None."""
+    text = " ".join(expression.replace("\u201c", '"').replace("\u201d", '"').split())
+    if not text or len(text) > MAX_EXPRESSION_CHARS:
+        return None
+    for fix in (lambda t: t, _drop_unknown_tags, _close_quotes, _strip_dangling, _balance_parentheses):
+        text = fix(text)
+        try:
+            validate(text)
+            return text
+        except BooleanQueryError:
+            continue
+    return None
+
+
+def _drop_unknown_tags(text: str) -> str:
+    return _TAG.sub(lambda m: m.group(0) if " ".join(m.group(1).lower().split()) in FIELD_TAGS else "", text)
+
+
+def _close_quotes(text: str) -> str:
+    if text.count('"') % 2:
+        i = text.rfind('"')
+        text = text[:i] + text[i + 1:]
+    return text
+
+
+def _strip_dangling(text: str) -> str:
+    text = re.sub(r"\b(AND|OR|NOT)(?:\s+(?:AND|OR|NOT)\b)+", r"\1", text)
+    text = re.sub(r"\(\s*\)", "", text)
+    text = re.sub(r"\(\s*(?:AND|OR|NOT)\b", "(", text)
+    text = re.sub(r"\b(?:AND|OR|NOT)\s*\)", ")", text)
+    previous = None
+    while previous != text:
+        previous, text = text, _DANGLING.sub("", text)
+    return text
+
+
+def _balance_parentheses(text: str) -> str:
+    out, depth = [], 0
+    in_quote = False
+    for ch in text:
+        if ch == '"':
+            in_quote = not in_quote
+        elif not in_quote and ch == ")":
+            if depth == 0:
+                continue
+            depth -= 1
+        elif not in_quote and ch == "(":
+            depth += 1
+        out.append(ch)
+    return "".join(out) + ")" * depth
+

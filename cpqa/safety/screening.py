@@ -1,0 +1,203 @@
+"""Screening a question before anything else sees it, and keeping secrets out of logs.
+
+``check_question`` cleans the text (control characters, length, quoting characters), removes personal details
+(:mod:`cpqa.safety.phi`), checks the language, and raises urgent-care and personal-dosing flags (:mod:`cpqa.safety.triage`).
+The pipeline uses only ``Screened.question`` from then on: for NCBI, Anthropic, traces and logs.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+
+from pydantic import BaseModel, Field
+
+from cpqa.config import Settings
+from cpqa.safety.phi import PHIRedaction, scrub_phi
+from cpqa.safety.triage import is_personal_dosing, red_flags, urgent_message
+
+__all__ = [
+    "InvalidQuestion", "Screened", "check_question", "scrub_phi", "PHIRedaction", "install_log_redaction",
+    "SecretRedactor",
+    "MAX_QUESTION_CHARS", "ENGLISH_ONLY",
+]
+
+MAX_QUESTION_CHARS = 2000
+ENGLISH_ONLY = (
+    "Only English questions are supported for now: the evidence search and the answers work in English. "
+    "Please ask your question in English."
+)
+
+
+class InvalidQuestion(ValueError):
+    """The input cannot be used as a question (empty, only spaces or symbols)."""
+
+
+class Screened(BaseModel):
+    """A question that is safe to send to NCBI and Anthropic and to write to traces and logs."""
+
+    question: str
+    notices: list[str] = Field(default_factory=list)  # shown to the user
+    removed_phi: list[str] = Field(default_factory=list)  # kinds of personal details removed, never the values
+    urgent: str | None = None  # urgent-care message, shown before anything else
+    personal_dosing: bool = False  # asks for a personal dose / stopping treatment: evidence + "ask your care team"
+    language_ok: bool = True
+    red_flags: list[str] = Field(default_factory=list)
+
+
+_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
+                         "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'", "\u00b4": "'", "`": "'"})
+
+
+def _clean(text: str) -> str:
+    """NFKC-normalise, drop control and invisible format characters, straighten quotes, collapse whitespace."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(
+        " " if ch in "\t\n\r\v\f" else ch
+        for ch in text
+        if ch in "\t\n\r\v\f" or unicodedata.category(ch) not in {"Cc", "Cf", "Cs", "Co", "Cn"}
+    )
+    return re.sub(r"\s+", " ", text.translate(_QUOTES)).strip()
+
+
+def _truncate(text: str, limit: int = MAX_QUESTION_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit * 0.75 else cut).rstrip()
+
+
+# ---------------------------------------------------------------- language
+_EN = frozenset(
+    "the a an is are was were be been what which who how why when where does do did can could should would will "
+    "i my me you your it this that these those of to in for on with and or not no have has had there their "
+    "about from after before than more most any some other".split()
+)
+_OTHER = {
+    "Spanish": "el la los las es son que qué cómo cuál cuáles para por con una del al se puedo tengo mi mis sobre "
+               "después también pero muy",
+    "French": "le la les est sont que quel quelle quels comment pour avec une des du au je mon ma mes sur après "
+              "aussi mais très dans pourquoi",
+    "German": "der die das ist sind und wie welche welcher warum für mit eine einer ich mein meine nach auch aber "
+              "sehr nicht kann bei",
+    "Portuguese": "o os as é são que qual quais como para com uma do da dos das eu meu minha sobre depois também "
+                  "mas muito não",
+    "Italian": "il lo gli è sono che quale quali come perché per con una del della io mio mia dopo anche ma molto "
+               "non",
+    "Dutch": "de het een is zijn wat welke hoe waarom voor met ik mijn na ook maar zeer niet kan bij",
+}
+_OTHER_SETS = {lang: frozenset(words.split()) - _EN for lang, words in _OTHER.items()}
+_TOKEN = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+def _is_english(text: str) -> bool:
+    """Cheap check: mostly Latin script, and not more foreign stopwords than English ones."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return True
+    latin = sum(1 for ch in letters if unicodedata.name(ch, "").startswith("LATIN"))
+    if latin / len(letters) < 0.6:
+        return False
+    if "¿" in text or "¡" in text:
+        return False
+    words = [w.lower() for w in _TOKEN.findall(text)]
+    english = sum(w in _EN for w in words)
+    foreign = max(sum(w in stop for w in words) for stop in _OTHER_SETS.values())
+    return not (foreign >= 2 and foreign > english)
+
+
+# ---------------------------------------------------------------- screening
+def check_question(text: str | None) -> Screened:
+    """Screen a user's question. Raises :class:`InvalidQuestion` when nothing usable is left."""
+    if text is None or not str(text).strip():
+        raise InvalidQuestion("Please type a question: the question is empty.")
+    cleaned = _clean(str(text))
+    if not cleaned:
+        raise InvalidQuestion("Please type a question: the text contains only invisible or control characters.")
+    if not any(ch.isalpha() for ch in cleaned):
+        raise InvalidQuestion("Please type a question in words: the text contains no letters.")
+
+    notices: list[str] = []
+    scrubbed, removed = scrub_phi(cleaned)  # over the whole text, so truncation cannot split an identifier
+    if removed:
+        notices.append(
+            "Personal details were removed from your question before it was searched or sent anywhere: "
+            + ", ".join(removed) + "."
+        )
+    question = _truncate(scrubbed)
+    if len(question) < len(scrubbed):
+        notices.append(
+            f"Your question was longer than {MAX_QUESTION_CHARS:,} characters, so only its first part was used."
+        )
+    language_ok = _is_english(question)
+    if not language_ok:
+        notices.append(ENGLISH_ONLY)
+    flags = red_flags(scrubbed)  # the whole text: a red flag at the end of a long question still counts
+    return Screened(
+        question=question,
+        notices=notices,
+        removed_phi=removed,
+        urgent=urgent_message(scrubbed),
+        personal_dosing=is_personal_dosing(scrubbed),
+        language_ok=language_ok,
+        red_flags=flags,
+    )
+
+
+# ---------------------------------------------------------------- secrets in logs
+_SECRET_SHAPES = re.compile(
+    r"(?P<lead>(?:api[_-]?key|x-api-key|authorization)[\"']?\s*[=:]\s*[\"']?(?:bearer\s+)?)[^\s&\"',;]+"
+    r"|sk-ant-[A-Za-z0-9_-]{8,}",
+    re.IGNORECASE,
+)
+
+
+class SecretRedactor(logging.Filter):
+    """Rewrites log records so configured secrets (and anything shaped like a key) never reach a handler."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def redact(self, text: str) -> str:
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, "[REDACTED]")
+        return _SECRET_SHAPES.sub(lambda m: (m.group("lead") or "") + "[REDACTED]", text)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed call: keep the template, drop the arguments
+            message, record.args = str(record.msg), None
+        record.msg, record.args = self.redact(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
+        return True
+
+
+_REDACTOR = SecretRedactor()
+_installed = False
+
+
+def install_log_redaction(settings: Settings) -> SecretRedactor:
+    """Redact ``settings``' secrets from every log record made from now on, by any logger (httpx logs request
+    URLs, which carry NCBI's api_key). Idempotent; later calls add further secrets."""
+    global _installed
+    _REDACTOR.secrets.update(settings.secrets())
+    if not _installed:
+        previous = logging.getLogRecordFactory()
+
+        def factory(*args, **kwargs) -> logging.LogRecord:
+            record = previous(*args, **kwargs)
+            _REDACTOR.filter(record)
+            return record
+
+        logging.setLogRecordFactory(factory)
+        _installed = True
+    return _REDACTOR
