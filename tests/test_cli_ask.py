@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from cpqa.cli import app
 from cpqa.cli.ask import number_citations
-from cpqa.cli.bench_latency import read_questions
+from cpqa.evaluation.jsonl import read_question_texts
 from cpqa.types import Answer
 
 WORDS = ("tamoxifen", "cisplatin")
@@ -86,18 +86,19 @@ def test_number_citations_replaces_known_pmids_only():
     assert number_citations(answer) == "A [1]. B [2, 1]. C [PMID:333]."
 
 
-def test_read_questions(tmp_path):
+def test_read_question_texts(tmp_path):
     good = tmp_path / "q.jsonl"
-    good.write_text('{"question": "a?", "id": 1}\n\n{"question": "b?"}\n{"question": "c?"}\n')
-    assert read_questions(good, None) == ["a?", "b?", "c?"]
-    assert read_questions(good, 2) == ["a?", "b?"]
+    good.write_text('{"question": "a?", "id": 1}\n\n{"Question": "b?"}\n{"question": "c?"}\n')
+    assert read_question_texts(good, None) == ["a?", "b?", "c?"]
+    assert read_question_texts(good, 2) == ["a?", "b?"]
+    assert read_question_texts(tmp_path, 1) == ["a?"]  # a folder: every .jsonl file in it
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question": "a?"}\n{"q": "b"}\n')
-    with pytest.raises(ValueError, match=r"bad.jsonl:2"):
-        read_questions(bad, None)
+    with pytest.raises(ValueError, match=r"bad.jsonl line 2"):
+        read_question_texts(bad, None)
     bad.write_text("not json\n")
-    with pytest.raises(ValueError, match="not JSON"):
-        read_questions(bad, None)
+    with pytest.raises(ValueError, match="bad.jsonl line 1"):
+        read_question_texts(bad, None)
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
 """HSRDR: fusion, E1/E2/E3 tagging, temporal filter, review detection and D1/D2/D3 selection, one path down,
-the LlamaIndex retriever, and Table II. A small crafted store (plus two real PMC articles) embedded with MiniLM."""
+the LlamaIndex retrievers, and Table II. A small crafted store (plus two real PMC articles) embedded with MiniLM;
+the retrievers are the ones ``Pipeline`` builds."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ import shutil
 
 import pytest
 
-from cpqa.documents.hsrdr import HSRDR, HSRDRConfig, natural_source, rrf_fuse, year_window
+from cpqa.documents.fusion import rrf_fuse
+from cpqa.documents.hsrdr import natural_source
+from cpqa.documents.query import DocumentQuery, year_window
+from cpqa.options import DocumentOptions
 from cpqa.rewrite.rewriter import RewriteResult
-from cpqa.types import AbstractSection, Article, RetrievalTrace
+from cpqa.types import AbstractSection, Article
 from tests.conftest import shared
 
 REVIEW_PMID, RESEARCH_PMID = "19920987", "18175167"  # PMC2775679 (review-article), PMC2491404 (research)
@@ -29,8 +33,15 @@ RECORDS = {  # pmid: (year, title, abstract)
 }
 
 
-def _rewrite(ladder: list[str], intent: str) -> RewriteResult:
-    return RewriteResult(question=intent, normalized=intent, search_intent=intent, ladder=ladder)
+def _query(ladder: list[str], intent: str) -> DocumentQuery:
+    rewrite = RewriteResult(question=intent, normalized=intent, search_intent=intent, ladder=ladder)
+    return DocumentQuery(query_str=intent, rewrite=rewrite)
+
+
+def _pipeline(settings):
+    from cpqa.pipeline import Pipeline
+
+    return Pipeline(settings)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +71,7 @@ def crafted(crafted_home, monkeypatch):
 
 
 def test_rrf_fuse_ranks_and_categories():
-    fused = rrf_fuse({"E1": ["a", "b", "c"], "E2": ["c", "d"]}, rrf_k=60)
+    fused = rrf_fuse({"E1": ["a", "b", "c"], "E2": ["c", "d"]}, k=60)
     assert [p for p, _, _ in fused] == ["c", "a", "b", "d"]
     assert fused[0][1] == pytest.approx(1 / 63 + 1 / 61) and fused[0][2] == {"E1": 3, "E2": 1}
     weighted = rrf_fuse({"E1": ["a"], "E2": ["d"]}, weights={"E1": 1.0, "E2": 2.0})
@@ -70,12 +81,9 @@ def test_rrf_fuse_ranks_and_categories():
 
 def test_year_window():
     assert year_window(5, today=dt.date(2026, 3, 1)) == (2022, 2026)
-    assert year_window(mindate="2015/01/01", maxdate="2020") == (2015, 2020)
     assert year_window() == (None, None)
     with pytest.raises(ValueError):
         year_window(0)
-    with pytest.raises(ValueError, match="empty"):
-        year_window(mindate="2020", maxdate="2010")
 
 
 def test_review_detection():
@@ -86,12 +94,11 @@ def test_review_detection():
 
 
 def test_categories_filters_and_trace(crafted):
-    engine = HSRDR(crafted, config=HSRDRConfig(e1_k=3))
-    trace = RetrievalTrace()
-    docs = engine.retrieve("does metformin help breast cancer survival",
-                           _rewrite(["metformin[tiab]"], "breast cancer survival with metformin or biguanide drugs"),
-                           trace=trace)
-    engine.close()
+    with _pipeline(crafted) as pipeline:
+        trace = pipeline.documents.search(
+            _query(["metformin[tiab]"], "breast cancer survival with metformin or biguanide drugs"),
+            DocumentOptions(e1_k=3))
+    docs = [(d.candidate, d.article) for d in trace.documents]
     by_pmid = {c.pmid: c for c in trace.candidates}
     e1 = {c.pmid for c in trace.candidates if c.semantic_rank}
     e2 = {c.pmid for c in trace.candidates if c.boolean_rank}
@@ -106,20 +113,22 @@ def test_categories_filters_and_trace(crafted):
     assert docs[0][0].category == "E3" and all(c.kept for c, _ in docs)  # found by both paths ranks first
     assert by_pmid["201"].semantic_score is not None and by_pmid["203"].semantic_score is None
     assert {"E1", "E2", "fuse", "records", "filter"} <= set(trace.stages)
-    assert trace.models["semantic_query"].profile == "offline" and trace.lost_paths == {}
-    assert trace.ladder[0].expression == "metformin[tiab]"
+    assert trace.semantic_model.profile == "offline" and trace.lost_paths == {}
+    assert trace.ladder[0].expression == "metformin[tiab]" and trace.term_backend == "Store"
 
 
 def test_temporal_filter(crafted):
-    engine = HSRDR(crafted, config=HSRDRConfig(e1_k=8))
-    trace = RetrievalTrace()
-    docs = engine.retrieve("metformin breast cancer", _rewrite(["metformin[tiab]"], "metformin breast cancer"),
-                           mindate="2020", maxdate="2021", trace=trace)
-    engine.close()
-    assert {c.pmid for c, _ in docs} == {"201", "202"}
+    years = dt.date.today().year - 2020 + 1  # 2020 to this year: keeps 201 (2021), 202 (2020), drops 203, 206
+    with _pipeline(crafted) as pipeline:
+        trace = pipeline.documents.search(
+            _query(["metformin[tiab]"], "breast cancer survival with metformin or biguanide drugs"),
+            DocumentOptions(e1_k=3, years=years))
+    assert {d.candidate.pmid for d in trace.documents} == {"201", "202"}
     reasons = {c.pmid: c.dropped_reason for c in trace.candidates if not c.kept}
-    assert reasons["206"] == "published 1995, outside 2020-2021" and reasons["203"].startswith("published 2019")
-    assert trace.options["year_window"] == [2020, 2021]
+    this = dt.date.today().year
+    assert reasons["206"] == f"published 1995, outside 2020-{this}"  # found by E1, dropped by the filter
+    assert "203" not in {c.pmid for c in trace.candidates}  # E2 asked the store for 2020 on: never found
+    assert trace.year_window == (2020, this)
 
 
 @pytest.mark.parametrize("sources, review, research", [
@@ -129,12 +138,11 @@ def test_temporal_filter(crafted):
     (("D2",), "D2", None),
 ])
 def test_source_selection(crafted, sources, review, research):
-    engine = HSRDR(crafted, config=HSRDRConfig(e1_k=1))
-    trace = RetrievalTrace()
-    docs = engine.retrieve("population genetics and CT staging", _rewrite(
-        ['"Poisson random field"[ti] OR "multi-detector row CT"[ti]'], "Poisson random field tutorial"),
-        sources=sources, trace=trace)
-    engine.close()
+    with _pipeline(crafted) as pipeline:
+        trace = pipeline.documents.search(_query(
+            ['"Poisson random field"[ti] OR "multi-detector row CT"[ti]'], "Poisson random field tutorial"),
+            DocumentOptions(e1_k=1, sources=sources))
+    docs = [(d.candidate, d.article) for d in trace.documents]
     got = {c.pmid: c.source for c, _ in docs}
     assert got.get(REVIEW_PMID) == review and got.get(RESEARCH_PMID) == research
     article = dict((c.pmid, a) for c, a in docs)[REVIEW_PMID]
@@ -151,12 +159,10 @@ def test_one_path_down_index_missing(crafted, tmp_path):
     home.mkdir()
     shutil.copy(crafted.store_path, home / "store.sqlite")
     s = get_settings(cpqa_home=home, cpqa_profile="offline")
-    engine = HSRDR(s)
-    trace = RetrievalTrace()
-    docs = engine.retrieve("metformin", _rewrite(["metformin[tiab]"], "metformin"), trace=trace)
-    engine.close()
+    with _pipeline(s) as pipeline:
+        trace = pipeline.documents.search(_query(["metformin[tiab]"], "metformin"))
     assert "IndexMissing" in trace.lost_paths["E1"] and "E2" not in trace.lost_paths
-    assert docs and all(c.category == "E2" for c, _ in docs)
+    assert trace.documents and all(d.candidate.category == "E2" for d in trace.documents)
     assert any("E1 path lost" in w for w in trace.warnings)
 
 
@@ -170,31 +176,35 @@ def test_one_path_down_ncbi_unreachable(crafted):
         port = sock.getsockname()[1]
     s = get_settings(cpqa_home=crafted.home, cpqa_profile="offline", cpqa_eutils_url=f"http://127.0.0.1:{port}/",
                      cpqa_http_retries=0, cpqa_http_timeout=2)
-    engine = HSRDR(s)
-    assert type(engine.terms).__name__ == "EutilsClient"
-    trace = RetrievalTrace()
-    docs = engine.retrieve("metformin breast cancer", _rewrite(["metformin[tiab]"], "metformin breast cancer"),
-                           trace=trace)
-    engine.close()
+    with _pipeline(s) as pipeline:
+        assert type(pipeline.boolean.backend).__name__ == "EutilsClient"
+        trace = pipeline.documents.search(_query(["metformin[tiab]"], "metformin breast cancer"))
     assert "every ladder level failed" in trace.lost_paths["E2"] and "E1" not in trace.lost_paths
-    assert docs and all(c.category == "E1" for c, _ in docs)
+    assert trace.ladder and all(level.error for level in trace.ladder)  # the failed levels stay in the record
+    assert trace.documents and all(d.candidate.category == "E1" for d in trace.documents)
 
 
-def test_llamaindex_retriever(crafted):
-    from cpqa.documents.hsrdr import HSRDRRetriever
-
-    engine = HSRDR(crafted)
-    retriever = HSRDRRetriever(engine)
-    nodes = retriever.retrieve("Does metformin improve survival in breast cancer?")
-    engine.close()
-    assert nodes and nodes[0].node.metadata["pmid"] in RECORDS
+def test_the_three_paths_are_llamaindex_retrievers(crafted):
+    """E1, E2 and HSRDR answer ``retrieve`` with provenance in node metadata; HSRDR's ranking is built from the
+    same E1 and E2 objects (same PMIDs, same ranks)."""
+    question = "Does metformin improve survival in breast cancer?"
+    with _pipeline(crafted) as pipeline:
+        e1, e2 = pipeline.semantic.retrieve(question), pipeline.boolean.retrieve(question)
+        nodes = pipeline.documents.retrieve(question)
+        result = pipeline.documents.search(question)
+    assert [n.node.metadata["path"] for n in e1 + e2] == ["E1"] * len(e1) + ["E2"] * len(e2)
+    assert nodes and nodes[0].node.metadata["pmid"] in RECORDS and nodes[0].node.get_content()
     assert {n.node.metadata["category"] for n in nodes} <= {"E1", "E2", "E3"}
-    assert retriever.last_trace is not None and retriever.last_trace.candidates
-    assert nodes[0].score == retriever.last_trace.candidates[0].rrf
+    assert [n.node.metadata["pmid"] for n in nodes] == result.pmids and nodes[0].score == result.candidates[0].rrf
+    ranks = {c.pmid: (c.semantic_rank, c.boolean_rank) for c in result.candidates}
+    for n in e1:
+        assert ranks[n.node.metadata["pmid"]][0] == n.node.metadata["rank"]
+    for n in e2:
+        assert ranks[n.node.metadata["pmid"]][1] == n.node.metadata["rank"]
 
 
 def test_table2_shares_and_entropy():
-    from cpqa.evaluation.hybrid import table2
+    from cpqa.evaluation.retrieval import table2
 
     out = table2([[("E3", 0.03), ("E1", 0.016)], [("E3", 0.032), ("E2", 0.016)]])
     assert out["E3"]["top5_share"] == 0.5 and out["E3"]["rrf"] == pytest.approx(0.031)

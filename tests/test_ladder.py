@@ -1,4 +1,4 @@
-"""The ladder executor on the sample store, and `cpqa eval retrieval` end to end."""
+"""E2's ladder executor on the sample store, and `cpqa eval retrieval` end to end over the pipeline's retrievers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 
 from cpqa.cli import app
 from cpqa.documents.boolean_search import run_ladder
-from cpqa.types import RetrievalTrace
 from tests.conftest import shared
 
 LADDER = [
@@ -28,16 +27,24 @@ def store(sample_settings):
 
 
 def test_runs_levels_until_enough_documents(store):
-    trace = RetrievalTrace()
-    result = run_ladder(LADDER, store, min_docs=5, retmax=50, trace=trace)
+    result = run_ladder(LADDER, store, min_docs=5, retmax=50)
     first = store.search(LADDER[0], retmax=50)
     assert 0 < first.count < 5  # the specific level alone is not enough ...
     assert result.last_level == 2 and len(result.levels) == 2  # ... the second is, so the third never runs
     assert result.pmids[:first.count] == first.pmids  # earlier, more specific levels rank first
     assert len(result.pmids) == len(set(result.pmids)) >= 5
-    assert [lv.expression for lv in trace.ladder] == LADDER[:2]
-    assert trace.ladder[0].count == first.count and trace.ladder[0].new_pmids == first.count
-    assert all(lv.ms > 0 for lv in trace.ladder)
+    assert [lv.expression for lv in result.levels] == LADDER[:2]
+    assert result.levels[0].count == first.count and result.levels[0].new_pmids == first.count
+    assert all(lv.ms > 0 for lv in result.levels)
+
+
+def test_rrf_ranking_runs_every_level_and_fuses_them(store):
+    fused = run_ladder(LADDER, store, min_docs=5, retmax=50, ranking="rrf")
+    assert fused.last_level == len(LADDER) and len(fused.levels) == len(LADDER)
+    every = {p for level in LADDER for p in store.search(level, retmax=50).pmids}
+    assert set(fused.pmids) == every and len(fused.pmids) == len(every)
+    first = store.search(LADDER[0], retmax=50).pmids
+    assert set(fused.pmids[:len(first)]) == set(first)  # found by all three levels: fused first
 
 
 def test_runs_to_the_end_when_documents_are_scarce(store):
@@ -46,11 +53,10 @@ def test_runs_to_the_end_when_documents_are_scarce(store):
 
 
 def test_a_failing_level_is_recorded_and_skipped(store):
-    trace = RetrievalTrace()
-    result = run_ladder(['"prostate cancer"[tiab] AND (', *LADDER[2:]], store, min_docs=3, trace=trace)
+    result = run_ladder(['"prostate cancer"[tiab] AND (', *LADDER[2:]], store, min_docs=3)
     assert result.levels[0].error.startswith("BooleanQueryError") and result.levels[0].count == 0
     assert result.last_level == 2 and len(result.pmids) >= 3
-    assert any("level 1 failed" in w for w in trace.warnings)
+    assert any("level 1 failed" in w for w in result.warnings)
 
 
 def test_bad_limits_are_rejected(store):
@@ -70,8 +76,9 @@ def test_eval_retrieval_cli_prints_the_shared_json_shape(sample_home, monkeypatc
     assert e2["n"] == 30
     assert {"recall@5", "recall@10", "recall@20", "mrr@10", "ndcg@10", "hits@10"} <= set(e2)
     assert e2["recall@10"] >= 0.9 and e2["mrr@10"] >= 0.8  # PubMedQA is the easy set
-    assert sum(payload["E2_ladder_last_level"].values()) == 30
+    assert sum(e2["ladder_last_level"].values()) == 30
     assert payload["questions"]["gold_missing"] == 0
+    assert payload["options"]["ladder_min_docs"] == 50 and payload["term_backend"] == "Store"
 
 
 def test_eval_retrieval_cli_errors(home, tmp_path):
@@ -86,37 +93,31 @@ def test_eval_retrieval_cli_errors(home, tmp_path):
     assert result.exit_code == 2 and "cpqa ingest pubmed" in result.output
 
 
-def test_paths_plug_into_the_harness(home, tmp_path):
-    from cpqa.config import get_settings
-    from cpqa.evaluation.retrieval import evaluate, load_questions
+def test_the_harness_runs_the_pipelines_paths_and_their_option_variants(sample_settings, tmp_path):
+    from cpqa.evaluation.retrieval import Run, evaluate, load_questions, search
+    from cpqa.pipeline import Pipeline
 
     path = tmp_path / "q.jsonl"
-    path.write_text('{"id": "a", "question": "q1", "gold_pmids": ["1"]}\n'
-                    '{"id": "b", "question": "q2", "gold_pmids": ["2", "9"]}\n')
+    path.write_text('{"id": "a", "question": "Do nomograms predict prostate cancer outcome?", "gold_pmids": ["1"]}\n'
+                    '{"id": "b", "question": "Is tamoxifen useful in breast cancer?", "gold_pmids": ["2", "9"]}\n')
     questions = load_questions(path)
-
-    class Fixed:  # ranks "1" then "2" for every question, and reports an extra key
-        def __init__(self, settings):
-            pass
-
-        def __call__(self, question):
-            return ["1", "2"]
-
-        def report(self):
-            return {"X_extra": {"ok": 1}}
-
-    result = evaluate(questions, ["X"], get_settings(), paths={"X": Fixed})
-    assert result["X"]["n"] == 2 and result["X"]["mrr@10"] == 0.75  # (1/1 + 1/2) / 2
-    assert result["X"]["recall@5"] == 0.75  # (1 + 1/2) / 2
-    assert result["X_extra"] == {"ok": 1}
-    with pytest.raises(ValueError, match="unknown path"):
-        evaluate(questions, ["E9"], get_settings(), paths={"X": Fixed})
+    with Pipeline(sample_settings) as pipeline:
+        options = pipeline.options
+        result = evaluate(questions, {"E2": Run("E2", options),
+                                      "E2 rrf": Run("E2", options.with_overrides(ladder_ranking="rrf"))}, pipeline)
+        assert result["E2"]["n"] == 2 and result["E2"]["recall@10"] == 0.0  # no such gold PMIDs
+        assert sum(result["E2 rrf"]["ladder_last_level"].values()) == 2
+        # "E2 alone" is the E2 inside HSRDR: the same PMIDs in the same order.
+        alone = search(pipeline, "E2", questions[1].question, options).pmids
+        inside = search(pipeline, "HSRDR", questions[1].question, options).candidates
+        by_rank = sorted((c for c in inside if c.boolean_rank), key=lambda c: c.boolean_rank)
+        assert alone[:options.documents.fusion_depth] == [c.pmid for c in by_rank]
+        with pytest.raises(ValueError, match="unknown path"):
+            evaluate(questions, ["E9"], pipeline)
 
 
 def test_an_unavailable_service_ends_the_ladder_at_once():
     from cpqa.sources.ncbi.client import NCBIUnavailable
-    from cpqa.types import RetrievalTrace
-
     class Down:
         calls = 0
 
@@ -124,15 +125,14 @@ def test_an_unavailable_service_ends_the_ladder_at_once():
             Down.calls += 1
             raise NCBIUnavailable("E-utilities esearch.fcgi failed after 5 attempts")
 
-    trace = RetrievalTrace()
-    result = run_ladder(["a AND b", "a OR b", "a"], Down(), trace=trace)
+    result = run_ladder(["a AND b", "a OR b", "a"], Down())
     assert Down.calls == 1 and result.pmids == [] and len(result.levels) == 1
-    assert any("levels 2-3 not tried" in w for w in trace.warnings)
+    assert any("levels 2-3 not tried" in w for w in result.warnings)
 
 
 def test_auto_profile_uses_the_local_store_when_ncbi_does_not_answer(monkeypatch, tmp_path):
-    from cpqa.documents import hsrdr
     from cpqa.config import get_settings
+    from cpqa.documents import boolean_search as hsrdr
     from cpqa.sources.ncbi import client
 
     monkeypatch.setattr(client, "eutils_reachable", lambda url, timeout: False)

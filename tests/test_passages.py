@@ -1,12 +1,13 @@
-"""Two-stage passage retrieval: dense top-k, rerank top-n, typed passages, trace, embedding cache."""
+"""Two-stage passage retrieval: dense top-k, rerank top-n, typed passages, stage records, embedding cache,
+multi-query fusion (LlamaIndex QueryFusionRetriever) and the node <-> passage round trip."""
 
 from __future__ import annotations
 
 import pytest
 from llama_index.core.schema import TextNode
 
-from cpqa.passages.dense import DenseNodeRetriever, PassageRetriever
-from cpqa.types import RetrievalTrace
+from cpqa.options import PassageOptions
+from cpqa.passages.dense import DenseNodeRetriever, PassageRetriever, passage_node, to_passage
 
 TEXTS = {
     "111": "Cisplatin chemotherapy commonly causes nausea, vomiting, kidney injury and hearing loss.",
@@ -35,8 +36,8 @@ def retriever(tmp_path_factory) -> PassageRetriever:
 
 
 def test_returns_typed_passages_best_first_with_provenance(retriever):
-    trace = RetrievalTrace()
-    passages = retriever.retrieve("What are the side effects of cisplatin?", _nodes(), top_k=4, top_n=2, trace=trace)
+    result = retriever.search("What are the side effects of cisplatin?", _nodes(), PassageOptions(top_k=4, top_n=2))
+    passages = result.passages
     assert len(passages) == 2
     top = passages[0]
     assert top.pmid == "111" and top.text == TEXTS["111"]
@@ -45,19 +46,27 @@ def test_returns_typed_passages_best_first_with_provenance(retriever):
     assert top.start == 0 and top.end == len(TEXTS["111"]) and top.node_id == "111:0"
     assert passages[0].score >= passages[1].score
     assert all(p.dense_score is not None for p in passages)
-    assert trace.passages == passages
+    assert to_passage(passage_node(top)) == top  # the postprocessors' round trip loses nothing
 
 
-def test_trace_records_both_stages_and_models(retriever):
-    trace = RetrievalTrace()
-    retriever.retrieve("breast cancer fatigue exercise", _nodes(), top_k=3, top_n=2, trace=trace)
+def test_result_records_both_stages(retriever):
+    trace = retriever.search("breast cancer fatigue exercise", _nodes(), PassageOptions(top_k=3, top_n=2))
     assert trace.stages["passage_retrieval"].info["passages_in"] == len(TEXTS)
     assert trace.stages["passage_retrieval"].info["kept"] == 3
     assert trace.stages["rerank"].info["passages_in"] == 3 and trace.stages["rerank"].info["kept"] == 2
-    assert trace.stages["rerank"].ms > 0
-    assert set(trace.models) >= {"passage_retriever", "reranker"}
-    assert "BM25" in trace.models["reranker"].model
+    assert trace.stages["rerank"].ms > 0 and "BM25" in trace.stages["rerank"].info["reranker"]
+    assert "BM25" in retriever.reranker_choice.model and retriever.choice.component == "passage_retriever"
     trace.model_dump_json()  # serialisable
+
+
+def test_multi_query_fuses_the_variants_by_reciprocal_rank(retriever):
+    single = retriever.search("breast cancer", _nodes(), PassageOptions(top_k=6, top_n=3))
+    fused = retriever.search("breast cancer", _nodes(), PassageOptions(top_k=6, top_n=3),
+                             variants=["tamoxifen recurrence", "exercise fatigue during chemotherapy"])
+    assert fused.queries[0] == "breast cancer" and len(fused.queries) == 3
+    assert fused.stages["multi_query"].info["kept"] == 3 and len(fused.passages) == 3
+    assert {p.pmid for p in fused.passages} >= {"222", "555"}  # what the variants are about
+    assert fused.passages[0].score <= 3 / 60 and single.passages[0].score != fused.passages[0].score  # RRF scores
 
 
 def test_dense_stage_limits_what_the_reranker_sees(retriever):
@@ -68,18 +77,17 @@ def test_dense_stage_limits_what_the_reranker_sees(retriever):
 
 def test_embeddings_cached_across_questions(retriever):
     nodes = _nodes()
-    retriever.retrieve("tamoxifen", nodes, trace=RetrievalTrace())
-    trace = RetrievalTrace()
-    retriever.retrieve("a different question about reflux", nodes, trace=trace)
+    retriever.search("tamoxifen", nodes)
+    trace = retriever.search("a different question about reflux", nodes)
     assert trace.stages["passage_retrieval"].info["cache_misses"] == 1  # the new question only
     assert trace.stages["passage_retrieval"].info["cache_hits"] == len(nodes)
 
 
 def test_edge_cases(retriever, settings):
-    assert retriever.retrieve("anything", [], trace=RetrievalTrace()) == []
+    assert retriever.search("anything", []).passages == []
     with pytest.raises(ValueError):
-        retriever.retrieve("  ", _nodes())
+        retriever.search("  ", _nodes())
     with pytest.raises(ValueError):
-        retriever.retrieve("x", _nodes(), top_k=0)
+        retriever.search("x", _nodes(), PassageOptions(top_k=0))
     with pytest.raises(ValueError):
         PassageRetriever(settings, matryoshka_dim=0)

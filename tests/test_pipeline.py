@@ -9,14 +9,15 @@ import threading
 import pytest
 
 from cpqa.answer.answerer import ANSWER_TOOL
-from cpqa.pipeline import Pipeline, PipelineOptions
+from cpqa.options import PipelineOptions
+from cpqa.pipeline import Pipeline
 from cpqa.safety.screening import InvalidQuestion
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, default_responder, request_text
 
 QUESTION = "Does tamoxifen reduce the risk of breast cancer recurrence?"
 STAGES = {"safety", "rewrite", "documents", "segmentation", "passage_retrieval", "rerank", "answer", "total"}
 OUTSIDE = "99999999"
-OPTIONS = PipelineOptions(max_documents=8)  # keeps each cold question to a few seconds
+OPTIONS = PipelineOptions.of(max_documents=8)  # keeps each cold question to a few seconds
 
 
 @pytest.fixture(scope="session")
@@ -52,16 +53,16 @@ def test_trace_holds_every_stage_and_serialises(offline_result):
     assert {c.pmid for c in trace.candidates} >= {p.pmid for p in trace.passages}
     assert all(p.score is not None and p.dense_score is not None for p in trace.passages)
     scores = [p.score for p in trace.passages]
-    assert scores == sorted(scores, reverse=True) and len(scores) <= PipelineOptions().top_n
-    assert trace.options["mode"] == "patient" and trace.options["top_k"] == 20
-    assert trace.stages["segmentation"].info["documents"] <= OPTIONS.max_documents
-    assert trace.rewrite["method"] == "rules" and trace.search_intent
+    assert scores == sorted(scores, reverse=True) and len(scores) <= PipelineOptions().passages.top_n
+    assert trace.options.answer.mode == "patient" and trace.options.passages.top_k == 20
+    assert trace.stages["segmentation"].info["documents"] <= OPTIONS.passages.max_documents
+    assert trace.rewrite.method == "rules" and trace.search_intent
     json.loads(trace.model_dump_json())
 
 
 def test_options_are_recorded_and_validated(pipeline):
     result = pipeline.ask(QUESTION, mode="clinician", years=30, top_n=2)
-    assert result.trace.options["mode"] == "clinician" and result.trace.options["years"] == 30
+    assert result.trace.options.answer.mode == "clinician" and result.trace.options.documents.years == 30
     assert len(result.trace.passages) <= 2
     assert result.answer.disclaimer != pipeline.ask(QUESTION).answer.disclaimer
     with pytest.raises(ValueError):

@@ -87,13 +87,13 @@ def test_anthropic_down_gives_the_extractive_answer_with_a_notice(world):
     assert case.survived, case
     answer = case.result.answer
     assert answer.written_by == "extractive" and answer.text.startswith("Evidence extracts")
-    assert case.result.trace.rewrite["method"] == "rules"
+    assert case.result.trace.rewrite.method == "rules"
 
 
 def test_without_faults_the_answer_is_claudes_and_fetched_records_are_cached_once(world):
     case = run_plain(world)
     assert case.survived, case
-    assert case.result.answer.written_by == "claude" and case.result.trace.rewrite["method"] == "claude"
+    assert case.result.answer.written_by == "claude" and case.result.trace.rewrite.method == "claude"
     rows, dupes, ok = store_health(world.store_path)
     assert rows == len(world.topic.records) and dupes == 0 and ok
 

@@ -1,20 +1,26 @@
-"""The strategy options inside the pipeline (issue 10): off by default, recorded in the trace, and each doing
-what it says, offline and with Claude played by the stand-in. Runs over the shared sample (offline profile)."""
+"""The answer-quality options inside the pipeline (issue 10), each folded into the stage it changes: off by
+default, recorded in the trace, and each doing what it says, offline and with Claude played by the stand-in.
+Runs over the shared sample (offline profile)."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import SecretStr
 
+from llama_index.core.postprocessor import LongContextReorder
+
 from cpqa.answer.answerer import ANSWER_TOOL
-from cpqa.pipeline import Pipeline, PipelineOptions
-from cpqa.rewrite.rewriter import LADDER_TOOL
-from cpqa.passages.seos import source_text
-from cpqa.sources.store import Store
-from cpqa.strategies.options import StrategyOptions
 from cpqa.answer.refine import DRAFT_TOOL
-from cpqa.passages.repack import repack
+from cpqa.options import PipelineOptions
+from cpqa.passages.context import apply
+from cpqa.passages.seos import source_text
+from cpqa.pipeline import Pipeline
+from cpqa.rewrite.rewriter import LADDER_TOOL
+from cpqa.sources.store import Store
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, default_responder
+
+SWITCHES = {"adaptive_retrieval": False, "hyde": False, "multi_query": False, "small_to_big": "off",
+            "restructure": False, "repack": False, "cot_refine": False}
 
 pytestmark = pytest.mark.slow  # each question runs the whole pipeline over the sample
 
@@ -31,17 +37,19 @@ def pipeline(sample_settings) -> Pipeline:
 
 def test_strategies_are_off_by_default_and_recorded(pipeline):
     result = pipeline.ask(QUESTION)
-    assert {k: result.trace.options[k] for k in StrategyOptions.model_fields} == StrategyOptions().model_dump()
+    assert {k: result.trace.options.flat()[k] for k in SWITCHES} == SWITCHES
     assert not result.trace.context and "context" not in result.trace.stages
-    assert isinstance(PipelineOptions(), StrategyOptions)
+    assert result.trace.options == PipelineOptions()
     with pytest.raises(ValueError):
         pipeline.ask(QUESTION, small_to_big="everything")
+    with pytest.raises(ValueError, match="unknown pipeline option"):
+        pipeline.ask(QUESTION, small_to_bigg="section")
 
 
 def test_small_to_big_gives_the_answerer_exact_source_text_around_the_passages(pipeline, sample_settings):
     result = pipeline.ask(QUESTION, small_to_big="section", repack=True)
     trace = result.trace
-    assert trace.options["small_to_big"] == "section" and trace.context
+    assert trace.options.passages.small_to_big == "section" and trace.context
     with Store(sample_settings.store_path) as store:
         articles = store.get_many([p.pmid for p in trace.context])
     for passage in trace.context:
@@ -57,20 +65,21 @@ def test_multi_query_and_repack(pipeline):
     queries = trace.stages["multi_query"].info["queries"]
     assert queries[0] == trace.search_intent and len(queries) >= 1
     assert 0 < len(trace.passages) <= 3 and all(p.score > 0 for p in trace.passages)
-    assert [p.node_id for p in trace.context] == [p.node_id for p in repack(trace.passages)]
+    assert [p.node_id for p in trace.context] == [p.node_id for p in apply([LongContextReorder()], trace.passages, "")]
+    assert trace.stages["context"].info["postprocessors"] == ["LongContextReorder"]
 
 
 def test_restructure_groups_the_evidence_into_topics(pipeline):
     trace = pipeline.ask(QUESTION, restructure=True).trace
-    assert trace.stages["context"].info["topics"] >= 1
-    assert all(p.section.startswith("topic ") for p in trace.context)
+    assert trace.stages["context"].info["postprocessors"] == ["RestructurePostprocessor"]
+    assert trace.context and all(p.section.startswith("topic ") for p in trace.context)
     assert {p.pmid for p in trace.context} <= {p.pmid for p in trace.passages}
 
 
 def test_llm_options_without_claude_fall_back_with_a_warning(pipeline):
     trace = pipeline.ask("What is a lymph node?", adaptive_retrieval=True, hyde=True, cot_refine=True).trace
-    decision = trace.stages["adaptive_retrieval"].info
-    assert decision["decision"]["retrieve"] is False and decision["skipped"] is False  # rules would skip ...
+    assert trace.retrieval_decision.retrieve is False  # the rules would skip ...
+    assert trace.stages["adaptive_retrieval"].info["skipped"] is False
     assert "documents" in trace.stages  # ... but nothing answers without evidence offline, so it retrieved
     assert sum("needs Claude" in w for w in trace.warnings) == 3
 
@@ -114,4 +123,4 @@ def test_hyde_and_cot_refine_with_claude(claude):
     assert "<draft>" in str(answer_request["messages"])
     assert "cot_refine" in result.answer.flags and result.answer.written_by == "claude"
     assert set(result.answer.citations) <= {p.pmid for p in result.trace.passages}
-    assert result.trace.options["hyde"] and result.trace.options["cot_refine"]
+    assert result.trace.options.rewrite.hyde and result.trace.options.answer.cot_refine

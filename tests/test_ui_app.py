@@ -60,7 +60,7 @@ def test_follow_up_carries_the_entity_across_turns(app):
 def test_mode_switch_reaches_the_pipeline(app):
     app.sidebar.radio[0].set_value("clinician").run()
     turn = ask(app, QUESTION)
-    assert turn["trace"].options["mode"] == "clinician"
+    assert turn["trace"].options.answer.mode == "clinician"
 
 
 def test_filters_reach_the_pipeline(app):
@@ -68,8 +68,8 @@ def test_filters_reach_the_pipeline(app):
     app.sidebar.slider[0].set_value(5).run()
     app.sidebar.multiselect[0].set_value(["D1"]).run()
     turn = ask(app, QUESTION)
-    assert turn["trace"].options["years"] == 5
-    assert turn["trace"].options["sources"] == ["D1"]
+    assert turn["trace"].options.documents.years == 5
+    assert turn["trace"].options.documents.sources == ("D1",)
 
 
 def test_pipeline_failure_shows_a_friendly_error_and_keeps_the_question(app, monkeypatch):

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cpqa.config import NCBI_EUTILS_URL, get_settings  # noqa: E402
 from cpqa.models.encoders import resolve  # noqa: E402
-from cpqa.documents.hsrdr import uses_local_store  # noqa: E402
+from cpqa.documents.boolean_search import uses_local_store  # noqa: E402
 from cpqa.safety.screening import install_log_redaction  # noqa: E402
 from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 
+from cpqa.answer.citations import MARKER, marker_pmids
 from cpqa.types import Passage
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
@@ -15,23 +16,17 @@ PMC_URL = "https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
 SOURCE_BADGES = {"D1": "PubMed abstract", "D2": "PMC review (full text)", "D3": "PMC article (full text)"}
 RETRIEVAL_BADGES = {"E1": "semantic search", "E2": "Boolean search", "E3": "semantic + Boolean"}
 
-# "[12345]", "[PMID 12345]", "[PMID: 1, 2]", "[12345; 67890]"
-_CITATION = re.compile(r"\[((?:PMID:?\s*)?\d{1,9}(?:\s*[,;]\s*(?:PMID:?\s*)?\d{1,9})*)\]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset("the a an and or of in on for to with is are was were be by at as from that this these those it its "
                   "than then which who what when how not no may can".split())
 
 
-def pmids_in(group: str) -> list[str]:
-    return re.findall(r"\d+", group)
-
-
 def citation_numbers(text: str, citations: list[str]) -> dict[str, int]:
     """Number citations in order of first appearance in the text, then any remaining ones."""
     order: list[str] = []
-    for match in _CITATION.finditer(text):
-        for pmid in pmids_in(match.group(1)):
+    for match in MARKER.finditer(text):
+        for pmid in marker_pmids(match.group(0)):
             if pmid not in order:
                 order.append(pmid)
     for pmid in citations:
@@ -56,12 +51,12 @@ def linked_answer(text: str, numbers: dict[str, int], passages: list[Passage]) -
 
     def replace(match: re.Match) -> str:
         links = []
-        for pmid in pmids_in(match.group(1)):
+        for pmid in marker_pmids(match.group(0)):
             target = link_for(by_pmid[pmid]) if pmid in by_pmid else link_for(pmid)
             links.append(f"[[{numbers.get(pmid, '?')}]]({target})")
         return "".join(links)
 
-    return _CITATION.sub(replace, text)
+    return MARKER.sub(replace, text)
 
 
 def _words(text: str) -> set[str]:
@@ -70,7 +65,7 @@ def _words(text: str) -> set[str]:
 
 def claims_citing(text: str, pmid: str) -> list[str]:
     """The answer's sentences that cite ``pmid``."""
-    return [s for s in _SENTENCE.split(text) if any(pmid in pmids_in(m) for m in _CITATION.findall(s))]
+    return [s for s in _SENTENCE.split(text) if any(pmid in marker_pmids(m.group(0)) for m in MARKER.finditer(s))]
 
 
 def highlighted_passage(passage: Passage, answer_text: str, min_overlap: float = 0.3, min_shared: int = 2) -> str:

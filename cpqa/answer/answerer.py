@@ -18,7 +18,8 @@ from pydantic import BaseModel, ValidationError
 from cpqa.answer.citations import check_citations
 from cpqa.config import Settings
 from cpqa.answer.letters import parse_answer_letter
-from cpqa.answer.extractive import Encoder, rank_sentences, score_options, select_extracts
+from cpqa.answer.extractive import rank_sentences, score_options, select_extracts
+from cpqa.models.encoders import Encoder
 from cpqa.models.llm import Claude, LLMError, LLMUnavailable, ToolSpec
 from cpqa.safety.phi import scrub_phi
 from cpqa.prompts import escape, template
@@ -124,9 +125,10 @@ class Answerer:
 
     # ------------------------------------------------------------ answers
     def answer(self, question: str, passages: Sequence[Passage], mode: Mode = "patient", *,
-               screened: Screened | None = None) -> Answer:
+               screened: Screened | None = None, draft: str | None = None) -> Answer:
         """A cited answer. ``screened`` (from ``check_question``) carries the urgent message, notices and the
-        personal-dosing flag of the user's own question (``question`` may be a rewrite of it)."""
+        personal-dosing flag of the user's own question (``question`` may be a rewrite of it). ``draft`` (COT-Refine)
+        is an answer written without evidence, which Claude revises against the evidence."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         question = scrub_phi(question).text
@@ -138,7 +140,7 @@ class Answerer:
             notices.append(NO_KEY_NOTICE)
             result = self._extractive(question, passages)
         else:
-            result, failure = self._claude_answer(question, passages, mode, personal)
+            result, failure = self._claude_answer(question, passages, mode, personal, draft)
             if result is None:
                 notices.append(f"Claude could not be used ({failure}), so this answer quotes the evidence instead.")
                 result = self._extractive(question, passages)
@@ -152,15 +154,15 @@ class Answerer:
             "urgent": screened.urgent if screened else None,
         })
 
-    def _claude_answer(self, question: str, passages: Sequence[Passage], mode: str, personal: bool
-                       ) -> tuple[Answer | None, str]:
+    def _claude_answer(self, question: str, passages: Sequence[Passage], mode: str, personal: bool,
+                       draft: str | None = None) -> tuple[Answer | None, str]:
         tag = _evidence_tag()
         system = template("answer_system").substitute(
             register=template(f"register_{mode}").template, tag=tag,
             personal=template("personal_dosing").template if personal else "",
         ).strip()
         user = template("answer_user").substitute(tag=tag, evidence=format_evidence(passages), question=escape(question),
-                                                tool=ANSWER_TOOL.name)
+                                                tool=ANSWER_TOOL.name) + _draft_note(draft)
         data, failure = self._call(system, user, ANSWER_TOOL, _parse_answer)
         if data is None:
             return None, failure
@@ -189,15 +191,17 @@ class Answerer:
                       written_by="extractive")
 
     # ------------------------------------------------------------ multiple choice
-    def choose(self, question: str, options: dict[str, str], passages: Sequence[Passage] = ()) -> Answer:
+    def choose(self, question: str, options: dict[str, str], passages: Sequence[Passage] = (),
+               draft: str | None = None) -> Answer:
         """Pick one option letter (``Answer.letter``); with no passages this is Claude with chain of thought and
-        no retrieval (baseline 1). Without Claude, the retrieval-only baseline scores options against evidence."""
+        no retrieval (baseline 1). Without Claude, the retrieval-only baseline scores options against evidence.
+        ``draft``: a first choice made without evidence, to revise (COT-Refine)."""
         if not options:
             raise ValueError("choose needs at least one option")
         options = {str(k).strip().upper(): v for k, v in options.items()}
         notices: list[str] = []
         if self.llm is not None:
-            result, failure = self._claude_choose(question, options, passages)
+            result, failure = self._claude_choose(question, options, passages, draft)
             if result is not None:
                 return result
             notices.append(f"Claude could not be used ({failure}); the {BASELINE_LABEL} chose instead.")
@@ -210,8 +214,8 @@ class Answerer:
         return Answer(text=f"{best}. {options[best]}", letter=best, written_by="extractive",
                       notices=notices + [BASELINE_NOTICE], disclaimer=disclaimer)
 
-    def _claude_choose(self, question: str, options: dict[str, str], passages: Sequence[Passage]
-                       ) -> tuple[Answer | None, str]:
+    def _claude_choose(self, question: str, options: dict[str, str], passages: Sequence[Passage],
+                       draft: str | None = None) -> tuple[Answer | None, str]:
         tag = _evidence_tag()
         basis = "the evidence documents and what you know" if passages else "what you know"
         system = template("choose_system").substitute(basis=basis, tag=tag)
@@ -229,7 +233,7 @@ class Answerer:
         user = template("choose_user").substitute(
             evidence=evidence, question=escape(question), tool=tool.name,
             options="\n".join(f"{letter}. {escape(text)}" for letter, text in options.items()),
-        )
+        ) + _draft_note(draft)
 
         def parse(data: dict) -> str:
             letter = parse_answer_letter(str(data.get("letter", "")), options)
@@ -260,6 +264,11 @@ class Answerer:
             except (ValidationError, _Unusable) as exc:
                 failure = f"unusable {tool.name} reply: {exc.__class__.__name__}"
         return None, failure
+
+
+def _draft_note(draft: str | None) -> str:
+    """The COT-Refine block appended to a request: the draft to revise, escaped like evidence."""
+    return f"\n\n{template('refine_revise').substitute(draft=escape(draft))}" if draft else ""
 
 
 def _parse_answer(data: dict) -> _ToolAnswer:

@@ -40,18 +40,13 @@ class CitationCheck:
         return flags
 
 
+def marker_pmids(marker: str) -> list[str]:
+    """The PMIDs a citation marker (a ``MARKER`` match) names, in order, without repeats."""
+    return list(dict.fromkeys(_DIGITS.findall(marker)))
+
+
 def format_citation(pmids: list[str]) -> str:
     return "[" + ", ".join(f"PMID:{p}" for p in pmids) + "]"
-
-
-def cited_pmids(text: str) -> list[str]:
-    """Every PMID cited in ``text`` by a citation marker, in order of first appearance."""
-    found: list[str] = []
-    for marker in MARKER.finditer(text):
-        for pmid in _DIGITS.findall(marker.group(0)):
-            if pmid not in found:
-                found.append(pmid)
-    return found
 
 
 def _sentences(line: str) -> list[str]:
@@ -83,7 +78,7 @@ def check_citations(text: str, known: set[str]) -> CitationCheck:
             invalid_here: list[str] = []
 
             def rewrite(marker: re.Match) -> str:
-                pmids = list(dict.fromkeys(_DIGITS.findall(marker.group(0))))
+                pmids = marker_pmids(marker.group(0))
                 good = [p for p in pmids if p in known]
                 valid_here.extend(good)
                 invalid_here.extend(p for p in pmids if p not in known)

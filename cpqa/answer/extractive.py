@@ -13,10 +13,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol, Sequence
+from typing import Sequence
 
 import numpy as np
 
+from cpqa.models.encoders import Encoder
 from cpqa.types import Passage
 
 # Below these, the evidence is too thin to quote as an answer (lexical coverage / cosine similarity).
@@ -35,10 +36,6 @@ _STOP = frozenset(
     """.split()
 )
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-
-
-class Encoder(Protocol):
-    def encode(self, texts: list[str]) -> np.ndarray: ...
 
 
 def _stem(word: str) -> str:

@@ -2,9 +2,9 @@
 that draft against the retrieved evidence, keeping only what the evidence supports, with citations.
 
 The revision is the answerer's own request (``cpqa.answer.answerer.Answerer``: its prompts, evidence delimiting,
-forced tool call, citation checking, extractive fallback, disclaimers); the draft rides along as an extra
-block appended to that request by a thin wrapper around the Claude client, so nothing of the answerer is
-copied. The draft never reaches the reader unchecked: with no evidence the answerer abstains.
+forced tool call, citation checking, extractive fallback, disclaimers) with the draft as an extra block
+(``Answerer.answer(..., draft=)``), so nothing of the answerer is copied. The draft never reaches the reader
+unchecked: with no evidence the answerer abstains.
 Also used by adaptive retrieval: a question that needs no retrieval is answered by the draft alone, with
 any citation stripped and a notice saying so.
 """
@@ -16,11 +16,10 @@ from typing import Sequence
 from pydantic import BaseModel
 
 from cpqa.answer.answerer import Answerer
-from cpqa.prompts import escape, template
 from cpqa.answer.citations import check_citations
 from cpqa.config import Settings
-from cpqa.answer.extractive import Encoder
-from cpqa.models.llm import Claude, LLMError, ToolSpec
+from cpqa.models.llm import LLMError, ToolSpec
+from cpqa.prompts import escape, template
 from cpqa.safety.phi import scrub_phi
 from cpqa.safety.screening import Screened
 from cpqa.types import Answer, Mode, Passage
@@ -50,37 +49,15 @@ class Draft(BaseModel):
     reasoning: str = ""
 
 
-class DraftedClaude:
-    """A Claude client that appends the draft block to every request it forwards (duck-types ``Claude``)."""
-
-    def __init__(self, llm: Claude, draft: str):
-        self.llm = llm
-        self.model = llm.model
-        self.note = template("refine_revise").substitute(draft=escape(draft))
-
-    @property
-    def available(self) -> bool:
-        return self.llm.available
-
-    @property
-    def usage(self):
-        return self.llm.usage
-
-    def call_tool(self, system: str, messages: list[dict], tool: ToolSpec, max_tokens: int = 1024) -> dict:
-        *head, last = messages
-        extended = {**last, "content": f"{last['content']}\n\n{self.note}"}
-        return self.llm.call_tool(system, [*head, extended], tool, max_tokens=max_tokens)
-
-
 class Refiner:
     """``answer``: draft without evidence, then revise against ``passages``; ``choose`` the same for options."""
 
-    def __init__(self, settings: Settings, llm: Claude, encoder: Encoder | None = None, max_tokens: int = 2048):
-        if llm is None or not llm.available:
+    def __init__(self, settings: Settings, answerer: Answerer, max_tokens: int = 2048):
+        if answerer.llm is None:
             raise ValueError("COT-Refine needs Claude: set ANTHROPIC_API_KEY")
         self.settings = settings
-        self.llm = llm
-        self.encoder = encoder
+        self.answerer = answerer
+        self.llm = answerer.llm
         self.max_tokens = max_tokens
 
     def draft(self, question: str, mode: Mode = "patient") -> Draft:
@@ -99,9 +76,7 @@ class Refiner:
     def refine(self, question: str, draft: Draft, passages: Sequence[Passage], mode: Mode = "patient",
                screened: Screened | None = None) -> Answer:
         """The draft revised against the evidence by the answerer (cited and checked; abstains without evidence)."""
-        answerer = Answerer(self.settings, llm=DraftedClaude(self.llm, draft.text), encoder=self.encoder,
-                            max_tokens=self.max_tokens)
-        answer = answerer.answer(question, passages, mode, screened=screened)
+        answer = self.answerer.answer(question, passages, mode, screened=screened, draft=draft.text)
         return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
 
     def answer(self, question: str, passages: Sequence[Passage], mode: Mode = "patient",
@@ -110,8 +85,7 @@ class Refiner:
         try:
             draft = self.draft(question, mode)
         except LLMError as exc:
-            plain = Answerer(self.settings, llm=self.llm, encoder=self.encoder, max_tokens=self.max_tokens)
-            answer = plain.answer(question, passages, mode, screened=screened)
+            answer = self.answerer.answer(question, passages, mode, screened=screened)
             notice = f"COT-Refine draft failed ({self.settings.redact(str(exc))[:120]}); answered directly."
             return answer.model_copy(update={"notices": [*answer.notices, notice]}), None
         return self.refine(question, draft, passages, mode, screened), draft
@@ -119,12 +93,17 @@ class Refiner:
     def choose(self, question: str, options: dict[str, str], passages: Sequence[Passage] = ()) -> Answer:
         """Multiple choice: choose without evidence (chain of thought), then choose again against the evidence
         with that first choice shown as the draft."""
-        first = Answerer(self.settings, llm=self.llm, encoder=self.encoder).choose(question, options, ())
+        first = self.answerer.choose(question, options, ())
         if first.written_by != "claude" or not passages:
             return first
-        revised = Answerer(self.settings, llm=DraftedClaude(self.llm, first.text), encoder=self.encoder)
-        answer = revised.choose(question, options, passages)
+        answer = self.answerer.choose(question, options, passages, draft=first.text)
         return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
+
+
+    def without_evidence(self, question: str, mode: Mode = "patient") -> Answer | None:
+        """Adaptive retrieval's answer to a question judged to need no evidence: the draft, labelled; None when
+        nothing usable is left (the caller retrieves after all). Raises ``LLMError`` when Claude fails."""
+        return unretrieved_answer(self.draft(question, mode))
 
 
 def unretrieved_answer(draft: Draft) -> Answer | None:

@@ -8,7 +8,9 @@ from typing import Optional
 import typer
 
 from cpqa.cli.common import fail, print_json
-from cpqa.types import Answer, RetrievalTrace
+from cpqa.answer.citations import MARKER, marker_pmids
+from cpqa.trace import RetrievalTrace
+from cpqa.types import Answer
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 SAMPLE_HINT = "../shared/data/corpus/pubmed_sample.xml.gz"
@@ -20,7 +22,6 @@ STAGE_LABELS = {
     "passage_retrieval": "Ranking passages",
     "answer": "Writing the answer",
 }
-_CITATION = re.compile(r"\[((?:PMID:?\s*)?\d{1,9}(?:\s*[,;]\s*(?:PMID:?\s*)?\d{1,9})*)\]")
 
 
 def empty_store_message(store_path: str) -> str:
@@ -34,12 +35,12 @@ def number_citations(answer: Answer) -> str:
     numbers = {pmid: i for i, pmid in enumerate(answer.citations, start=1)}
 
     def replace(match: re.Match) -> str:
-        pmids = re.findall(r"\d+", match.group(1))
+        pmids = marker_pmids(match.group(0))
         if not all(p in numbers for p in pmids):
             return match.group(0)
         return "[" + ", ".join(str(numbers[p]) for p in pmids) + "]"
 
-    return _CITATION.sub(replace, answer.text)
+    return MARKER.sub(replace, answer.text)
 
 
 def render(answer: Answer, trace: RetrievalTrace, console) -> None:
@@ -124,7 +125,7 @@ def ask(
     console = Console(stderr=json_out)
     try:
         with console.status("Loading models...") as status, Pipeline(settings) as pipeline:
-            result = pipeline.ask(question, mode=mode, years=years, sources=source or None,  # type: ignore[arg-type]
+            result = pipeline.ask(question, mode=mode, years=years, sources=source or None,
                                   progress=lambda stage: status.update(STAGE_LABELS.get(stage, stage) + "..."))
     except (InvalidQuestion, ModelUnavailable, ValueError) as exc:
         fail(settings.redact(str(exc)))

@@ -7,7 +7,6 @@ subtracted from the total when an Anthropic key is configured; offline there is 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Optional
@@ -17,25 +16,6 @@ import typer
 from cpqa.cli.common import fail, print_json
 
 LLM_STAGES = ("rewrite", "answer")
-
-
-def read_questions(path: Path, limit: int | None) -> list[str]:
-    """The ``question`` field of each JSONL line (other fields ignored)."""
-    questions: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from exc
-            if not isinstance(item, dict) or not str(item.get("question") or "").strip():
-                raise ValueError(f"{path}:{number}: no 'question' field")
-            questions.append(str(item["question"]))
-            if limit is not None and len(questions) >= limit:
-                break
-    return questions
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -76,9 +56,11 @@ def latency(
     """Per-stage latency benchmark"""
     if eutils_url and mirror:
         fail("give --eutils-url or --mirror, not both")
+    from cpqa.evaluation.jsonl import read_question_texts
+
     try:
-        items = read_questions(questions, limit)
-    except ValueError as exc:
+        items = read_question_texts(questions, limit)
+    except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     if not items:
         fail(f"{questions} holds no questions")

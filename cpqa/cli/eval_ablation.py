@@ -37,7 +37,8 @@ def ablation(
     import json
 
     from cpqa.config import get_settings
-    from cpqa.evaluation.ablation import CONSUMER_SETS, load_question_texts, markdown_tables, run_ablation, shared_data
+    from cpqa.evaluation.ablation import CONSUMER_SETS, markdown_tables, run_ablation, shared_data
+    from cpqa.evaluation.jsonl import read_question_texts
     from cpqa.evaluation.chunking import load_bench
     from cpqa.evaluation.retrieval import load_questions
     from cpqa.sources.store import Store
@@ -56,7 +57,7 @@ def ablation(
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     folder = consumer_dir or data / "consumer_questions"
-    consumer = {name: load_question_texts(folder / file, limit) for name, file in CONSUMER_SETS.items()
+    consumer = {name: read_question_texts(folder / file, limit) for name, file in CONSUMER_SETS.items()
                 if (folder / file).is_file()}
     if not settings.store_path.exists():
         fail(f"no store in {settings.home}: build it with `cpqa ingest pubmed FILE...` (the corpus of the questions)")

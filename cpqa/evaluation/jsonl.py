@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -33,3 +33,21 @@ def read_records(path: Path | str, model: type[M], what: str, limit: int | None 
     if not records:
         raise ValueError(f"{path.name}: no {what} records")
     return records
+
+
+class _QuestionText(BaseModel):
+    question: str = Field(min_length=1)
+
+
+def read_question_texts(path: Path | str, limit: int | None = None) -> list[str]:
+    """The question texts (``question`` or ``Question`` field) of a JSONL file, or of every ``.jsonl`` file in a
+    folder, ``limit`` per file; other fields are ignored."""
+    path = Path(path)
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    if not files:
+        raise FileNotFoundError(f"no .jsonl question files in {path}")
+
+    def prepare(item: dict[str, Any], number: int) -> dict[str, Any]:
+        return {"question": str(item.get("question") or item.get("Question") or "").strip()}
+
+    return [q.question for file in files for q in read_records(file, _QuestionText, "question", limit, prepare)]

@@ -199,8 +199,8 @@ def lost(call: str, result) -> str:
         reasons = trace.warnings + [c.dropped_reason or "" for c in trace.candidates]
         return next((r for r in reasons if "full text of PMC" in r and "NCBI" in r), "")
     if call == "claude_rewrite":
-        notes = [n for n in trace.rewrite.get("notes", []) if "Claude" in n]
-        return notes[0] if trace.rewrite.get("method") == "rules" and notes else ""
+        notes = [n for n in trace.rewrite.notes if "Claude" in n] if trace.rewrite else []
+        return notes[0] if trace.rewrite and trace.rewrite.method == "rules" and notes else ""
     if call == "claude_answer":
         notes = [n for n in answer.notices if n.startswith("Claude could not be used")]
         return notes[0] if answer.written_by == "extractive" and notes else ""

@@ -1,33 +1,48 @@
-"""Document-retrieval evaluation over named retrieval paths (DESIGN.md, "Document retrieval").
+"""Document-retrieval evaluation of the product's own retrievers (DESIGN.md, "Document retrieval").
 
-``PATHS`` maps a path name to a factory ``factory(settings) -> run`` where ``run(question) -> ranked PMIDs``.
-A run may also have ``report() -> dict`` (extra top-level keys for the JSON, e.g. ladder-level usage) and
-``close()``. Other paths (E1, HSRDR) plug in by adding an entry to ``PATHS``. The corpus is the store in
-``CPQA_HOME``; build it with ``cpqa ingest pubmed ../shared/data/corpus/pubmed_sample.xml.gz``.
+The paths are the pipeline's objects: E1 = ``Pipeline.semantic``, E2 = ``Pipeline.boolean``, HSRDR =
+``Pipeline.documents``, built by ``Pipeline`` from the same settings and options a user's question gets, and asked
+the same ``DocumentQuery`` (the pipeline's rewrite, HyDE when on). So "E2 alone" is exactly the E2 inside HSRDR:
+E-utilities when configured, the local store otherwise. A variant is a ``PipelineOptions`` change, never a copy.
+
+Table II describes, for the fused HSRDR ranking, the top 5 documents of every question pooled together, per
+category (E1 semantic only, E2 Boolean only, E3 both): ``top5_share`` = the category's share of those documents;
+``rrf`` = their mean RRF score; ``entropy`` = the category's term ``-p log2 p`` in the Shannon entropy (bits) of
+the category distribution (the three terms sum to ``entropy_total``).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from pydantic import BaseModel, Field
 
-from cpqa.config import Settings
-from cpqa.evaluation.hybrid import E1Path, HSRDRPath
 from cpqa.evaluation.jsonl import read_records
 from cpqa.evaluation.metrics import average, question_scores
+from cpqa.options import PipelineOptions
+from cpqa.pipeline import Pipeline
+from cpqa.types import StageLog
 
-PathRun = Callable[[str], list[str]]
-PathFactory = Callable[[Settings], PathRun]
+PATHS = ("E1", "E2", "HSRDR")
+CATEGORIES = ("E1", "E2", "E3")
+TOP = 5
 
 
 class Question(BaseModel):
     id: str
     question: str
     gold_pmids: list[str] = Field(min_length=1)
+
+
+class Run(NamedTuple):
+    """One row of the table: a path of the pipeline under options."""
+
+    path: str
+    options: PipelineOptions
 
 
 def load_questions(path: Path | str, limit: int | None = None) -> list[Question]:
@@ -38,75 +53,99 @@ def load_questions(path: Path | str, limit: int | None = None) -> list[Question]
     return read_records(path, Question, "question with gold_pmids", limit, prepare)
 
 
-class E2Path:
-    """E2: rule-based rewrite -> ladder on the local store (BM25 within each level)."""
+class _Collector:
+    """Per-run extras beside the metrics: E2 ladder usage, HSRDR lost paths and Table II."""
 
-    def __init__(self, settings: Settings, min_docs: int = 20, retmax: int = 100):
-        from cpqa.documents.boolean_search import run_ladder
-        from cpqa.rewrite.rewriter import Rewriter
-        from cpqa.sources.store import Store
-
-        self._run_ladder = run_ladder
-        self.rewriter = Rewriter(settings, llm=None)
-        self.store = Store(settings.store_path)
-        self.min_docs, self.retmax = min_docs, retmax
+    def __init__(self) -> None:
         self.last_levels: Counter[int] = Counter()  # level number where the ladder stopped
-        self.levels_left: Counter[int] = Counter()  # levels not run: 0 = widest, 1 = bag of words (rules)
+        self.levels_left: Counter[int] = Counter()  # levels not run
         self.ladder_sizes: Counter[int] = Counter()
+        self.lost: Counter[str] = Counter()
+        self.top5: list[list[tuple[str, float]]] = []
+        self.model: str | None = None
 
-    def __call__(self, question: str) -> list[str]:
-        rewrite = self.rewriter.rewrite(question)
-        result = self._run_ladder(rewrite.ladder, self.store, min_docs=self.min_docs, retmax=self.retmax)
-        self.last_levels[result.last_level or 0] += 1
-        self.levels_left[len(rewrite.ladder) - (result.last_level or 0)] += 1
-        self.ladder_sizes[len(rewrite.ladder)] += 1
-        return result.pmids
+    def add(self, path: str, result: Any) -> None:
+        if path == "E1":
+            self.model = result.model.model if result.model else None
+        elif path == "E2":
+            self.last_levels[result.last_level or 0] += 1
+            self.levels_left[result.ladder_size - (result.last_level or 0)] += 1
+            self.ladder_sizes[result.ladder_size] += 1
+        else:
+            self.top5.append([(d.candidate.category, d.candidate.rrf) for d in result.documents[:TOP]])
+            self.lost.update(result.lost_paths)
 
-    def report(self) -> dict[str, Any]:
-        return {"E2_ladder_last_level": {str(k): v for k, v in sorted(self.last_levels.items())},
-                "E2_ladder_levels_left": {str(k): v for k, v in sorted(self.levels_left.items())},
-                "E2_ladder_levels": {str(k): v for k, v in sorted(self.ladder_sizes.items())},
-                "E2_vocabulary": self.rewriter.vocabulary.source}
-
-    def close(self) -> None:
-        self.store.close()
-
-
-PATHS: dict[str, PathFactory] = {"E1": E1Path, "E2": E2Path, "HSRDR": HSRDRPath}
+    def report(self, path: str) -> dict[str, Any]:
+        if path == "E1":
+            return {"model": self.model}
+        if path == "E2":
+            return {"ladder_last_level": _counts(self.last_levels), "ladder_levels_left": _counts(self.levels_left),
+                    "ladder_levels": _counts(self.ladder_sizes)}
+        return {"lost_paths": dict(self.lost), "table2": table2(self.top5)}
 
 
-def evaluate(questions: Sequence[Question], names: Sequence[str], settings: Settings,
-             paths: dict[str, PathFactory] | None = None,
+def _counts(counter: Counter[int]) -> dict[str, int]:
+    return {str(k): v for k, v in sorted(counter.items())}
+
+
+def search(pipeline: Pipeline, path: str, question: str, options: PipelineOptions, log: StageLog | None = None):
+    """One question through one path of ``pipeline``, asked as the pipeline asks it; the path's typed result."""
+    retriever = {"E1": pipeline.semantic, "E2": pipeline.boolean, "HSRDR": pipeline.documents}[path]
+    rewrite = pipeline.rewriter.rewrite(question)
+    query = pipeline.document_query(rewrite, rewrite.search_intent or question, options, log or StageLog())
+    return retriever.search(query, options.documents)
+
+
+def evaluate(questions: Sequence[Question], runs: Mapping[str, Run] | Sequence[str], pipeline: Pipeline,
              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """``{name: {metric: mean, ..., "n": questions, "ms_per_question": ...}, **extra keys}`` for each path."""
-    paths = PATHS if paths is None else paths
-    unknown = [n for n in names if n not in paths]
+    """``{name: {metric: mean, ..., "n", "ms_per_question", extras}}`` per run; a bare path name runs with the
+    pipeline's own options."""
+    if not isinstance(runs, Mapping):
+        runs = {name: Run(name, pipeline.options) for name in runs}
+    unknown = sorted({run.path for run in runs.values()} - set(PATHS))
     if unknown:
-        raise ValueError(f"unknown path(s) {', '.join(unknown)}; known: {', '.join(paths)}")
+        raise ValueError(f"unknown path(s) {', '.join(unknown)}; known: {', '.join(PATHS)}")
     output: dict[str, Any] = {}
-    for name in names:
-        run = paths[name](settings)
-        try:
-            scores, start = [], time.perf_counter()
-            for i, q in enumerate(questions, 1):
-                scores.append(question_scores(run(q.question), q.gold_pmids))
-                if progress and i % 25 == 0:
-                    progress(f"{name}: {i}/{len(questions)}")
-            elapsed = (time.perf_counter() - start) * 1000.0
-            output[name] = {**average(scores), "n": len(questions),
-                            "ms_per_question": round(elapsed / len(questions), 1)}
-            if hasattr(run, "report"):
-                output.update(run.report())
-        finally:
-            if hasattr(run, "close"):
-                run.close()
+    for name, run in runs.items():
+        scores, extras, start = [], _Collector(), time.perf_counter()
+        for i, q in enumerate(questions, 1):
+            result = search(pipeline, run.path, q.question, run.options)
+            extras.add(run.path, result)
+            scores.append(question_scores(result.pmids, q.gold_pmids))
+            if progress and i % 25 == 0:
+                progress(f"{name}: {i}/{len(questions)}")
+        elapsed = (time.perf_counter() - start) * 1000.0
+        output[name] = {**average(scores), "n": len(questions), "ms_per_question": round(elapsed / len(questions), 1),
+                        **extras.report(run.path)}
     return output
 
 
-def missing_gold(questions: Sequence[Question], settings: Settings) -> int:
-    """How many questions have no gold document in the store (they cannot be found by any path)."""
-    from cpqa.sources.store import Store
+def table2(top5: list[list[tuple[str, float]]]) -> dict[str, Any]:
+    """Per category: mean RRF, entropy term and share of the pooled top-5 documents."""
+    pooled = [doc for docs in top5 for doc in docs]
+    out: dict[str, Any] = {}
+    total_entropy = 0.0
+    for cat in CATEGORIES:
+        scores = [rrf for c, rrf in pooled if c == cat]
+        share = len(scores) / len(pooled) if pooled else 0.0
+        term = -share * math.log2(share) if share else 0.0
+        total_entropy += term
+        out[cat] = {"rrf": round(sum(scores) / len(scores), 5) if scores else 0.0, "entropy": round(term, 4),
+                    "top5_share": round(share, 4), "docs": len(scores)}
+    out["entropy_total"] = round(total_entropy, 4)
+    out["questions"] = len(top5)
+    return out
 
-    with Store(settings.store_path) as store:
-        have = store.get_many({p for q in questions for p in q.gold_pmids})
+
+def table2_for(pipeline: Pipeline, questions: Sequence[str]) -> dict[str, Any]:
+    """Table II for questions without gold documents (e.g. consumer health questions)."""
+    extras = _Collector()
+    for question in questions:
+        extras.add("HSRDR", search(pipeline, "HSRDR", question, pipeline.options))
+    return {**table2(extras.top5), "lost_paths": dict(extras.lost)}
+
+
+def missing_gold(questions: Sequence[Question], pipeline: Pipeline) -> int:
+    """How many questions have no gold document in the store (they cannot be found by any path)."""
+    have = pipeline.store.get_many({p for q in questions for p in q.gold_pmids})
     return sum(not any(p in have for p in q.gold_pmids) for q in questions)

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -42,6 +42,12 @@ OFFLINE_MODELS = {
     "passage_retriever": MINILM,
     "reranker": FUSION_RERANKER,
 }
+
+
+class Encoder(Protocol):
+    """Anything that embeds texts as rows of a float32 array: ``TextEncoder``, ``EmbeddingCache``."""
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray: ...
 
 
 class ModelUnavailable(RuntimeError):
@@ -162,7 +168,8 @@ def _medcpt_encoder(model_id: str, max_tokens: int, pairs: bool) -> TextEncoder:
                 out.append(model(**enc).last_hidden_state[:, 0, :].numpy())
         return np.concatenate(out)
 
-    return TextEncoder(name=model_id, dim=768, max_tokens=max_tokens, target_words=128, overlap_words=32,
+    dim = int(model.config.hidden_size)  # 768 for MedCPT; the [CLS] vector is the last layer's hidden state
+    return TextEncoder(name=model_id, dim=dim, max_tokens=max_tokens, target_words=128, overlap_words=32,
                        normalize=False, _encode=encode)
 
 

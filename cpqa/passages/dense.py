@@ -1,8 +1,10 @@
-"""Two-stage passage retrieval over the SEOS passages of the candidate documents.
+"""Two-stage passage retrieval over the SEOS passages of one question's documents.
 
-Stage 1: a dense retriever (PubMedBERT-Matryoshka in the paper profile, at a configurable Matryoshka
-dimension; MiniLM offline) keeps the top-k passages. Stage 2: the reranker (``cpqa.passages.rerank``) keeps the
-top-n. Passage embeddings are cached across questions, so a document seen before is not encoded again.
+Stage 1: a dense retriever (PubMedBERT-Matryoshka in the paper profile, at a configurable Matryoshka dimension;
+MiniLM offline) keeps the top-k passages. Stage 2: the reranker (``cpqa.passages.rerank``) keeps the top-n.
+Both are LlamaIndex parts (``BaseRetriever``, ``BaseNodePostprocessor``), composed per question by
+``TwoStageRetriever``; with ``multi_query`` a ``QueryFusionRetriever`` runs it once per query variant.
+Passage embeddings are cached across questions, so a passage seen before is not encoded again.
 """
 
 from __future__ import annotations
@@ -10,16 +12,19 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
+from pydantic import Field
 
 from cpqa.config import Settings
 from cpqa.models.encoders import EmbeddingCache, load_encoder
+from cpqa.options import PassageOptions
+from cpqa.passages.multi_query import ConceptFusionRetriever
 from cpqa.passages.rerank import load_reranker
-from cpqa.types import Passage, RetrievalTrace
+from cpqa.types import Passage, StageLog
 
-DEFAULT_TOP_K = 20
-DEFAULT_TOP_N = 5
+_PASSAGE_FIELDS = set(Passage.model_fields) - {"node_id", "text", "score"}
 
 
 def node_text(node: BaseNode) -> str:
@@ -27,10 +32,27 @@ def node_text(node: BaseNode) -> str:
     return node.get_content(metadata_mode=MetadataMode.NONE)
 
 
+def to_passage(hit: NodeWithScore, dense_score: float | None = None) -> Passage:
+    """A retrieved node as a typed ``Passage``, its provenance taken from the node's metadata."""
+    meta: dict[str, Any] = {k: v for k, v in hit.node.metadata.items() if k in _PASSAGE_FIELDS and v is not None}
+    meta["pmid"] = str(meta.get("pmid") or "")
+    if dense_score is not None:
+        meta["dense_score"] = dense_score
+    return Passage(node_id=hit.node.node_id, text=node_text(hit.node), score=float(hit.score or 0.0), **meta)
+
+
+def passage_node(passage: Passage) -> NodeWithScore:
+    """The inverse of ``to_passage``: a node whose metadata is the passage's provenance."""
+    metadata = passage.model_dump(include=_PASSAGE_FIELDS)
+    node = TextNode(id_=passage.node_id, text=passage.text, metadata=metadata,
+                    excluded_embed_metadata_keys=list(metadata), excluded_llm_metadata_keys=list(metadata))
+    return NodeWithScore(node=node, score=passage.score)
+
+
 class DenseNodeRetriever(BaseRetriever):
     """Stage 1 as a LlamaIndex retriever over a given set of nodes (one question's passages)."""
 
-    def __init__(self, nodes: Sequence[BaseNode], cache: EmbeddingCache, top_k: int = DEFAULT_TOP_K):
+    def __init__(self, nodes: Sequence[BaseNode], cache: EmbeddingCache, top_k: int = 20):
         super().__init__()
         self._nodes = list(nodes)
         self._cache = cache
@@ -47,29 +69,45 @@ class DenseNodeRetriever(BaseRetriever):
         return [NodeWithScore(node=self._nodes[i], score=float(scores[i])) for i in best]
 
 
-def to_passage(hit: NodeWithScore, dense_score: float | None) -> Passage:
-    """A reranked node as a typed ``Passage``, its provenance taken from the SEOS node metadata."""
-    meta: dict[str, Any] = hit.node.metadata
-    return Passage(
-        node_id=hit.node.node_id,
-        pmid=str(meta.get("pmid") or ""),
-        text=node_text(hit.node),
-        score=float(hit.score or 0.0),
-        dense_score=dense_score,
-        section=meta.get("section"),
-        source=meta.get("source") or "D1",
-        category=meta.get("category"),
-        start=meta.get("start"),
-        end=meta.get("end"),
-        pmcid=meta.get("pmcid"),
-        title=meta.get("title") or "",
-        year=meta.get("year"),
-        journal=meta.get("journal"),
-    )
+class TwoStageRetriever(BaseRetriever):
+    """Dense top-k, then the reranker's top-n, over one question's nodes. Built per question (cheap): it keeps
+    that question's dense scores and stage timings."""
+
+    def __init__(self, nodes: Sequence[BaseNode], cache: EmbeddingCache, reranker: BaseNodePostprocessor,
+                 top_k: int, top_n: int, reranker_name: str = ""):
+        super().__init__()
+        self.dense = DenseNodeRetriever(nodes, cache, top_k=top_k)
+        self.reranker, self.reranker_name = reranker, reranker_name
+        self.passages_in, self.top_k, self.top_n = len(nodes), top_k, top_n
+        self.cache = cache
+        self.dense_scores: dict[str, float] = {}
+        self.log = StageLog()
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        hits_before, misses_before = self.cache.hits, self.cache.misses
+        with self.log.stage("passage_retrieval", passages_in=self.passages_in, top_k=self.top_k) as record:
+            dense = self.dense.retrieve(query_bundle)
+            # Counters are shared across threads, so these are approximate under concurrency.
+            record.info.update(kept=len(dense), cache_hits=self.cache.hits - hits_before,
+                               cache_misses=self.cache.misses - misses_before)
+        self.dense_scores.update({h.node.node_id: float(h.score or 0.0) for h in dense})
+        with self.log.stage("rerank", passages_in=len(dense), top_n=self.top_n,
+                            reranker=self.reranker_name) as record:
+            reranked = self.reranker.postprocess_nodes(dense, query_bundle=query_bundle)[:self.top_n]
+            record.info["kept"] = len(reranked)
+        return reranked
+
+
+class PassageSearch(StageLog):
+    """The passages kept for the answerer, best first, with their provenance and scores."""
+
+    passages: list[Passage] = Field(default_factory=list)
+    queries: list[str] = Field(default_factory=list)  # more than one with multi_query
 
 
 class PassageRetriever:
-    """Dense top-k then rerank top-n; load once and share (thread-safe: the embedding cache is locked)."""
+    """Loads the passage encoder and reranker once; ``search`` composes the per-question retrievers. Thread-safe:
+    the embedding cache is locked and each question gets its own retriever objects."""
 
     def __init__(self, settings: Settings, *, matryoshka_dim: int | None = None, cache_items: int = 200_000):
         if matryoshka_dim is not None and matryoshka_dim <= 0:
@@ -78,26 +116,23 @@ class PassageRetriever:
         self.cache = EmbeddingCache(self.encoder, max_items=cache_items)
         self.reranker, self.reranker_choice = load_reranker(settings, top_n=None, cache=self.cache)
 
-    def retrieve(self, query: str, nodes: Sequence[BaseNode], top_k: int = DEFAULT_TOP_K,
-                 top_n: int = DEFAULT_TOP_N, trace: RetrievalTrace | None = None) -> list[Passage]:
-        """The ``top_n`` best passages for ``query`` among ``nodes``, best first, recorded in ``trace``."""
+    def search(self, query: str, nodes: Sequence[BaseNode], options: PassageOptions | None = None,
+               variants: Sequence[str] = ()) -> PassageSearch:
+        """The ``top_n`` best passages for ``query`` among ``nodes``; with ``variants`` (multi-query), each
+        variant is retrieved too and the rankings are fused by reciprocal rank."""
+        options = options or PassageOptions()
         if not query.strip():
             raise ValueError("query is empty")
-        if top_k < 1 or top_n < 1:
-            raise ValueError(f"top_k and top_n must be at least 1 (got {top_k}, {top_n})")
-        trace = trace if trace is not None else RetrievalTrace()
-        trace.use_model(self.choice)
-        trace.use_model(self.reranker_choice)
-        hits_before, misses_before = self.cache.hits, self.cache.misses
-        with trace.stage("passage_retrieval", passages_in=len(nodes), top_k=top_k) as rec:
-            dense = DenseNodeRetriever(nodes, self.cache, top_k=top_k).retrieve(query)
-            # Counters are shared across threads, so these are approximate under concurrency.
-            rec.info.update(kept=len(dense), cache_hits=self.cache.hits - hits_before,
-                            cache_misses=self.cache.misses - misses_before)
-        with trace.stage("rerank", passages_in=len(dense), top_n=top_n, reranker=self.reranker_choice.model) as rec:
-            reranked = self.reranker.postprocess_nodes(dense, query_str=query)[:top_n]
-            rec.info["kept"] = len(reranked)
-        dense_scores = {h.node.node_id: h.score for h in dense}
-        passages = [to_passage(h, dense_scores.get(h.node.node_id)) for h in reranked]
-        trace.passages = passages
-        return passages
+        variants = [v for v in variants if v.strip() and v != query]
+        two_stage = TwoStageRetriever(nodes, self.cache, self.reranker, options.top_k,
+                                      options.top_k if variants else options.top_n, self.reranker_choice.model)
+        result = PassageSearch(queries=[query, *variants])
+        if variants:
+            with result.stage("multi_query", queries=result.queries) as record:
+                hits = ConceptFusionRetriever(two_stage, variants, options.top_n).retrieve(query)
+                record.info["kept"] = len(hits)
+        else:
+            hits = two_stage.retrieve(query)
+        result.absorb(two_stage.log)
+        result.passages = [to_passage(h, two_stage.dense_scores.get(h.node.node_id)) for h in hits]
+        return result

@@ -12,7 +12,7 @@ The answerer cites PMIDs per evidence document, so each topic becomes one passag
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Sequence
 
 import numpy as np
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -20,15 +20,12 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import BaseModel, Field
 
 from cpqa.answer.extractive import split_sentences
+from cpqa.models.encoders import Encoder
 from cpqa.types import Passage
 
 DEFAULT_SIMILARITY = 0.5  # sentences closer than this (cosine) may share a topic
 DEFAULT_PER_TOPIC = 3
 DAMPING = 0.85
-
-
-class Encoder(Protocol):
-    def encode(self, texts: list[str]) -> np.ndarray: ...
 
 
 class EvidenceSentence(BaseModel):

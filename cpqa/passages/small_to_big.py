@@ -5,12 +5,14 @@ section. ``section``: the whole enclosing section (for a PubMed abstract, the wh
 text, the body section). Both work on character offsets into ``cpqa.passages.seos.source_text(article)``, the text
 SEOS offsets refer to, so the context given is exact source text. Expanded passages of one document that
 overlap are merged into the higher-ranked one, so no evidence is given twice. A section longer than
-``max_words`` falls back to neighbours.
+``max_words`` falls back to neighbours. ``SmallToBigPostprocessor`` (``cpqa.passages.context``) applies it as a
+LlamaIndex node postprocessor; offsets make LlamaIndex's prev/next-node postprocessors (which need a docstore)
+unnecessary here.
 """
 
 from __future__ import annotations
 
-from typing import Literal, Mapping, Sequence
+from typing import Iterable, Literal, Mapping, Sequence
 
 from llama_index.core.schema import BaseNode
 
@@ -21,6 +23,7 @@ Mode = Literal["neighbours", "section"]
 MAX_SECTION_WORDS = 600
 
 Span = tuple[int, int]
+SourceText = tuple[str, list[Span]]  # a document's text and its section spans
 
 
 def enclosing(spans: Sequence[Span], start: int, end: int) -> Span | None:
@@ -82,7 +85,7 @@ def merge_ranked(spans: Sequence[tuple[str, Span]]) -> list[tuple[int, Span]]:
     return [(r, span) for r, _, span in kept]
 
 
-def _node_spans(nodes: Sequence[BaseNode]) -> dict[str, list[Span]]:
+def node_spans(nodes: Iterable[BaseNode]) -> dict[str, list[Span]]:
     """SEOS passage offsets per document key (PMID, else PMCID)."""
     spans: dict[str, list[Span]] = {}
     for node in nodes:
@@ -93,34 +96,38 @@ def _node_spans(nodes: Sequence[BaseNode]) -> dict[str, list[Span]]:
     return spans
 
 
-def expand_passages(passages: Sequence[Passage], articles: Mapping[str, Article], nodes: Sequence[BaseNode],
-                    mode: Mode = "neighbours", window: int = 1, max_words: int = MAX_SECTION_WORDS) -> list[Passage]:
+def article_sources(articles: Iterable[Article]) -> dict[str, SourceText]:
+    """The text SEOS offsets refer to and its section spans, per document key (PMID, else PMCID)."""
+    out: dict[str, SourceText] = {}
+    for article in articles:
+        text, sections = source_text(article)
+        out[article.key] = (text, [(a, b) for _, a, b in sections])
+    return out
+
+
+def expand_passages(passages: Sequence[Passage], sources: Mapping[str, SourceText],
+                    siblings: Mapping[str, list[Span]], mode: Mode = "neighbours", window: int = 1,
+                    max_words: int = MAX_SECTION_WORDS) -> list[Passage]:
     """The answerer's context for ``passages`` (best first): each widened to its neighbours or section.
 
-    ``articles`` maps a passage's PMID (or PMCID) to its article; ``nodes`` are the SEOS passages of the
-    question's documents. A passage without offsets or article is kept as it is."""
-    siblings = _node_spans(nodes)
-    texts: dict[str, tuple[str, list[Span]]] = {}
+    ``sources`` maps a passage's PMID (or PMCID) to its document's text and sections; ``siblings`` to the spans of
+    that document's SEOS passages. A passage without offsets or source is kept as it is."""
     wide: list[tuple[str, Span]] = []
     for i, p in enumerate(passages):
         key = p.pmid or p.pmcid or ""
-        article = articles.get(key)
-        if article is None or p.start is None or p.end is None:
+        if key not in sources or p.start is None or p.end is None:
             wide.append((f"\x00{i}", (0, 0)))  # unique key: never merged
             continue
-        if key not in texts:
-            text, sections = source_text(article)
-            texts[key] = (text, [(a, b) for _, a, b in sections])
-        text, sections = texts[key]
+        text, sections = sources[key]
         wide.append((key, expand_span((p.start, p.end), siblings.get(key, []), sections, mode, window, text,
                                       max_words)))
     out: list[Passage] = []
     for rank, (a, b) in merge_ranked(wide):
         p = passages[rank]
         key = wide[rank][0]
-        if key not in texts:
+        if key not in sources:
             out.append(p)
             continue
-        out.append(p.model_copy(update={"text": texts[key][0][a:b], "start": a, "end": b,
+        out.append(p.model_copy(update={"text": sources[key][0][a:b], "start": a, "end": b,
                                         "node_id": f"{p.node_id}:{mode}"}))
     return out

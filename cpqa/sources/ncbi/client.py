@@ -16,7 +16,7 @@ import re
 import threading
 import time
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
+from typing import Callable, Iterable, Protocol, TypeVar
 
 import httpx
 from lxml import etree
@@ -29,9 +29,6 @@ from cpqa.sources.ncbi.ratelimit import RateLimiter, shared_limiter
 from cpqa.sources.ncbi.xmlio import XmlFormatError
 from cpqa.types import Article, SearchResult
 
-if TYPE_CHECKING:
-    from cpqa.sources.store import Store
-
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 EFETCH_BATCH = 200  # NCBI: at most 200 IDs per efetch GET; we POST, but keep batches this size
@@ -40,6 +37,16 @@ _PMID = re.compile(r"^\d{1,9}$")
 _PMCID = re.compile(r"^(?:PMC)?(\d{1,9})$", re.IGNORECASE)
 _TRANSIENT_ERROR = re.compile(r"backend|temporar|try again|unavailable", re.IGNORECASE)
 _XML_PARSER = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=True)
+
+
+class RecordCache(Protocol):
+    """Where fetched records are kept so a PMID is fetched once (``cpqa.sources.store.Store`` is one)."""
+
+    def get_many(self, pmids: Iterable[str]) -> dict[str, Article]: ...
+
+    def raw_pmc_xml(self, pmcids: Iterable[str]) -> dict[str, bytes]: ...
+
+    def upsert(self, records: Iterable[tuple[Article, bytes | None]]) -> object: ...
 
 
 class NCBIError(RuntimeError):
@@ -135,7 +142,7 @@ def parse_esearch(data: bytes) -> SearchResult:
 class EutilsClient:
     """esearch / efetch with NCBI etiquette; thread-safe; ``requests_made`` counts HTTP attempts."""
 
-    def __init__(self, settings: Settings, store: "Store | None" = None, *, limiter: RateLimiter | None = None):
+    def __init__(self, settings: Settings, store: RecordCache | None = None, *, limiter: RateLimiter | None = None):
         self.settings = settings
         self.store = store
         self.base_url = settings.cpqa_eutils_url.rstrip("/") + "/"

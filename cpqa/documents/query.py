@@ -1,0 +1,40 @@
+"""What a document retriever is asked: a LlamaIndex ``QueryBundle`` that may carry the rewrite.
+
+The pipeline rewrites a question once and hands the same ``DocumentQuery`` to E1, E2 and HSRDR; a plain string
+or ``QueryBundle`` works too (E2 then rewrites it itself). ``embedding_strs`` (set by HyDE) is what E1 embeds.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+
+from llama_index.core.schema import QueryBundle
+
+from cpqa.rewrite.rewriter import RewriteResult
+
+
+@dataclass
+class DocumentQuery(QueryBundle):
+    rewrite: RewriteResult | None = None
+
+
+def as_document_query(query: str | QueryBundle) -> DocumentQuery:
+    if isinstance(query, DocumentQuery):
+        return query
+    if isinstance(query, str):
+        query = QueryBundle(query_str=query)
+    if not query.query_str.strip():
+        raise ValueError("the query is empty")
+    return DocumentQuery(query_str=query.query_str, custom_embedding_strs=query.custom_embedding_strs,
+                         embedding=query.embedding)
+
+
+def year_window(years: int | None = None, today: _dt.date | None = None) -> tuple[int | None, int | None]:
+    """(first, last) publication year allowed: ``years`` = the last N calendar years including this one."""
+    if years is None:
+        return None, None
+    if years < 1:
+        raise ValueError("years must be at least 1")
+    this = (today or _dt.date.today()).year
+    return this - years + 1, this

@@ -1,0 +1,121 @@
+"""Every knob of the query pipeline in one typed object, one nested section per stage (paper-qa style).
+
+``Settings`` (``cpqa.config``) holds the environment and secrets; ``PipelineOptions`` holds how a question is
+processed, and is recorded in every trace. Field names are unique across sections, so a caller may override any
+knob by its bare name (``pipeline.ask(q, years=5, hyde=True)``); ``with_overrides`` routes it to its section.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cpqa.types import Mode, Source
+
+SmallToBig = Literal["off", "neighbours", "section"]
+LadderRanking = Literal["ladder", "rrf"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class RewriteOptions(_Section):
+    """Stage 2: what is searched."""
+
+    adaptive_retrieval: bool = Field(
+        default=False, description="decide per question whether retrieval is needed (Claude, rule-based fallback); "
+        "off by default for a patient-facing product")
+    hyde: bool = Field(default=False, description="search E1 with the question plus a drafted pseudo-answer "
+                       "(HyDE / Query2Doc); needs Claude")
+
+
+class DocumentOptions(_Section):
+    """Stage 3: HSRDR. rrf_k 20 and a ladder that gathers 50 PMIDs were chosen on the BioASQ cancer dev questions
+    (recall@10 0.717 -> 0.758 vs k 60 / 20 PMIDs) and leave PubMedQA unchanged; the sweep is in the README."""
+
+    years: int | None = Field(default=None, ge=1, le=200, description="only evidence from the last N years")
+    sources: tuple[Source, ...] = Field(default=("D1", "D2"), min_length=1,
+                                        description="D1 abstracts, D2 PMC reviews, D3 other PMC full texts")
+    e1_k: int = Field(default=100, ge=1, description="semantic hits taken into fusion")
+    ladder_min_docs: int = Field(default=50, ge=1, description="the Boolean ladder stops once this many PMIDs "
+                                 "are found (a depth budget)")
+    ladder_retmax: int = Field(default=100, ge=1, le=10_000, description="PMIDs asked for per ladder level")
+    ladder_ranking: LadderRanking = Field(default="ladder", description="E2's order: 'ladder' = earlier, more "
+                                          "specific levels first; 'rrf' = every level run and fused by RRF")
+    rrf_k: int = Field(default=20, ge=1)
+    e1_weight: float = Field(default=1.0, ge=0.0)
+    e2_weight: float = Field(default=1.0, ge=0.0)
+    fusion_depth: int = Field(default=100, ge=1, description="ranks per path that enter fusion")
+    max_docs: int = Field(default=50, ge=1, description="kept candidates returned")
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return {"E1": self.e1_weight, "E2": self.e2_weight}
+
+
+class PassageOptions(_Section):
+    """Stage 4: SEOS passages, two-stage retrieval and the answerer's context."""
+
+    max_documents: int | None = Field(default=None, ge=1, description="segment only the N best-fused documents "
+                                      "(None: every document HSRDR keeps)")
+    top_k: int = Field(default=20, ge=1, description="passages kept by the dense retriever")
+    top_n: int = Field(default=5, ge=1, description="passages kept by the reranker")
+    matryoshka_dim: int | None = Field(default=None, ge=1, description="passage embedding size (paper profile); "
+                                       "fixed when the pipeline loads")
+    multi_query: bool = Field(default=False, description="passage retrieval with the search intent and variants "
+                              "of it, fused by reciprocal rank (LlamaIndex QueryFusionRetriever)")
+    small_to_big: SmallToBig = Field(default="off", description="give the answerer the retrieved passages' "
+                                     "neighbouring passages or their enclosing section")
+    small_to_big_window: int = Field(default=1, ge=1, le=5, description="neighbouring passages on each side")
+    restructure: bool = Field(default=False, description="evidence sentences grouped into topics, "
+                              "TextRank-selected, topics ordered by reranker relevance")
+    repack: bool = Field(default=False, description="most relevant evidence at the edges of the context "
+                         "(LlamaIndex LongContextReorder)")
+
+
+class AnswerOptions(_Section):
+    """Stage 5: who writes, for whom."""
+
+    mode: Mode = "patient"
+    cot_refine: bool = Field(default=False, description="answer without retrieval, then revise against the "
+                             "evidence; needs Claude")
+
+
+class PipelineOptions(_Section):
+    """How one question is processed; every section has defaults, so ``PipelineOptions()`` is the paper's pipeline."""
+
+    rewrite: RewriteOptions = Field(default_factory=RewriteOptions)
+    documents: DocumentOptions = Field(default_factory=DocumentOptions)
+    passages: PassageOptions = Field(default_factory=PassageOptions)
+    answer: AnswerOptions = Field(default_factory=AnswerOptions)
+
+    @classmethod
+    def section_of(cls, name: str) -> str:
+        """The section that holds the knob ``name``; ValueError for an unknown knob."""
+        for section, field in cls.model_fields.items():
+            if name in field.annotation.model_fields:  # type: ignore[union-attr]
+                return section
+        raise ValueError(f"unknown pipeline option {name!r}")
+
+    @classmethod
+    def of(cls, **knobs: Any) -> "PipelineOptions":
+        """Options from bare knob names: ``PipelineOptions.of(mode="clinician", top_n=3)``."""
+        return cls().with_overrides(**knobs)
+
+    def with_overrides(self, **knobs: Any) -> "PipelineOptions":
+        """A copy with knobs replaced by bare name (or by section, given a dict); None keeps the current value."""
+        data = self.model_dump()
+        for name, value in knobs.items():
+            if value is None:
+                continue
+            if name in type(self).model_fields:
+                data[name] = {**data[name], **(value.model_dump() if isinstance(value, BaseModel) else value)}
+            else:
+                data[self.section_of(name)][name] = value
+        return type(self).model_validate(data)
+
+    def flat(self) -> dict[str, Any]:
+        """Every knob by bare name (for tables and logs)."""
+        return {k: v for section in self.model_dump(mode="json").values() for k, v in section.items()}

@@ -1,0 +1,175 @@
+"""Tiny random-weight stand-ins for the paper's models, written into a Hugging Face hub cache. FOR TESTS ONLY.
+
+``build_tiny_paper_models(cache_dir)`` writes, under the paper's real model ids, models with the real
+architectures and file layouts but only about 50,000 random weights each:
+
+- ``ncbi/MedCPT-Query-Encoder``, ``ncbi/MedCPT-Article-Encoder``: ``BertModel`` + WordPiece tokenizer
+  (loaded with ``AutoModel`` / ``AutoTokenizer``, [CLS] pooling in ``cpqa.models.encoders``);
+- ``ncbi/MedCPT-Cross-Encoder``: ``BertForSequenceClassification`` with ``num_labels=1`` (loaded by
+  ``sentence_transformers.CrossEncoder``);
+- ``NeuML/pubmedbert-base-embeddings-matryoshka``: a sentence-transformers model (BERT + mean pooling, with
+  ``modules.json``; loaded by ``SentenceTransformer``, ``truncate_dim`` for Matryoshka sizes).
+
+The cache has the hub's own layout (``models--owner--name/{blobs,snapshots/<commit>,refs/main}``, snapshot files
+linked to content-addressed blobs), so with ``HF_HUB_CACHE`` pointing at it and ``HF_HUB_OFFLINE=1``,
+``huggingface_hub.try_to_load_from_cache`` (which the ``auto`` and ``paper`` profiles consult) finds them and
+the product's real loading code runs. The outputs are noise: use them to test plumbing, never quality.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+MEDCPT_QUERY = "ncbi/MedCPT-Query-Encoder"
+MEDCPT_ARTICLE = "ncbi/MedCPT-Article-Encoder"
+MEDCPT_CROSS = "ncbi/MedCPT-Cross-Encoder"
+PUBMEDBERT_MATRYOSHKA = "NeuML/pubmedbert-base-embeddings-matryoshka"
+TINY_MODELS = (MEDCPT_QUERY, MEDCPT_ARTICLE, MEDCPT_CROSS, PUBMEDBERT_MATRYOSHKA)
+
+# Sizes: the real models are BERT-base (768 hidden, 12 layers, 12 heads, 3072 intermediate); these keep the
+# architecture and shrink every size, so loading and a forward pass over a few thousand abstracts take seconds.
+HIDDEN_SIZE = 32
+LAYERS = 2
+HEADS = 2
+INTERMEDIATE_SIZE = 64
+MAX_POSITIONS = 512  # the product truncates at 512 tokens, as the real models do
+
+_SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+_WORDS = """the of and to in a is with for that was were are by on as be or at from this an not which it
+patients patient cancer cancers tumor tumour tumors breast lung colorectal prostate ovarian cervical gastric
+liver pancreatic leukemia lymphoma melanoma carcinoma metastatic metastasis recurrence risk survival
+treatment therapy chemotherapy radiotherapy surgery trial trials randomized study studies women men
+tamoxifen aromatase inhibitor inhibitors cisplatin docetaxel paclitaxel trastuzumab dose doses adjuvant
+reduce reduced reduces reduction increase increased effect effects side adverse toxicity response
+rate rates years year months follow group groups control placebo significant significantly results
+compared versus than after before during between among disease free overall mortality hazard ratio
+clinical care quality life symptoms pain fatigue nausea does do can may should what how why who when
+estrogen receptor positive negative hormone endocrine early stage advanced primary secondary
+""".split()
+_PIECES = ["s", "es", "ed", "ing", "ly", "ion", "al", "er", "ic", "ity", "ive", "ous", "ment", "ence"]
+
+
+def _vocab() -> list[str]:
+    """Special tokens, single characters (so every word tokenizes without [UNK]), their ## pieces, and
+    common biomedical words and suffixes: a WordPiece vocabulary in BERT's order."""
+    chars = list("abcdefghijklmnopqrstuvwxyz0123456789") + list(".,;:!?'\"()[]{}-+/=%<>&*#@$_~^|\\`")
+    tokens = _SPECIAL + chars + ["##" + c for c in "abcdefghijklmnopqrstuvwxyz0123456789"]
+    tokens += _WORDS + ["##" + p for p in _PIECES]
+    return list(dict.fromkeys(tokens))
+
+
+def _commit(model_id: str) -> str:
+    """A fixed 40-hex commit id per model (the hub's refs/main points at one)."""
+    return hashlib.sha1(f"cpqa-tiny-random:{model_id}".encode()).hexdigest()
+
+
+def _bert_config(**extra):
+    from transformers import BertConfig
+
+    return BertConfig(vocab_size=len(_vocab()), hidden_size=HIDDEN_SIZE, num_hidden_layers=LAYERS,
+                      num_attention_heads=HEADS, intermediate_size=INTERMEDIATE_SIZE,
+                      max_position_embeddings=MAX_POSITIONS, **extra)
+
+
+def _save_tokenizer(directory: Path) -> None:
+    """A BERT WordPiece tokenizer (uncased, 512 tokens) saved with vocab.txt, tokenizer.json and configs."""
+    from transformers import BertTokenizerFast
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "vocab.txt").write_text("\n".join(_vocab()) + "\n", encoding="utf-8")
+        tokenizer = BertTokenizerFast.from_pretrained(tmp, do_lower_case=True, model_max_length=MAX_POSITIONS)
+    tokenizer.save_pretrained(str(directory))
+    if not (directory / "vocab.txt").exists():  # transformers 5 writes only tokenizer.json; the hub repos hold both
+        (directory / "vocab.txt").write_text("\n".join(_vocab()) + "\n", encoding="utf-8")
+
+
+def _save_medcpt_encoder(directory: Path, seed: int) -> None:
+    import torch
+    from transformers import BertModel
+
+    torch.manual_seed(seed)
+    BertModel(_bert_config(architectures=["BertModel"])).save_pretrained(str(directory))
+    _save_tokenizer(directory)
+
+
+def _save_cross_encoder(directory: Path, seed: int) -> None:
+    import torch
+    from transformers import BertForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = _bert_config(num_labels=1, architectures=["BertForSequenceClassification"])
+    BertForSequenceClassification(config).save_pretrained(str(directory))
+    _save_tokenizer(directory)
+
+
+def _save_sentence_transformer(directory: Path, seed: int) -> None:
+    """BERT + mean pooling, saved by sentence-transformers itself (modules.json, 1_Pooling/, ...)."""
+    from sentence_transformers import SentenceTransformer, models
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _save_medcpt_encoder(Path(tmp), seed)
+        transformer = models.Transformer(tmp, max_seq_length=MAX_POSITIONS)
+        pooling = models.Pooling(HIDDEN_SIZE, pooling_mode="mean")
+        SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(directory))
+
+
+def _to_hub_layout(staged: Path, repo_dir: Path, commit: str) -> Path:
+    """Move ``staged``'s files into ``repo_dir`` as the hub cache stores them: content-addressed blobs,
+    snapshot entries linking to them, and ``refs/main`` naming the commit. Returns the snapshot folder."""
+    snapshot = repo_dir / "snapshots" / commit
+    blobs = repo_dir / "blobs"
+    blobs.mkdir(parents=True, exist_ok=True)
+    (repo_dir / "refs").mkdir(parents=True, exist_ok=True)
+    for source in sorted(p for p in staged.rglob("*") if p.is_file()):
+        relative = source.relative_to(staged)
+        blob = blobs / hashlib.sha256(source.read_bytes()).hexdigest()
+        if not blob.exists():
+            shutil.move(str(source), blob)
+        target = snapshot / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() or target.is_symlink():
+            target.unlink()
+        try:
+            target.symlink_to(os.path.relpath(blob, target.parent))
+        except OSError:  # no symlinks here (some Windows setups): the hub cache then holds copies
+            shutil.copyfile(blob, target)
+    (repo_dir / "refs" / "main").write_text(commit)
+    return snapshot
+
+
+_BUILDERS = {
+    MEDCPT_QUERY: _save_medcpt_encoder,
+    MEDCPT_ARTICLE: _save_medcpt_encoder,
+    MEDCPT_CROSS: _save_cross_encoder,
+    PUBMEDBERT_MATRYOSHKA: _save_sentence_transformer,
+}
+
+
+def build_tiny_paper_models(cache_dir: str | Path) -> dict[str, Path]:
+    """Write tiny random-weight models under the paper's model ids into the hub cache ``cache_dir``.
+
+    FOR TESTS ONLY: the architectures, file formats and loading paths are the real ones, the weights are random.
+    Point ``HF_HUB_CACHE`` at ``cache_dir`` (and set ``HF_HUB_OFFLINE=1``) before the product loads a model.
+    Returns each model id's snapshot folder. Idempotent: a model already present is left as it is.
+    """
+    cache = Path(cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    for seed, (model_id, save) in enumerate(_BUILDERS.items()):
+        repo_dir = cache / ("models--" + model_id.replace("/", "--"))
+        commit = _commit(model_id)
+        snapshot = repo_dir / "snapshots" / commit
+        if not ((repo_dir / "refs" / "main").exists() and snapshot.is_dir()):
+            with tempfile.TemporaryDirectory(dir=cache) as staged:
+                save(Path(staged), seed)
+                _to_hub_layout(Path(staged), repo_dir, commit)
+        paths[model_id] = snapshot
+    return paths
+
+
+__all__ = ["HIDDEN_SIZE", "MEDCPT_ARTICLE", "MEDCPT_CROSS", "MEDCPT_QUERY", "PUBMEDBERT_MATRYOSHKA", "TINY_MODELS",
+           "build_tiny_paper_models"]

@@ -1,0 +1,36 @@
+"""The retrieval trace: everything the pipeline decided for one question, assembled by ``Pipeline`` from the
+typed results the stages return (no stage writes into it). JSON-serialisable as it is."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from cpqa.options import PipelineOptions
+from cpqa.rewrite.adaptive import RetrievalDecision
+from cpqa.rewrite.rewriter import RewriteResult
+from cpqa.types import Candidate, ComponentChoice, LadderLevel, Passage, StageLog
+
+
+class RetrievalTrace(StageLog):
+    """Per question: the screened question, the options and models used, the rewrite, every ladder level,
+    every fused candidate (kept or dropped, with the reason), the passages, the answerer's context, per-stage
+    timings (``stages``), warnings and the outside requests made."""
+
+    question: str = ""  # after personal details were removed
+    search_intent: str = ""  # the question after dialogue distillation / rewrite
+    profile: str = "offline"
+    models: dict[str, ComponentChoice] = Field(default_factory=dict)
+    options: PipelineOptions = Field(default_factory=PipelineOptions)
+    rewrite: RewriteResult | None = None
+    retrieval_decision: RetrievalDecision | None = None  # adaptive retrieval, when on
+    term_backend: str | None = None  # who answered E2: the local store or E-utilities (NCBI or a mirror)
+    year_window: tuple[int | None, int | None] | None = None
+    ladder: list[LadderLevel] = Field(default_factory=list)
+    candidates: list[Candidate] = Field(default_factory=list)
+    passages: list[Passage] = Field(default_factory=list)
+    context: list[Passage] = Field(default_factory=list)  # the answerer's evidence when a postprocessor reshaped it
+    ncbi_requests: int = 0
+    lost_paths: dict[str, str] = Field(default_factory=dict)  # "E1"/"E2" -> why
+
+    def use_model(self, choice: ComponentChoice) -> None:
+        self.models[choice.component] = choice
