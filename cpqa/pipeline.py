@@ -33,6 +33,7 @@ from cpqa.rewrite.adaptive import AdaptiveRetrieval
 from cpqa.rewrite.hyde import hyde_transform
 from cpqa.rewrite.query_variants import concept_queries
 from cpqa.rewrite.rewriter import Rewriter, RewriteResult
+from cpqa.rewrite.vocabulary import load_vocabulary
 from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, scrub_phi
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
@@ -71,8 +72,9 @@ class Pipeline:
         self.store = Store(settings.store_path)
         self.client = None if uses_local_store(settings) else EutilsClient(settings, self.store)
         # Rewrite.
-        self.rewriter = Rewriter(settings, llm=llm)
-        self.adaptive = AdaptiveRetrieval(settings, llm)
+        vocabulary = load_vocabulary(settings)
+        self.rewriter = Rewriter(settings, llm=llm, vocabulary=vocabulary)
+        self.adaptive = AdaptiveRetrieval(settings, llm, vocabulary=vocabulary)
         self.hyde = hyde_transform(self.llm) if llm else None
         # Documents: E1, E2 and HSRDR composing them.
         documents = self.options.documents
@@ -82,7 +84,7 @@ class Pipeline:
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
         self.segments = SegmentCache(SEOSNodeParser(EmbeddingCache(sentence_encoder)))
-        self.passages = PassageRetriever(settings, matryoshka_dim=self.options.passages.matryoshka_dim)
+        self.passages = PassageRetriever.load(settings, matryoshka_dim=self.options.passages.matryoshka_dim)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
         self.answerer = Answerer(settings, llm=llm, encoder=self.passages.cache)
         self.refiner = Refiner(settings, self.answerer) if llm else None

@@ -91,3 +91,12 @@ def output_dir(request) -> Path:
     path = OUTPUT_DIR / request.node.name
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@pytest.fixture
+def api():
+    """The Anthropic Messages API stand-in on 127.0.0.1 (the real SDK talks to it over HTTP)."""
+    from cpqa.testing.anthropic_standin import AnthropicStandIn
+
+    with AnthropicStandIn() as server:
+        yield server

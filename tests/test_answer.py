@@ -17,8 +17,9 @@ from cpqa.answer.answerer import (
 )
 from cpqa.answer.citations import check_citations
 from cpqa.config import get_settings
+from cpqa.models.llm import Claude
 from cpqa.safety.screening import check_question
-from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply
+from cpqa.testing.anthropic_standin import Reply
 from cpqa.types import Passage
 
 KEY = "sk-ant-api03-answer-tests-0123456789"
@@ -42,12 +43,6 @@ def tool_answer(answer: str, citations=(), abstained: bool = False, reasoning: s
 
 
 @pytest.fixture
-def api():
-    with AnthropicStandIn() as standin:
-        yield standin
-
-
-@pytest.fixture
 def claude_settings(home, api):
     return get_settings(anthropic_api_key=KEY, anthropic_base_url=api.url, cpqa_llm_max_retries=0,
                         cpqa_llm_timeout=10)
@@ -55,7 +50,7 @@ def claude_settings(home, api):
 
 @pytest.fixture
 def answerer(claude_settings):
-    return Answerer(claude_settings)
+    return Answerer(claude_settings, llm=Claude(claude_settings))
 
 
 def sent(api, index: int = -1) -> tuple[str, str]:

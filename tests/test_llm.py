@@ -11,7 +11,7 @@ import pytest
 
 from cpqa.config import get_settings
 from cpqa.models.llm import Claude, LLMError, ToolSpec
-from cpqa.testing.anthropic_standin import STANDIN_LABEL, AnthropicStandIn, Reply
+from cpqa.testing.anthropic_standin import STANDIN_LABEL, Reply
 
 KEY = "sk-ant-test-SECRET-123456"
 CHOICE = ToolSpec(
@@ -29,12 +29,6 @@ CHOICE = ToolSpec(
     },
 )
 MESSAGES = [{"role": "user", "content": "Evidence: [12345678] Tamoxifen ... PMID: 23456789\nWhich option?"}]
-
-
-@pytest.fixture
-def api():
-    with AnthropicStandIn() as server:
-        yield server
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def _nodes() -> list[TextNode]:
 def retriever(tmp_path_factory) -> PassageRetriever:
     from cpqa.config import get_settings
 
-    return PassageRetriever(get_settings(cpqa_home=tmp_path_factory.mktemp("passages"), cpqa_profile="offline"))
+    return PassageRetriever.load(get_settings(cpqa_home=tmp_path_factory.mktemp("passages"), cpqa_profile="offline"))
 
 
 def test_returns_typed_passages_best_first_with_provenance(retriever):
@@ -90,4 +90,4 @@ def test_edge_cases(retriever, settings):
     with pytest.raises(ValueError):
         retriever.search("x", _nodes(), PassageOptions(top_k=0))
     with pytest.raises(ValueError):
-        PassageRetriever(settings, matryoshka_dim=0)
+        PassageRetriever.load(settings, matryoshka_dim=0)

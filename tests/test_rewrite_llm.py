@@ -9,7 +9,7 @@ from cpqa.sources.boolean import parse
 from cpqa.config import get_settings
 from cpqa.models.llm import Claude
 from cpqa.rewrite.rewriter import LADDER_TOOL, Rewriter, repair_expression
-from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply
+from cpqa.testing.anthropic_standin import Reply
 
 KEY = "sk-ant-test-REWRITE-987654"
 GOOD = {
@@ -28,12 +28,6 @@ GOOD = {
         '"lung cancer"[tw] OR pembrolizumab[tw]',
     ],
 }
-
-
-@pytest.fixture
-def api():
-    with AnthropicStandIn() as server:
-        yield server
 
 
 @pytest.fixture

@@ -24,19 +24,13 @@ from cpqa.rewrite.concepts import Concept
 from cpqa.rewrite.hyde import hyde_transform
 from cpqa.rewrite.query_variants import concept_queries
 from cpqa.rewrite.rewriter import RewriteResult
-from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, request_text
+from cpqa.testing.anthropic_standin import Reply, request_text
 from cpqa.types import AbstractSection, Article, BodySection, Passage
 
 DEFINITIONAL = ["What is a lymph node?", "What does metastasis mean?", "Define oncology", "What is a PET scan?"]
 EVIDENCE = ["What is the best treatment for my breast cancer?", "What is the survival rate of pancreatic cancer?",
             "What are the side effects of cisplatin?", "How much tamoxifen should I take?", "What is tamoxifen?",
             "What is stage 4 cancer?", "Is chemotherapy worth it at 80?", "What is a normal PSA level after 60?"]
-
-
-@pytest.fixture
-def api():
-    with AnthropicStandIn() as server:
-        yield server
 
 
 def claude_for(settings, api) -> Claude:

@@ -108,8 +108,6 @@ class Answerer:
     def __init__(self, settings: Settings, llm: Claude | None = None, encoder: Encoder | None = None,
                  max_tokens: int = 2048):
         self.settings = settings
-        if llm is None and settings.has_anthropic:
-            llm = Claude(settings)
         self.llm = llm if llm is not None and llm.available else None
         self.encoder = encoder
         self.max_tokens = max_tokens

@@ -11,18 +11,20 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
+from cpqa.evaluation.jsonl import read_records
 from cpqa.evaluation.pairs import Pair, passage_id
 
 GENERATION_TOOL_NAME = "write_question"
 
 
 # ---------------------------------------------------------------- BioASQ snippets
+class _QuestionId(BaseModel):
+    id: str
+
 def bioasq_pairs(raw_dir: Path, dev_questions: Path) -> list[Pair]:
     """(question, gold snippet) pairs from BioASQ golden files under ``raw_dir`` (``*/*_golden.json``),
     restricted to the question ids in ``dev_questions`` (JSONL with ``id``); a question is taken once."""
-    if not dev_questions.exists():
-        raise FileNotFoundError(f"{dev_questions} not found")
-    wanted = {json.loads(line)["id"] for line in dev_questions.read_text(encoding="utf-8").splitlines() if line.strip()}
+    wanted = {q.id for q in read_records(dev_questions, _QuestionId, "question with an id")}
     files = sorted(raw_dir.glob("*/*golden*.json")) or sorted(raw_dir.glob("*golden*.json"))
     if not files:
         raise FileNotFoundError(f"no BioASQ golden JSON files under {raw_dir}")

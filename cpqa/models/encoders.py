@@ -129,17 +129,18 @@ class TextEncoder:
 
 def _sentence_transformer_encoder(name: str, path: str, max_tokens: int, target: int, overlap: int,
                                   truncate_dim: int | None = None) -> TextEncoder:
-    from sentence_transformers import SentenceTransformer
+    """A sentence-transformers model (MiniLM, PubMedBERT-Matryoshka) through LlamaIndex's ``HuggingFaceEmbedding``:
+    mean pooling, unit length, truncated to ``truncate_dim`` (Matryoshka) when given."""
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
-    model = SentenceTransformer(path, device="cpu", truncate_dim=truncate_dim)
-    model.max_seq_length = max_tokens
+    embedding = HuggingFaceEmbedding(model_name=path, max_length=max_tokens, normalize=True, device="cpu",
+                                     embed_batch_size=64, truncate_dim=truncate_dim)
 
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
-        return model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
-                            convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(embedding.get_text_embedding_batch(texts), dtype=np.float32)
 
-    dim = truncate_dim or model.get_embedding_dimension()
-    return TextEncoder(name=name, dim=int(dim), max_tokens=max_tokens, target_words=target,
+    dim = len(embedding.get_text_embedding("dimension"))
+    return TextEncoder(name=name, dim=dim, max_tokens=max_tokens, target_words=target,
                        overlap_words=overlap, normalize=True, _encode=encode)
 
 

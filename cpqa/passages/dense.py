@@ -22,7 +22,7 @@ from cpqa.models.encoders import EmbeddingCache, load_encoder
 from cpqa.options import PassageOptions
 from cpqa.passages.multi_query import ConceptFusionRetriever
 from cpqa.passages.rerank import load_reranker
-from cpqa.types import Passage, StageLog
+from cpqa.types import ComponentChoice, Passage, StageLog
 
 _PASSAGE_FIELDS = set(Passage.model_fields) - {"node_id", "text", "score"}
 
@@ -106,15 +106,24 @@ class PassageSearch(StageLog):
 
 
 class PassageRetriever:
-    """Loads the passage encoder and reranker once; ``search`` composes the per-question retrievers. Thread-safe:
-    the embedding cache is locked and each question gets its own retriever objects."""
+    """Holds the passage embeddings cache and the reranker across questions; ``search`` composes the per-question
+    retrievers. Thread-safe: the embedding cache is locked and each question gets its own retriever objects."""
 
-    def __init__(self, settings: Settings, *, matryoshka_dim: int | None = None, cache_items: int = 200_000):
+    def __init__(self, cache: EmbeddingCache, reranker: BaseNodePostprocessor, choice: ComponentChoice,
+                 reranker_choice: ComponentChoice):
+        self.cache, self.reranker = cache, reranker
+        self.choice, self.reranker_choice = choice, reranker_choice
+
+    @classmethod
+    def load(cls, settings: Settings, *, matryoshka_dim: int | None = None,
+             cache_items: int = 200_000) -> "PassageRetriever":
+        """The profile's passage encoder (at ``matryoshka_dim``) and reranker, sharing one embedding cache."""
         if matryoshka_dim is not None and matryoshka_dim <= 0:
             raise ValueError(f"matryoshka_dim must be positive, got {matryoshka_dim}")
-        self.encoder, self.choice = load_encoder("passage_retriever", settings, matryoshka_dim=matryoshka_dim)
-        self.cache = EmbeddingCache(self.encoder, max_items=cache_items)
-        self.reranker, self.reranker_choice = load_reranker(settings, top_n=None, cache=self.cache)
+        encoder, choice = load_encoder("passage_retriever", settings, matryoshka_dim=matryoshka_dim)
+        cache = EmbeddingCache(encoder, max_items=cache_items)
+        reranker, reranker_choice = load_reranker(settings, top_n=None, cache=cache)
+        return cls(cache, reranker, choice, reranker_choice)
 
     def search(self, query: str, nodes: Sequence[BaseNode], options: PassageOptions | None = None,
                variants: Sequence[str] = ()) -> PassageSearch:

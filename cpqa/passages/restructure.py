@@ -19,13 +19,14 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import BaseModel, Field
 
-from cpqa.answer.extractive import split_sentences
 from cpqa.models.encoders import Encoder
+from cpqa.passages.seos import split_sentences
 from cpqa.types import Passage
 
 DEFAULT_SIMILARITY = 0.5  # sentences closer than this (cosine) may share a topic
 DEFAULT_PER_TOPIC = 3
 DAMPING = 0.85
+MIN_SENTENCE_WORDS = 4  # shorter pieces (labels, fragments) carry no claim
 
 
 class EvidenceSentence(BaseModel):
@@ -56,15 +57,12 @@ def evidence_sentences(passages: Sequence[Passage]) -> list[EvidenceSentence]:
     """Every sentence of the passages, with offsets in the source text where the passage has them."""
     out: list[EvidenceSentence] = []
     for i, p in enumerate(passages):
-        cursor = 0
-        for sentence in split_sentences(p.text):
-            found = p.text.find(sentence, cursor)
-            start = end = None
-            if found >= 0:
-                cursor = found + len(sentence)
-                if p.start is not None:
-                    start, end = p.start + found, p.start + found + len(sentence)
-            out.append(EvidenceSentence(pmid=p.pmid, text=sentence, passage=i, start=start, end=end))
+        for span in split_sentences(p.text):
+            if span.words < MIN_SENTENCE_WORDS:
+                continue
+            start, end = (p.start + span.start, p.start + span.end) if p.start is not None else (None, None)
+            out.append(EvidenceSentence(pmid=p.pmid, text=p.text[span.start:span.end], passage=i, start=start,
+                                        end=end))
     return out
 
 

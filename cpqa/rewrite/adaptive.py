@@ -117,10 +117,10 @@ def decide_by_rules(question: str, vocabulary: Vocabulary | None = None) -> Retr
 class AdaptiveRetrieval:
     """``decide(question)``: Claude's judgement when configured (rules when it fails), always under the guard."""
 
-    def __init__(self, settings: Settings, llm: Claude | None = None):
+    def __init__(self, settings: Settings, llm: Claude | None = None, vocabulary: Vocabulary | None = None):
         self.settings = settings
         self.llm = llm if llm is not None and llm.available else None
-        self.vocabulary = load_vocabulary(settings)
+        self.vocabulary = vocabulary if vocabulary is not None else load_vocabulary(settings)
 
     def decide(self, question: str) -> RetrievalDecision:
         if not question.strip():

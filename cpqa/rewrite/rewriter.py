@@ -22,7 +22,7 @@ from cpqa.config import Settings
 from cpqa.rewrite.dialogue import distill
 from cpqa.models.llm import Claude, LLMError, LLMUnavailable, ToolSpec
 from cpqa.rewrite.rule_ladder import build_ladder
-from cpqa.rewrite.vocabulary import load_vocabulary
+from cpqa.rewrite.vocabulary import Vocabulary, load_vocabulary
 
 MAX_EXPRESSION_CHARS = 8000
 MAX_HISTORY_TURNS = 6
@@ -76,10 +76,10 @@ class RewriteResult(BaseModel):
 class Rewriter:
     """Turns questions into ladders; uses ``llm`` when it is given and configured, rules otherwise."""
 
-    def __init__(self, settings: Settings, llm: Claude | None = None):
+    def __init__(self, settings: Settings, llm: Claude | None = None, vocabulary: Vocabulary | None = None):
         self.settings = settings
         self.llm = llm
-        self.vocabulary = load_vocabulary(settings)
+        self.vocabulary = vocabulary if vocabulary is not None else load_vocabulary(settings)
         self.system_prompt = text("rewrite_system")
         self.user_template = text("rewrite_user")
 

@@ -84,7 +84,7 @@ def _replace_name(match: re.Match) -> str:
     return whole[:offset] + "[name]" + whole[offset + end:]
 
 
-_Rule = tuple[str, re.Pattern, "str | Callable[[re.Match], str]"]
+_Rule = tuple[str, re.Pattern, str | Callable[[re.Match], str]]
 
 _RULES: list[_Rule] = [
     (EMAIL, re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "[email]"),

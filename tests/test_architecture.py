@@ -1,0 +1,81 @@
+"""The layout rules of DESIGN.md, read from the source: stages import only earlier stages and the shared layers,
+nothing in the product imports the harnesses or the front ends, and no module takes part in an import loop."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+# A question passes through the stages in this order; a stage may import the ones before it, never after.
+STAGES = ["safety", "rewrite", "documents", "passages", "answer"]
+SHARED = {"cpqa.config", "cpqa.types", "cpqa.options", "cpqa.prompts", "cpqa.sources", "cpqa.models"}
+OUTSIDE = ("cpqa.evaluation", "cpqa.cli", "cpqa.testing", "ui", "ingestion", "notebooks")
+MAX_LINES = 420
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, at module level or inside functions (both are dependencies)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in found if name.split(".")[0] in {"cpqa", "ui", "ingestion"}}
+
+
+MODULES = {_module(p): p for p in sorted((REPO / "cpqa").rglob("*.py"))}
+PRODUCT = {m: p for m, p in MODULES.items() if not m.startswith(OUTSIDE)}
+
+
+def _stage(module: str) -> int | None:
+    parts = module.split(".")
+    return STAGES.index(parts[1]) if len(parts) > 1 and parts[1] in STAGES else None
+
+
+@pytest.mark.parametrize("module", sorted(PRODUCT))
+def test_the_product_never_imports_harnesses_front_ends_or_later_stages(module):
+    imported = _imports(PRODUCT[module])
+    upward = sorted(name for name in imported if name.startswith(OUTSIDE))
+    assert not upward, f"{module} imports {upward}"
+    mine = _stage(module)
+    if mine is not None:
+        later = sorted(name for name in imported if (_stage(name) or -1) > mine)
+        assert not later, f"{module} (stage {STAGES[mine]}) imports later stages: {later}"
+    if module.startswith(tuple(SHARED)) and module != "cpqa.options":
+        stages = sorted(name for name in imported if _stage(name) is not None)
+        assert not stages, f"{module} is shared by every stage but imports {stages}"
+
+
+def test_no_import_loops():
+    graph = {m: {name for name in _imports(p) if name in MODULES and name != m} for m, p in MODULES.items()}
+    loops: list[list[str]] = []
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                loops.append(path[path.index(target):] + [target])
+            elif target not in state:
+                visit(target, path + [target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert not loops, f"import loops: {loops}"
+
+
+def test_modules_stay_small():
+    long = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
