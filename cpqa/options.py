@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cpqa.types import Mode, Source
 
 SmallToBig = Literal["off", "neighbours", "section"]
-LadderRanking = Literal["ladder", "rrf"]
+LadderRanking = Literal["ladder", "rrf", "weighted"]
 
 
 class _Section(BaseModel):
@@ -43,16 +43,24 @@ class DocumentOptions(_Section):
                                  "are found (a depth budget)")
     ladder_retmax: int = Field(default=100, ge=1, le=10_000, description="PMIDs asked for per ladder level")
     ladder_ranking: LadderRanking = Field(default="ladder", description="E2's order: 'ladder' = earlier, more "
-                                          "specific levels first; 'rrf' = every level run and fused by RRF")
+                                          "specific levels first; 'rrf' = every level run and fused by RRF; "
+                                          "'weighted' = the levels run within the budget, fused by RRF with "
+                                          "specific levels weighing more (Best-Match-like)")
+    ladder_level_decay: float = Field(default=0.7, gt=0.0, le=1.0, description="'weighted': level n weighs "
+                                      "decay ** (n - 1)")
     rrf_k: int = Field(default=20, ge=1)
-    e1_weight: float = Field(default=1.0, ge=0.0)
-    e2_weight: float = Field(default=1.0, ge=0.0)
+    e1_weight: float = Field(default=1.0, ge=0.0, description="0 leaves the path out")
+    e2_weight: float = Field(default=1.0, ge=0.0, description="0 leaves the path out")
+    bm25_weight: float = Field(default=0.0, ge=0.0, description="plain BM25 over title + abstract as a third "
+                               "path; 0 leaves it out")
+    bm25_k: int = Field(default=100, ge=1, description="BM25 hits taken into fusion")
     fusion_depth: int = Field(default=100, ge=1, description="ranks per path that enter fusion")
     max_docs: int = Field(default=50, ge=1, description="kept candidates returned")
 
     @property
     def weights(self) -> dict[str, float]:
-        return {"E1": self.e1_weight, "E2": self.e2_weight}
+        """Fusion weight per path; a path of weight 0 does not run."""
+        return {"E1": self.e1_weight, "E2": self.e2_weight, "BM25": self.bm25_weight}
 
 
 class PassageOptions(_Section):

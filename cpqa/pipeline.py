@@ -17,6 +17,7 @@ from cpqa.answer.answerer import DISCLAIMERS, Answerer
 from cpqa.answer.extractive import unaddressed
 from cpqa.answer.refine import Refiner
 from cpqa.config import Settings, get_settings
+from cpqa.documents.bm25 import Bm25Retriever
 from cpqa.documents.boolean_search import BooleanLadderRetriever, uses_local_store
 from cpqa.documents.hsrdr import DocumentSearch, HSRDRRetriever
 from cpqa.documents.query import DocumentQuery
@@ -59,8 +60,8 @@ def _rewriter_choice(llm: Claude, settings: Settings) -> ComponentChoice:
 
 class Pipeline:
     """Load once, then ``ask`` from any thread. The stage objects are attributes, for researchers and for the
-    evaluation, which runs these same objects: ``semantic`` (E1), ``boolean`` (E2), ``documents`` (HSRDR),
-    ``segments`` (SEOS), ``passages`` (dense + rerank), ``answerer``."""
+    evaluation, which runs these same objects: ``semantic`` (E1), ``boolean`` (E2), ``bm25`` (plain BM25),
+    ``documents`` (HSRDR), ``segments`` (SEOS), ``passages`` (dense + rerank), ``answerer``."""
 
     def __init__(self, settings: Settings | None = None, options: PipelineOptions | None = None):
         self.settings = settings or get_settings()
@@ -80,7 +81,9 @@ class Pipeline:
         documents = self.options.documents
         self.semantic = SemanticRetriever(SemanticSearch(settings), documents)
         self.boolean = BooleanLadderRetriever(self.client or self.store, self.rewriter, documents)
-        self.documents = HSRDRRetriever(self.semantic, self.boolean, self.store, self.client, settings, documents)
+        self.bm25 = Bm25Retriever(self.store, settings.index_dir / "bm25", documents)
+        self.documents = HSRDRRetriever(self.semantic, self.boolean, self.store, self.client, settings, documents,
+                                        bm25=self.bm25)
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
         self.segments = SegmentCache(SEOSNodeParser(EmbeddingCache(sentence_encoder)))

@@ -123,6 +123,7 @@ class Candidate(BaseModel):
     semantic_score: float | None = None
     semantic_rank: int | None = None
     boolean_rank: int | None = None
+    bm25_rank: int | None = None  # the optional plain-BM25 path
     pmcid: str | None = None
     title: str = ""
     year: int | None = None

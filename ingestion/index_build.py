@@ -25,6 +25,7 @@ class BuildSummary:
     skipped_empty: int = 0
     total_in_index: int = 0
     index_kind: str = "flat"
+    bm25_documents: int = 0  # the plain-BM25 index (HSRDR's optional third path), rebuilt alongside
 
 
 def article_text(article: Article, encoder_name: str) -> str:
@@ -105,9 +106,10 @@ def index_build_command(
     nprobe: int = typer.Option(32, help="IVF lists probed per query (ivfpq)"),
     json_out: bool = typer.Option(False, "--json", help="no progress bar"),
 ) -> None:
-    """Embed the store's records with the configured article encoder (resumable)."""
+    """Embed the store's records with the configured article encoder (resumable), and index them for plain BM25."""
     from cpqa.cli.common import fail, print_json
     from cpqa.config import get_settings
+    from cpqa.documents.bm25 import Bm25Index
     from cpqa.models.encoders import ModelUnavailable
     from cpqa.sources.store import Store
 
@@ -122,6 +124,7 @@ def index_build_command(
         with Store(settings.store_path) as store:
             summary = build_index(settings, store, batch_size=batch_size, index_kind=index,
                                   progress=not json_out, **options)
+            summary.bm25_documents = len(Bm25Index.open(store, settings.index_dir / "bm25").pmids)
     except (ModelUnavailable, ValueError) as exc:
         fail(str(exc))
     print_json(summary.__dict__, settings)

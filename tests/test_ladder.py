@@ -142,3 +142,49 @@ def test_auto_profile_uses_the_local_store_when_ncbi_does_not_answer(monkeypatch
     assert hsrdr.uses_local_store(get_settings(cpqa_home=tmp_path, cpqa_profile="offline"))
     assert not hsrdr.uses_local_store(get_settings(cpqa_home=tmp_path, cpqa_profile="offline",
                                                    cpqa_eutils_url="http://127.0.0.1:9/"))
+
+
+class _Fixed:
+    """A term-search backend whose rankings per expression are given (the order is known)."""
+
+    def __init__(self, rankings: dict[str, list[str]]):
+        self.rankings = rankings
+
+    def search(self, term, retmax=20, **kwargs):
+        from cpqa.types import SearchResult
+
+        pmids = self.rankings[term][:retmax]
+        return SearchResult(count=len(pmids), pmids=pmids)
+
+
+def test_weighted_ranking_counts_specific_levels_more_but_not_first_always():
+    backend = _Fixed({"L1": ["a", "b"], "L2": ["c", "d", "b", "a"], "L3": ["c", "d", "e", "b", "a"]})
+    plain = run_ladder(["L1", "L2", "L3"], backend, min_docs=10)
+    weighted = run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="weighted", level_decay=0.9)
+    assert plain.pmids == ["a", "b", "c", "d", "e"]  # level order: the first level's hits first
+    # RRF (k = 60), level n weighing 0.9 ** (n - 1): b (1/62 + 0.9/63 + 0.81/64 = 0.04307) passes a (1/61 + 0.9/64
+    # + 0.81/65 = 0.04292), higher in the relaxed levels; c, top of both relaxed levels, stays below the level-1 hits.
+    assert weighted.pmids == ["b", "a", "c", "d", "e"]
+    assert weighted.last_level == plain.last_level == 3  # the stop rule is the same depth budget
+    early = run_ladder(["L1", "L2", "L3"], backend, min_docs=4, ranking="weighted", level_decay=0.9)
+    assert early.last_level == 2 and set(early.pmids) == {"a", "b", "c", "d"}
+
+
+def test_eval_retrieval_reports_the_reference_rows_and_the_paired_test(indexed_home, monkeypatch):
+    """Plain BM25 and the naive hybrid (BM25 + the same dense search, RRF k = 60) are computed by the project's
+    own retrievers, and HSRDR is compared with the naive hybrid question by question."""
+    questions = shared("pubmedqa", "dev_cancer_questions.jsonl")
+    monkeypatch.setenv("CPQA_HOME", str(indexed_home))
+    monkeypatch.setenv("CPQA_PROFILE", "offline")
+    result = CliRunner().invoke(app, ["eval", "retrieval", "--questions", str(questions), "--paths",
+                                      "BM25,HSRDR,naive-hybrid", "--limit", "12", "--table2-questions", str(questions),
+                                      "--table2-limit", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["BM25"]["n"] == payload["naive-hybrid"]["n"] == 12 and payload["BM25"]["recall@20"] >= 0.9
+    test = payload["significance"]["HSRDR vs naive-hybrid"]
+    assert set(test) == {"recall@20", "mrr@10", "ndcg@10"} and test["mrr@10"]["n"] == 12
+    assert test["mrr@10"]["ci_low"] <= test["mrr@10"]["difference"] <= test["mrr@10"]["ci_high"]
+    assert "table2" not in payload["naive-hybrid"] and payload["table2"]["dev_cancer_questions"]["questions"] == 12
+    bad = CliRunner().invoke(app, ["eval", "retrieval", "--questions", str(questions), "--option", "rrf_k=zero"])
+    assert bad.exit_code == 2 and "rrf_k" in bad.output

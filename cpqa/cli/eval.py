@@ -5,12 +5,14 @@ import typer
 from cpqa.cli.eval_ablation import ablation
 from cpqa.cli.eval_chunking import chunking
 from cpqa.cli.eval_cmmqa import cmmqa
+from cpqa.cli.eval_fusion import fusion
 from cpqa.cli.eval_pairs import pairs
 from cpqa.cli.eval_reliability import reliability
 from cpqa.cli.eval_retrieval import retrieval
 
 eval_app = typer.Typer(help="Evaluate retrieval, chunking, CMMQA and embedding x reranker pairs.", no_args_is_help=True)
 eval_app.command("retrieval")(retrieval)
+eval_app.command("fusion")(fusion)
 eval_app.command("chunking")(chunking)
 eval_app.command("cmmqa")(cmmqa)
 eval_app.command("pairs")(pairs)

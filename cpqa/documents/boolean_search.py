@@ -3,8 +3,11 @@
 A backend is anything with ``search(term, retmax=..., retstart=..., mindate=..., maxdate=...) -> SearchResult``:
 the local ``Store`` (SQLite FTS5, BM25 within a level), or ``EutilsClient`` on live NCBI or a mirror.
 ``ranking="ladder"`` (the paper's) runs the levels top down until ``min_docs`` PMIDs are found and keeps the
-ladder's order: PMIDs from earlier, more specific levels first. ``ranking="rrf"`` runs every level and fuses their
-rankings by RRF (multi-query fusion of the ladder). A level that fails (bad expression, backend error) is recorded
+ladder's order: PMIDs from earlier, more specific levels first. ``ranking="weighted"`` (Best-Match-like) keeps the
+same stop rule as a depth budget but ranks the union by RRF over the levels' own BM25 rankings, level n weighing
+``decay ** (n - 1)``: a document high in several levels beats one that only matched the first. ``ranking="rrf"``
+runs every level and fuses their rankings with equal weights (multi-query fusion of the ladder). With live NCBI each
+level's own order is PubMed's Best Match (``sort=relevance``). A level that fails (bad expression, backend error) is recorded
 with its error and skipped, so one bad level never loses the others; an unavailable service (``NCBIUnavailable``,
 already retried with backoff) ends the ladder at once.
 
@@ -49,9 +52,10 @@ class LadderResult(StageLog):
 
 
 def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = 50, retmax: int = 100,
-               mindate: str | None = None, maxdate: str | None = None,
-               ranking: LadderRanking = "ladder") -> LadderResult:
-    """Run ``ladder`` on ``backend``: top down until ``min_docs`` PMIDs ("ladder"), or every level fused ("rrf")."""
+               mindate: str | None = None, maxdate: str | None = None, ranking: LadderRanking = "ladder",
+               level_decay: float = 0.7) -> LadderResult:
+    """Run ``ladder`` on ``backend``: top down until ``min_docs`` PMIDs, in level order ("ladder") or fused with
+    specific levels weighing more ("weighted"); or every level, fused ("rrf")."""
     if min_docs < 1 or retmax < 1:
         raise ValueError("min_docs and retmax must be at least 1")
     result = LadderResult(ladder_size=len(ladder), backend=type(backend).__name__)
@@ -81,10 +85,13 @@ def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = 50
             if number < len(ladder):
                 result.warn(f"E-utilities unavailable: ladder levels {number + 1}-{len(ladder)} not tried")
             break
-        if ranking == "ladder" and len(result.pmids) >= min_docs:
+        if ranking != "rrf" and len(result.pmids) >= min_docs:
             break
     if ranking == "rrf":
         result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level)]
+    elif ranking == "weighted":
+        weights = {level: level_decay ** (int(level) - 1) for level in per_level}
+        result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level, weights=weights)]
     return result
 
 
@@ -116,7 +123,8 @@ class BooleanLadderRetriever(BaseRetriever):
         with log.stage("E2", backend=type(self.backend).__name__) as record:
             result = run_ladder(rewrite.ladder, self.backend, min_docs=options.ladder_min_docs,
                                 retmax=options.ladder_retmax, mindate=str(first) if first else None,
-                                maxdate=str(last) if last else None, ranking=options.ladder_ranking)
+                                maxdate=str(last) if last else None, ranking=options.ladder_ranking,
+                                level_decay=options.ladder_level_decay)
             record.info.update(levels=len(result.levels), hits=len(result.pmids), ranking=options.ladder_ranking)
         result.absorb(log)
         if not rewrite.ladder:

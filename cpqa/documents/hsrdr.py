@@ -1,8 +1,9 @@
 """HSRDR: hybrid semantic real-time document retrieval, a LlamaIndex retriever composed of E1 and E2.
 
-E1 (``SemanticRetriever``) and E2 (``BooleanLadderRetriever``) run concurrently on the same ``DocumentQuery``.
-Their rankings merge by PMID (category E1, E2, or E3 when both found it) and fuse by reciprocal rank fusion:
-``rrf = sum_path weight_path / (rrf_k + rank_path)``. Records come from the store, else efetch. Then the temporal
+E1 (``SemanticRetriever``) and E2 (``BooleanLadderRetriever``) run concurrently on the same ``DocumentQuery``, with
+plain BM25 (``Bm25Retriever``) as an optional third path. Their rankings merge by PMID (category E1 when only
+semantic search found it, E2 when only lexical search did, E3 when both did) and fuse by reciprocal rank fusion:
+``rrf = sum_path weight_path / (rrf_k + rank_path)``; a path of weight 0 does not run. Records come from the store, else efetch. Then the temporal
 filter, the abstract filter and the source choice run; every decision is in the returned ``DocumentSearch``.
 
 Sources: D1 PubMed abstract, D2 PMC review (full text fetched from PMC), D3 other PMC article (full text).
@@ -21,6 +22,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import Field
 
 from cpqa.config import Settings
+from cpqa.documents.bm25 import Bm25Retriever
 from cpqa.documents.boolean_search import BooleanLadderRetriever
 from cpqa.documents.fusion import rrf_fuse
 from cpqa.documents.nodes import document_node
@@ -78,7 +80,9 @@ def natural_source(article: Article) -> Source:
 
 
 def category(ranks: dict[str, int]) -> str:
-    return "E3" if len(ranks) > 1 else next(iter(ranks))
+    """E1 semantic only, E2 lexical only (the Boolean ladder and/or BM25), E3 both."""
+    semantic, lexical = "E1" in ranks, bool(ranks.keys() - {"E1"})
+    return "E3" if semantic and lexical else "E1" if semantic else "E2"
 
 
 class HSRDRRetriever(BaseRetriever):
@@ -86,9 +90,10 @@ class HSRDRRetriever(BaseRetriever):
     gives the whole typed result. Thread-safe to share: per-query state lives in the result."""
 
     def __init__(self, semantic: SemanticRetriever, boolean: BooleanLadderRetriever, store: RecordStore,
-                 fetcher: RecordFetcher | None, settings: Settings, options: DocumentOptions | None = None):
+                 fetcher: RecordFetcher | None, settings: Settings, options: DocumentOptions | None = None,
+                 bm25: Bm25Retriever | None = None):
         super().__init__()
-        self.semantic, self.boolean = semantic, boolean
+        self.semantic, self.boolean, self.bm25 = semantic, boolean, bm25
         self.store, self.fetcher = store, fetcher
         self.settings = settings
         self.options = options or DocumentOptions()
@@ -114,7 +119,7 @@ class HSRDRRetriever(BaseRetriever):
             for pmid, score, ranks in fused:
                 candidate = Candidate(pmid=pmid, category=category(ranks), rrf=round(score, 6),
                                       semantic_rank=ranks.get("E1"), boolean_rank=ranks.get("E2"),
-                                      semantic_score=semantic_scores.get(pmid))
+                                      bm25_rank=ranks.get("BM25"), semantic_score=semantic_scores.get(pmid))
                 result.candidates.append(candidate)
                 article = articles.get(pmid)
                 reason = (self._decide(candidate, article, first, last, options.sources)
@@ -135,13 +140,18 @@ class HSRDRRetriever(BaseRetriever):
     # ------------------------------------------------------------ the two paths
     def _paths(self, query: DocumentQuery, options: DocumentOptions, result: DocumentSearch
                ) -> tuple[dict[str, list[str]], dict[str, float]]:
-        """E1 and E2 concurrently (rankings, E1 similarities); a failed path is recorded in ``lost_paths`` and the
-        other still answers."""
+        """The paths of non-zero weight concurrently (rankings, E1 similarities); a failed path is recorded in
+        ``lost_paths`` and the others still answer."""
         rankings: dict[str, list[str]] = {}
         semantic_scores: dict[str, float] = {}
-        with result.stage("hsrdr_paths"), ThreadPoolExecutor(max_workers=2) as pool:
-            jobs = {"E1": pool.submit(self.semantic.search, query, options),
-                    "E2": pool.submit(self.boolean.search, query, options)}
+        retrievers = {"E1": self.semantic, "E2": self.boolean, "BM25": self.bm25}
+        active = {path: r for path, r in retrievers.items() if options.weights[path] > 0}
+        if active.get("BM25", self) is None:
+            raise ValueError("bm25_weight > 0 but this HSRDR has no BM25 path")
+        if not active:
+            raise ValueError("every path has weight 0")
+        with result.stage("hsrdr_paths"), ThreadPoolExecutor(max_workers=len(active)) as pool:
+            jobs = {path: pool.submit(r.search, query, options) for path, r in active.items()}
             for path, job in jobs.items():
                 try:
                     found = job.result()
@@ -152,7 +162,7 @@ class HSRDRRetriever(BaseRetriever):
                 if path == "E1":
                     result.semantic_model = found.model
                     semantic_scores = dict(found.hits)
-                else:
+                elif path == "E2":
                     result.ladder = found.levels
                     if found.error:
                         self._lose(result, path, found.error)

@@ -1,9 +1,11 @@
 """Document-retrieval evaluation of the product's own retrievers (DESIGN.md, "Document retrieval").
 
-The paths are the pipeline's objects: E1 = ``Pipeline.semantic``, E2 = ``Pipeline.boolean``, HSRDR =
-``Pipeline.documents``, built by ``Pipeline`` from the same settings and options a user's question gets, and asked
-the same ``DocumentQuery`` (the pipeline's rewrite, HyDE when on). So "E2 alone" is exactly the E2 inside HSRDR:
-E-utilities when configured, the local store otherwise. A variant is a ``PipelineOptions`` change, never a copy.
+The paths are the pipeline's objects: E1 = ``Pipeline.semantic``, E2 = ``Pipeline.boolean``, BM25 =
+``Pipeline.bm25``, HSRDR = ``Pipeline.documents``, built by ``Pipeline`` from the same settings and options a user's
+question gets, and asked the same ``DocumentQuery`` (the pipeline's rewrite, HyDE when on). So "E2 alone" is exactly
+the E2 inside HSRDR: E-utilities when configured, the local store otherwise. A variant is a ``PipelineOptions``
+change, never a copy: the naive hybrid of RAG tutorials (plain BM25 + the same dense search, RRF k = 60, no ladder)
+is HSRDR with the Boolean path off and the BM25 path on.
 
 Table II describes, for the fused HSRDR ranking, the top 5 documents of every question pooled together, per
 category (E1 semantic only, E2 Boolean only, E3 both): ``top5_share`` = the category's share of those documents;
@@ -27,7 +29,9 @@ from cpqa.options import PipelineOptions
 from cpqa.pipeline import Pipeline
 from cpqa.types import StageLog
 
-PATHS = ("E1", "E2", "HSRDR")
+PATHS = ("E1", "E2", "BM25", "HSRDR")
+NAIVE_HYBRID = "naive-hybrid"
+NAIVE_HYBRID_OPTIONS = {"e1_weight": 1.0, "e2_weight": 0.0, "bm25_weight": 1.0, "rrf_k": 60}
 CATEGORIES = ("E1", "E2", "E3")
 TOP = 5
 
@@ -43,6 +47,19 @@ class Run(NamedTuple):
 
     path: str
     options: PipelineOptions
+
+
+def standard_runs(options: PipelineOptions, names: Sequence[str]) -> dict[str, Run]:
+    """Runs by name: a path under ``options``, or ``naive-hybrid``."""
+    runs = {}
+    for name in names:
+        if name == NAIVE_HYBRID:
+            runs[name] = Run("HSRDR", options.with_overrides(**NAIVE_HYBRID_OPTIONS))
+        elif name in PATHS:
+            runs[name] = Run(name, options)
+        else:
+            raise ValueError(f"unknown path {name!r}; known: {', '.join([*PATHS, NAIVE_HYBRID])}")
+    return runs
 
 
 def load_questions(path: Path | str, limit: int | None = None) -> list[Question]:
@@ -71,7 +88,7 @@ class _Collector:
             self.last_levels[result.last_level or 0] += 1
             self.levels_left[result.ladder_size - (result.last_level or 0)] += 1
             self.ladder_sizes[result.ladder_size] += 1
-        else:
+        elif path == "HSRDR":
             self.top5.append([(d.candidate.category, d.candidate.rrf) for d in result.documents[:TOP]])
             self.lost.update(result.lost_paths)
 
@@ -81,7 +98,9 @@ class _Collector:
         if path == "E2":
             return {"ladder_last_level": _counts(self.last_levels), "ladder_levels_left": _counts(self.levels_left),
                     "ladder_levels": _counts(self.ladder_sizes)}
-        return {"lost_paths": dict(self.lost), "table2": table2(self.top5)}
+        if path == "HSRDR":
+            return {"lost_paths": dict(self.lost), "table2": table2(self.top5)}
+        return {}
 
 
 def _counts(counter: Counter[int]) -> dict[str, int]:
@@ -90,18 +109,19 @@ def _counts(counter: Counter[int]) -> dict[str, int]:
 
 def search(pipeline: Pipeline, path: str, question: str, options: PipelineOptions, log: StageLog | None = None):
     """One question through one path of ``pipeline``, asked as the pipeline asks it; the path's typed result."""
-    retriever = {"E1": pipeline.semantic, "E2": pipeline.boolean, "HSRDR": pipeline.documents}[path]
+    retriever = {"E1": pipeline.semantic, "E2": pipeline.boolean, "BM25": pipeline.bm25, "HSRDR": pipeline.documents}[path]
     rewrite = pipeline.rewriter.rewrite(question)
     query = pipeline.document_query(rewrite, rewrite.search_intent or question, options, log or StageLog())
     return retriever.search(query, options.documents)
 
 
 def evaluate(questions: Sequence[Question], runs: Mapping[str, Run] | Sequence[str], pipeline: Pipeline,
-             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """``{name: {metric: mean, ..., "n", "ms_per_question", extras}}`` per run; a bare path name runs with the
-    pipeline's own options."""
+             progress: Callable[[str], None] | None = None,
+             per_question: dict[str, list[dict[str, float]]] | None = None) -> dict[str, Any]:
+    """``{name: {metric: mean, ..., "n", "ms_per_question", extras}}`` per run; a bare name runs with the pipeline's
+    own options (``standard_runs``). ``per_question`` receives each run's per-question scores (for paired tests)."""
     if not isinstance(runs, Mapping):
-        runs = {name: Run(name, pipeline.options) for name in runs}
+        runs = standard_runs(pipeline.options, runs)
     unknown = sorted({run.path for run in runs.values()} - set(PATHS))
     if unknown:
         raise ValueError(f"unknown path(s) {', '.join(unknown)}; known: {', '.join(PATHS)}")
@@ -115,9 +135,20 @@ def evaluate(questions: Sequence[Question], runs: Mapping[str, Run] | Sequence[s
             if progress and i % 25 == 0:
                 progress(f"{name}: {i}/{len(questions)}")
         elapsed = (time.perf_counter() - start) * 1000.0
+        if per_question is not None:
+            per_question[name] = scores
         output[name] = {**average(scores), "n": len(questions), "ms_per_question": round(elapsed / len(questions), 1),
                         **extras.report(run.path)}
     return output
+
+
+def compare(per_question: Mapping[str, list[dict[str, float]]], a: str, b: str,
+            metrics: Sequence[str] = ("recall@20", "mrr@10", "ndcg@10")) -> dict[str, dict[str, Any]]:
+    """Run ``a`` against run ``b`` on the same questions: a paired bootstrap per metric."""
+    from cpqa.evaluation.significance import paired_bootstrap
+
+    return {m: paired_bootstrap([s[m] for s in per_question[a]], [s[m] for s in per_question[b]], m).model_dump()
+            for m in metrics}
 
 
 def table2(top5: list[list[tuple[str, float]]]) -> dict[str, Any]:

@@ -131,10 +131,13 @@ def _sentence_transformer_encoder(name: str, path: str, max_tokens: int, target:
                                   truncate_dim: int | None = None) -> TextEncoder:
     """A sentence-transformers model (MiniLM, PubMedBERT-Matryoshka) through LlamaIndex's ``HuggingFaceEmbedding``:
     mean pooling, unit length, truncated to ``truncate_dim`` (Matryoshka) when given."""
+    from huggingface_hub import constants
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
+    # The Hugging Face cache, not LlamaIndex's own: `auto` chose this model because its weights are there.
     embedding = HuggingFaceEmbedding(model_name=path, max_length=max_tokens, normalize=True, device="cpu",
-                                     embed_batch_size=64, truncate_dim=truncate_dim)
+                                     embed_batch_size=64, truncate_dim=truncate_dim,
+                                     cache_folder=constants.HF_HUB_CACHE)
 
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
         return np.asarray(embedding.get_text_embedding_batch(texts), dtype=np.float32)

@@ -306,6 +306,11 @@ class Store:
         with self._conn() as conn:
             return conn.execute("SELECT count(*) FROM articles").fetchone()[0]
 
+    def last_row_id(self) -> int:
+        """The newest row's id (0 when empty): with ``count``, tells derived indexes whether records were added."""
+        with self._conn() as conn:
+            return conn.execute("SELECT coalesce(max(id), 0) FROM articles").fetchone()[0]
+
     def pmids(self) -> list[str]:
         with self._conn() as conn:
             return [r[0] for r in conn.execute("SELECT pmid FROM articles WHERE pmid IS NOT NULL ORDER BY id")]
