@@ -97,15 +97,16 @@ def test_categories_filters_and_trace(crafted):
     with _pipeline(crafted) as pipeline:
         trace = pipeline.documents.search(
             _query(["metformin[tiab]"], "breast cancer survival with metformin or biguanide drugs"),
-            DocumentOptions(e1_k=3))
+            DocumentOptions(e1_k=3, bm25_weight=0.0))  # the paper's two paths; the BM25 path has its own test
     docs = [(d.candidate, d.article) for d in trace.documents]
     by_pmid = {c.pmid: c for c in trace.candidates}
     e1 = {c.pmid for c in trace.candidates if c.semantic_rank}
     e2 = {c.pmid for c in trace.candidates if c.boolean_rank}
+    lexical = e2 | {c.pmid for c in trace.candidates if c.bm25_rank}  # the Boolean ladder and plain BM25
     assert e2 == {"201", "203", "205", "206"}  # every record that says metformin
     assert len(e1) == 3 and "201" in e1 and "202" in e1
     for pmid, cand in by_pmid.items():
-        assert cand.category == ("E3" if pmid in e1 & e2 else "E1" if pmid in e1 else "E2")
+        assert cand.category == ("E3" if pmid in e1 & lexical else "E1" if pmid in e1 else "E2")
     assert by_pmid["201"].category == "E3" and by_pmid["202"].category == "E1"
     assert by_pmid["203"].category == "E2"
     assert by_pmid["205"].dropped_reason == "no abstract" and not by_pmid["205"].kept
@@ -127,7 +128,10 @@ def test_temporal_filter(crafted):
     reasons = {c.pmid: c.dropped_reason for c in trace.candidates if not c.kept}
     this = dt.date.today().year
     assert reasons["206"] == f"published 1995, outside 2020-{this}"  # found by E1, dropped by the filter
-    assert "203" not in {c.pmid for c in trace.candidates}  # E2 asked the store for 2020 on: never found
+    # E2 asks the store for 2020 on, so it never finds 203 (2019); plain BM25 has no date limit, finds it, and the
+    # filter drops it.
+    assert reasons["203"] == f"published 2019, outside 2020-{this}"
+    assert next(c for c in trace.candidates if c.pmid == "203").boolean_rank is None
     assert trace.year_window == (2020, this)
 
 
@@ -181,7 +185,8 @@ def test_one_path_down_ncbi_unreachable(crafted):
         trace = pipeline.documents.search(_query(["metformin[tiab]"], "metformin breast cancer"))
     assert "every ladder level failed" in trace.lost_paths["E2"] and "E1" not in trace.lost_paths
     assert trace.ladder and all(level.error for level in trace.ladder)  # the failed levels stay in the record
-    assert trace.documents and all(d.candidate.category == "E1" for d in trace.documents)
+    assert trace.documents and all(d.candidate.boolean_rank is None for d in trace.documents)
+    assert any(d.candidate.semantic_rank for d in trace.documents)  # semantic search (and local BM25) answer
 
 
 def test_the_three_paths_are_llamaindex_retrievers(crafted):
@@ -210,3 +215,19 @@ def test_table2_shares_and_entropy():
     assert out["E3"]["top5_share"] == 0.5 and out["E3"]["rrf"] == pytest.approx(0.031)
     assert out["E1"]["entropy"] == pytest.approx(0.5) and out["entropy_total"] == pytest.approx(1.5)
     assert out["questions"] == 2
+
+
+def test_bm25_third_path_and_the_naive_hybrid(crafted):
+    """A path of weight 0 does not run; BM25 finds by the question's own words and counts as lexical (E2/E3)."""
+    query = _query(["metformin[tiab]"], "breast cancer survival with metformin or biguanide drugs")
+    with _pipeline(crafted) as pipeline:
+        three = pipeline.documents.search(query, DocumentOptions(e1_k=3, bm25_weight=1.0))
+        naive = pipeline.documents.search(query, DocumentOptions(e1_k=3, e2_weight=0.0, bm25_weight=1.0, rrf_k=60))
+    assert {"E1", "E2", "BM25"} <= set(three.stages) and any(c.bm25_rank for c in three.candidates)
+    for c in three.candidates:
+        semantic, lexical = c.semantic_rank is not None, c.boolean_rank is not None or c.bm25_rank is not None
+        assert c.category == ("E3" if semantic and lexical else "E1" if semantic else "E2")
+    assert "E2" not in naive.stages and not naive.ladder and all(c.boolean_rank is None for c in naive.candidates)
+    assert naive.candidates[0].rrf == pytest.approx(sum(1 / (60 + r) for r in
+                                                        (naive.candidates[0].semantic_rank,
+                                                         naive.candidates[0].bm25_rank) if r), abs=1e-6)

