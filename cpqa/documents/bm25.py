@@ -74,11 +74,11 @@ class Bm25Index:
         """The saved index when it matches the store, else a fresh build (saved)."""
         import bm25s
 
-        state_file = directory / STATE_FILE
-        if state_file.exists() and json.loads(state_file.read_text(encoding="utf-8")) == store_state(store):
+        state_file, state = directory / STATE_FILE, store_state(store)
+        if state_file.exists() and json.loads(state_file.read_text(encoding="utf-8")) == state:
             retriever = bm25s.BM25.load(str(directory), mmap=True)
             pmids = json.loads((directory / "pmids.json").read_text(encoding="utf-8"))
-            return cls(retriever, pmids, store_state(store))
+            return cls(retriever, pmids, state)
         return cls.build(store, directory)
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
