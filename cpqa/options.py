@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cpqa.types import Mode, Source
 
 SmallToBig = Literal["off", "neighbours", "section"]
-LadderRanking = Literal["ladder", "rrf", "weighted"]
+LadderRanking = Literal["ladder", "rrf", "weighted", "bestmatch"]
 
 
 class _Section(BaseModel):
@@ -27,14 +27,17 @@ class RewriteOptions(_Section):
     adaptive_retrieval: bool = Field(
         default=False, description="decide per question whether retrieval is needed (Claude, rule-based fallback); "
         "off by default for a patient-facing product")
+    term_links: bool = Field(default=False, description="local Automatic Term Mapping: add the MeSH-heading and "
+                             "abbreviation links `cpqa index build` learns from the records to the vocabulary (off: "
+                             "on the BioASQ tuning split they cost E2 recall; README, issue 15)")
     hyde: bool = Field(default=False, description="search E1 with the question plus a drafted pseudo-answer "
                        "(HyDE / Query2Doc); needs Claude")
 
 
 class DocumentOptions(_Section):
-    """Stage 3: HSRDR. The fusion (E1 1.0, E2 0.5 with the weighted ladder ranking, plain BM25 1.0, RRF k 20) was
-    chosen by ``cpqa eval fusion`` on 400 BioASQ dev questions drawn at random outside the cancer set, and measured on
-    the questions it was not tuned on; the sweep and the held-out numbers are in the README."""
+    """Stage 3: HSRDR. The fusion (E1 1.5, E2 1.0 with the Best-Match-like "bestmatch" ladder ranking, plain BM25
+    1.5, RRF k 10) was chosen by ``cpqa eval fusion`` on 400 BioASQ dev questions drawn at random outside the cancer
+    set, and measured on the questions it was not tuned on; the sweep and the held-out numbers are in the README."""
 
     years: int | None = Field(default=None, ge=1, le=200, description="only evidence from the last N years")
     sources: tuple[Source, ...] = Field(default=("D1", "D2"), min_length=1,
@@ -43,16 +46,24 @@ class DocumentOptions(_Section):
     ladder_min_docs: int = Field(default=200, ge=1, description="the Boolean ladder stops once this many PMIDs "
                                  "are found (a depth budget)")
     ladder_retmax: int = Field(default=100, ge=1, le=10_000, description="PMIDs asked for per ladder level")
-    ladder_ranking: LadderRanking = Field(default="weighted", description="E2's order: 'ladder' = earlier, more "
+    ladder_ranking: LadderRanking = Field(default="bestmatch", description="E2's order: 'ladder' = earlier, more "
                                           "specific levels first; 'rrf' = every level run and fused by RRF; "
                                           "'weighted' = the levels run within the budget, fused by RRF with "
-                                          "specific levels weighing more (Best-Match-like)")
+                                          "specific levels weighing more; 'bestmatch' = the levels run within "
+                                          "the budget, ranked by field-weighted BM25 plus a level bonus "
+                                          "(Best-Match-like; 'weighted' on E-utilities)")
     ladder_level_decay: float = Field(default=0.9, gt=0.0, le=1.0, description="'weighted': level n weighs "
                                       "decay ** (n - 1)")
-    rrf_k: int = Field(default=20, ge=1)
-    e1_weight: float = Field(default=1.0, ge=0.0, description="0 leaves the path out")
-    e2_weight: float = Field(default=0.5, ge=0.0, description="0 leaves the path out")
-    bm25_weight: float = Field(default=1.0, ge=0.0, description="plain BM25 over title + abstract as a third "
+    ladder_level_bonus: float = Field(default=0.1, ge=0.0, description="'bestmatch': bonus for the most specific "
+                                      "level that found a document, level n earning bonus * decay ** (n - 1), "
+                                      "beside its BM25 score normalised to the best hit (1.0)")
+    ladder_field_weights: tuple[float, float, float] = Field(
+        default=(1.0, 1.0, 1.0), description="'bestmatch': BM25 weight of title, abstract and MeSH (local store; "
+        "equal weights beat title 4 / MeSH 2 on the tuning split)")
+    rrf_k: int = Field(default=10, ge=1)
+    e1_weight: float = Field(default=1.5, ge=0.0, description="0 leaves the path out")
+    e2_weight: float = Field(default=1.0, ge=0.0, description="0 leaves the path out")
+    bm25_weight: float = Field(default=1.5, ge=0.0, description="plain BM25 over title + abstract as a third "
                                "path; 0 leaves it out")
     bm25_k: int = Field(default=100, ge=1, description="BM25 hits taken into fusion")
     fusion_depth: int = Field(default=100, ge=1, description="ranks per path that enter fusion")

@@ -167,7 +167,8 @@ class Pipeline:
                 notify: Callable[[str], None]) -> Answer:
         notify("rewrite")
         with trace.stage("rewrite") as record:
-            rewrite = self.rewriter.rewrite(screened.question, history=history)
+            rewrite = self.rewriter.rewrite(screened.question, history=history,
+                                            term_links=options.rewrite.term_links)
             record.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
         trace.rewrite = rewrite
         trace.search_intent = rewrite.search_intent or screened.question

@@ -26,6 +26,7 @@ class BuildSummary:
     total_in_index: int = 0
     index_kind: str = "flat"
     bm25_documents: int = 0  # the plain-BM25 index (HSRDR's optional third path), rebuilt alongside
+    learned_terms: int = 0  # local Automatic Term Mapping links learned from the records (ingestion.term_links)
 
 
 def article_text(article: Article, encoder_name: str) -> str:
@@ -106,12 +107,15 @@ def index_build_command(
     nprobe: int = typer.Option(32, help="IVF lists probed per query (ivfpq)"),
     json_out: bool = typer.Option(False, "--json", help="no progress bar"),
 ) -> None:
-    """Embed the store's records with the configured article encoder (resumable), and index them for plain BM25."""
+    """Embed the store's records with the configured article encoder (resumable), index them for plain BM25, and
+    learn the local term-mapping links (MeSH headings and abbreviations) from them."""
     from cpqa.cli.common import fail, print_json
     from cpqa.config import get_settings
     from cpqa.documents.bm25 import Bm25Index
     from cpqa.models.encoders import ModelUnavailable
+    from cpqa.rewrite.vocabulary import learned_terms_path, load_vocabulary, save_terms
     from cpqa.sources.store import Store
+    from ingestion.term_links import learn_terms
 
     settings = get_settings()
     try:
@@ -125,6 +129,9 @@ def index_build_command(
             summary = build_index(settings, store, batch_size=batch_size, index_kind=index,
                                   progress=not json_out, **options)
             summary.bm25_documents = len(Bm25Index.open(store, settings.index_dir / "bm25").pmids)
+            terms = learn_terms(store.iter_articles(), load_vocabulary(settings))
+            save_terms(terms, learned_terms_path(settings))
+            summary.learned_terms = len(terms)
     except (ModelUnavailable, ValueError) as exc:
         fail(str(exc))
     print_json(summary.__dict__, settings)

@@ -170,6 +170,40 @@ def test_weighted_ranking_counts_specific_levels_more_but_not_first_always():
     assert early.last_level == 2 and set(early.pmids) == {"a", "b", "c", "d"}
 
 
+def test_bestmatch_ranks_the_union_by_score_plus_a_level_bonus():
+    backend = _Fixed({"L1": ["a", "b"], "L2": ["c", "d", "b", "a"], "L3": ["c", "d", "e", "b", "a"]})
+    scores = {"a": 2.0, "b": 10.0, "c": 9.8, "d": 4.0, "e": 9.9}
+    asked: list[list[str]] = []
+
+    def scorer(pmids):
+        asked.append(list(pmids))
+        return scores
+
+    ranked = run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="bestmatch", level_decay=0.5,
+                        scorer=scorer, level_bonus=0.1)
+    # score / 10 + 0.1 * 0.5 ** (first level - 1): b 1.1, c 1.03, e 1.015 (e, better scored, found only by level
+    # 3, stays below c, found by level 2), d 0.45, a 0.3
+    assert ranked.pmids == ["b", "c", "e", "d", "a"] and asked == [["a", "b", "c", "d", "e"]]
+    # a large bonus puts the specific level's hits first again, as in ladder order
+    first = run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="bestmatch", scorer=scorer, level_bonus=5)
+    assert first.pmids[:2] == ["b", "a"]
+    # without a scorer (E-utilities) it ranks as "weighted"
+    fallback = run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="bestmatch", level_decay=0.9)
+    assert fallback.pmids == run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="weighted",
+                                        level_decay=0.9).pmids
+
+
+def test_store_scores_given_records_by_field_weighted_bm25(store):
+    term = '"prostate cancer"[tiab] OR "nomogram"[tiab]'
+    top = store.search(term, retmax=30).pmids
+    scores = store.score(term, top[:5] + ["0"])
+    assert set(scores) == set(top[:5]) and all(v > 0 for v in scores.values())  # unknown PMIDs are left out
+    assert store.score("2019[dp]", top) == {} and store.score(term, []) == {}  # no text term, no records
+    abstract_only = store.score(term, top[:5], weights=(0, 1, 1, 0, 0, 0))
+    title_heavy = store.score(term, top[:5], weights=(10, 1, 1, 0, 0, 0))
+    assert sum(title_heavy.values()) > sum(abstract_only.values())
+
+
 def test_eval_retrieval_reports_the_reference_rows_and_the_paired_test(indexed_home, monkeypatch):
     """Plain BM25 and the naive hybrid (BM25 + the same dense search, RRF k = 60) are computed by the project's
     own retrievers, and HSRDR is compared with the naive hybrid question by question."""

@@ -62,6 +62,15 @@ def test_concepts_stopwords_abbreviations_and_spelling():
     assert process_question("Does addition of valproic acid help?", VOCAB).corrections == {}
 
 
+def test_an_abbreviation_the_question_defines_spans_the_words_ab3p_finds():
+    """NCBI's Ab3P decides how many words "(TACE)" stands for; the first-letter rule alone would take
+    "therapy transarterial chemoembolization"."""
+    question = "Does sorafenib therapy transarterial chemoembolization (TACE) improve survival?"
+    concepts = {c.text: c for c in process_question(question, Vocabulary(BUILTIN)).concepts}
+    assert concepts["transarterial chemoembolization"].phrases == ["transarterial chemoembolization", "TACE"]
+    assert "therapy" in concepts
+
+
 def test_every_pubmedqa_ladder_parses_and_has_three_levels():
     for question in pubmedqa_questions():
         ladder = build_ladder(process_question(question, VOCAB).concepts)

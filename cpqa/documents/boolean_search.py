@@ -3,11 +3,15 @@
 A backend is anything with ``search(term, retmax=..., retstart=..., mindate=..., maxdate=...) -> SearchResult``:
 the local ``Store`` (SQLite FTS5, BM25 within a level), or ``EutilsClient`` on live NCBI or a mirror.
 ``ranking="ladder"`` (the paper's) runs the levels top down until ``min_docs`` PMIDs are found and keeps the
-ladder's order: PMIDs from earlier, more specific levels first. ``ranking="weighted"`` (Best-Match-like) keeps the
-same stop rule as a depth budget but ranks the union by RRF over the levels' own BM25 rankings, level n weighing
-``decay ** (n - 1)``: a document high in several levels beats one that only matched the first. ``ranking="rrf"``
-runs every level and fuses their rankings with equal weights (multi-query fusion of the ladder). With live NCBI each
-level's own order is PubMed's Best Match (``sort=relevance``). A level that fails (bad expression, backend error) is recorded
+ladder's order: PMIDs from earlier, more specific levels first. ``ranking="weighted"`` keeps the same stop rule as a
+depth budget but ranks the union by RRF over the levels' own BM25 rankings, level n weighing ``decay ** (n - 1)``.
+``ranking="rrf"`` runs every level and fuses their rankings with equal weights (multi-query fusion of the ladder).
+``ranking="bestmatch"`` (Best-Match-like, the default) keeps the budget and ranks the union by one field-weighted BM25
+score of the question's words and MeSH headings (the bag-of-words level), normalised to the best hit, plus a bonus
+for the most specific level that found the document (``level_bonus * decay ** (n - 1)``): specific levels count
+more without always coming first. It needs a backend that scores (the local store); on E-utilities each level
+already comes in PubMed's Best Match order (``sort=relevance``) and "bestmatch" ranks as "weighted". A level that
+fails (bad expression, backend error) is recorded
 with its error and skipped, so one bad level never loses the others; an unavailable service (``NCBIUnavailable``,
 already retried with backoff) ends the ladder at once.
 
@@ -18,7 +22,7 @@ in ``auto`` when NCBI does not answer a short probe; otherwise E-utilities at ``
 from __future__ import annotations
 
 import time
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
@@ -29,7 +33,8 @@ from cpqa.documents.fusion import rrf_fuse
 from cpqa.documents.nodes import pmid_node
 from cpqa.documents.query import DocumentQuery, as_document_query, year_window
 from cpqa.options import DocumentOptions, LadderRanking
-from cpqa.rewrite.rewriter import Rewriter
+from cpqa.rewrite.rewriter import Rewriter, RewriteResult
+from cpqa.rewrite.rule_ladder import ranking_expression
 from cpqa.sources.ncbi import client as eutils
 from cpqa.sources.ncbi.client import NCBIUnavailable
 from cpqa.types import LadderLevel, SearchResult, StageLog
@@ -53,9 +58,11 @@ class LadderResult(StageLog):
 
 def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = 50, retmax: int = 100,
                mindate: str | None = None, maxdate: str | None = None, ranking: LadderRanking = "ladder",
-               level_decay: float = 0.7) -> LadderResult:
-    """Run ``ladder`` on ``backend``: top down until ``min_docs`` PMIDs, in level order ("ladder") or fused with
-    specific levels weighing more ("weighted"); or every level, fused ("rrf")."""
+               level_decay: float = 0.7, scorer: Callable[[list[str]], dict[str, float]] | None = None,
+               level_bonus: float = 0.3) -> LadderResult:
+    """Run ``ladder`` on ``backend``: top down until ``min_docs`` PMIDs, in level order ("ladder"), fused with
+    specific levels weighing more ("weighted") or scored by ``scorer`` plus a level bonus ("bestmatch"); or every
+    level, fused ("rrf")."""
     if min_docs < 1 or retmax < 1:
         raise ValueError("min_docs and retmax must be at least 1")
     result = LadderResult(ladder_size=len(ladder), backend=type(backend).__name__)
@@ -89,10 +96,26 @@ def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = 50
             break
     if ranking == "rrf":
         result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level)]
-    elif ranking == "weighted":
+    elif ranking == "bestmatch" and scorer is not None and result.pmids:
+        result.pmids = best_match_order(per_level, scorer(result.pmids), level_bonus, level_decay)
+    elif ranking in ("weighted", "bestmatch"):
         weights = {level: level_decay ** (int(level) - 1) for level in per_level}
         result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level, weights=weights)]
     return result
+
+
+def best_match_order(per_level: dict[str, list[str]], scores: dict[str, float], level_bonus: float,
+                     level_decay: float) -> list[str]:
+    """The union of the levels' PMIDs by BM25 score / best score + ``level_bonus * level_decay ** (n - 1)``, n the
+    most specific level that found the PMID; ties keep ladder order."""
+    first_level: dict[str, int] = {}
+    for level, pmids in per_level.items():
+        for pmid in pmids:
+            first_level.setdefault(pmid, int(level))
+    best = max(scores.values(), default=0.0) or 1.0
+    total = {pmid: scores.get(pmid, 0.0) / best + level_bonus * level_decay ** (level - 1)
+             for pmid, level in first_level.items()}
+    return sorted(first_level, key=lambda pmid: -total[pmid])
 
 
 def uses_local_store(settings: Settings) -> bool:
@@ -124,7 +147,8 @@ class BooleanLadderRetriever(BaseRetriever):
             result = run_ladder(rewrite.ladder, self.backend, min_docs=options.ladder_min_docs,
                                 retmax=options.ladder_retmax, mindate=str(first) if first else None,
                                 maxdate=str(last) if last else None, ranking=options.ladder_ranking,
-                                level_decay=options.ladder_level_decay)
+                                level_decay=options.ladder_level_decay, scorer=self._scorer(rewrite, options),
+                                level_bonus=options.ladder_level_bonus)
             record.info.update(levels=len(result.levels), hits=len(result.pmids), ranking=options.ladder_ranking)
         result.absorb(log)
         if not rewrite.ladder:
@@ -132,6 +156,18 @@ class BooleanLadderRetriever(BaseRetriever):
         elif all(level.error for level in result.levels):
             result.error = f"every ladder level failed; first: {result.levels[0].error}"
         return result
+
+    def _scorer(self, rewrite: RewriteResult,
+                options: DocumentOptions) -> Callable[[list[str]], dict[str, float]] | None:
+        """Field-weighted BM25 of the question's words (the rewrite's bag-of-words level) on a backend that scores
+        (the local store); None on E-utilities, whose levels come in Best Match order already."""
+        score = getattr(self.backend, "score", None)
+        expression = ranking_expression(rewrite.concepts) or (rewrite.ladder[-1] if rewrite.ladder else "")
+        if score is None or not expression:
+            return None
+        title, abstract, mesh = options.ladder_field_weights
+        weights = (title, abstract, abstract, mesh, mesh / 2, abstract / 2)  # FTS_COLUMNS order
+        return lambda pmids: score(expression, pmids, weights=weights)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [pmid_node(pmid, 1.0 / rank, path="E2", rank=rank)

@@ -20,8 +20,9 @@ from cpqa.options import PipelineOptions
 from cpqa.pipeline import Pipeline
 
 E2_VARIANTS = [{"ladder_ranking": "ladder", "ladder_min_docs": 50},
-               *({"ladder_ranking": "weighted", "ladder_level_decay": d, "ladder_min_docs": m}
-                 for d, m in ((0.5, 200), (0.7, 200), (0.9, 50), (0.9, 200), (0.9, 500)))]
+               {"ladder_ranking": "weighted", "ladder_level_decay": 0.9, "ladder_min_docs": 200},
+               *({"ladder_ranking": "bestmatch", "ladder_level_bonus": b, "ladder_field_weights": w}
+                 for b, w in ((0.0, (1.0, 1.0, 1.0)), (0.1, (1.0, 1.0, 1.0)), (0.1, (4.0, 1.0, 2.0))))]
 FUSION_GRID = {"e1_weight": (0.75, 1.0, 1.5), "e2_weight": (0.0, 0.25, 0.5, 1.0), "bm25_weight": (0.0, 0.5, 1.0, 1.5),
                "rrf_k": (10, 20, 60), "fusion_depth": (50, 100)}
 REPORTED = ("recall@10", "recall@20", "mrr@10", "ndcg@10")

@@ -77,6 +77,7 @@ class _Collector:
         self.last_levels: Counter[int] = Counter()  # level number where the ladder stopped
         self.levels_left: Counter[int] = Counter()  # levels not run
         self.ladder_sizes: Counter[int] = Counter()
+        self.first_level_counts: list[int] = []  # hits of the most specific level (term mapping widens it)
         self.lost: Counter[str] = Counter()
         self.top5: list[list[tuple[str, float]]] = []
         self.model: str | None = None
@@ -88,6 +89,8 @@ class _Collector:
             self.last_levels[result.last_level or 0] += 1
             self.levels_left[result.ladder_size - (result.last_level or 0)] += 1
             self.ladder_sizes[result.ladder_size] += 1
+            if result.levels:
+                self.first_level_counts.append(result.levels[0].count)
         elif path == "HSRDR":
             self.top5.append([(d.candidate.category, d.candidate.rrf) for d in result.documents[:TOP]])
             self.lost.update(result.lost_paths)
@@ -97,10 +100,19 @@ class _Collector:
             return {"model": self.model}
         if path == "E2":
             return {"ladder_last_level": _counts(self.last_levels), "ladder_levels_left": _counts(self.levels_left),
-                    "ladder_levels": _counts(self.ladder_sizes)}
+                    "ladder_levels": _counts(self.ladder_sizes), "level1_hits": _hit_summary(self.first_level_counts)}
         if path == "HSRDR":
             return {"lost_paths": dict(self.lost), "table2": table2(self.top5)}
         return {}
+
+
+def _hit_summary(counts: list[int]) -> dict[str, float]:
+    """Median hits of ladder level 1 and the share of questions where it found nothing."""
+    if not counts:
+        return {}
+    ordered = sorted(counts)
+    empty = sum(c == 0 for c in counts) / len(counts)
+    return {"median": float(ordered[len(ordered) // 2]), "empty_share": round(empty, 4), "total": float(sum(counts))}
 
 
 def _counts(counter: Counter[int]) -> dict[str, int]:
@@ -110,7 +122,7 @@ def _counts(counter: Counter[int]) -> dict[str, int]:
 def search(pipeline: Pipeline, path: str, question: str, options: PipelineOptions, log: StageLog | None = None):
     """One question through one path of ``pipeline``, asked as the pipeline asks it; the path's typed result."""
     retriever = {"E1": pipeline.semantic, "E2": pipeline.boolean, "BM25": pipeline.bm25, "HSRDR": pipeline.documents}[path]
-    rewrite = pipeline.rewriter.rewrite(question)
+    rewrite = pipeline.rewriter.rewrite(question, term_links=options.rewrite.term_links)
     query = pipeline.document_query(rewrite, rewrite.search_intent or question, options, log or StageLog())
     return retriever.search(query, options.documents)
 

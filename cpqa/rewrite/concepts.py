@@ -2,14 +2,15 @@
 
 A question is split into runs of content words (stopwords and punctuation end a run). Inside a run the
 longest phrase the vocabulary knows becomes one concept (with its MeSH heading and synonyms); a
-hyphenated compound or a phrase followed by its abbreviation in brackets ("biochemical recurrence (BCR)")
-becomes one phrase concept; every other content word is a concept of its own. Words too generic to
-identify a document ("patients", "effect", "role") are kept apart as ``weak`` concepts.
+hyphenated compound or a phrase followed by its abbreviation in brackets ("biochemical recurrence (BCR)", the
+span found by NCBI's Ab3P) becomes one phrase concept; every other content word is a concept of its own. Words too
+generic to identify a document ("patients", "effect", "role") are kept apart as ``weak`` concepts.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -106,8 +107,24 @@ def _runs(question: str) -> list[list[tuple[str, str | None]]]:
     return [r for r in runs if r]
 
 
-def _abbreviated_span(words: list[str], abbr: str) -> int:
-    """How many trailing words an abbreviation stands for (0 when none fits)."""
+@lru_cache(maxsize=1)
+def _ab3p():
+    from pyab3p import Ab3p
+
+    return Ab3p()
+
+
+def defined_abbreviations(text: str) -> dict[str, str]:
+    """Abbreviations ``text`` defines ("biochemical recurrence (BCR)"), short form -> long form, found by NCBI's
+    Ab3P."""
+    return {found.short_form: found.long_form for found in _ab3p().get_abbrs(text)}
+
+
+def _abbreviated_span(words: list[str], abbr: str, defined: dict[str, str]) -> int:
+    """How many trailing words an abbreviation stands for: Ab3P's long form when it found one, else the longest
+    tail whose first word starts with the abbreviation's first letter (0 when none fits)."""
+    if abbr in defined:
+        return min(len(defined[abbr].split()), len(words))
     first = abbr[0].lower()
     for n in range(min(len(abbr), len(words)), 1, -1):
         if words[-n].lower().startswith(first):
@@ -125,12 +142,13 @@ def process_question(question: str, vocab: Vocabulary) -> ProcessedQuestion:
         if not any(key == phrase_key(p) for c in concepts.values() for p in c.phrases):
             concepts.setdefault(key, concept)
 
+    defined = defined_abbreviations(question)
     for run in _runs(question):
         words = _corrected([w.lower() for w, _ in run], vocab, corrections)
         abbr = run[-1][1]
         tail: list[str] = []
         if abbr:
-            span = max(1, _abbreviated_span(words, abbr))
+            span = max(1, _abbreviated_span(words, abbr, defined))
             words, tail = words[:-span], words[-span:]
         _add_words(words, vocab, add)
         if tail:
@@ -152,7 +170,7 @@ def _corrected(words: list[str], vocab: Vocabulary, corrections: dict[str, str])
     """Words with typos fixed, but only where the fix completes a term the vocabulary knows: a word one
     edit from a vocabulary word is often a different, correct word ("addition", "tripe palms")."""
     norms = [phrase_key(w) or w for w in words]
-    fixed = [w if not w.isalpha() or _is_weak(n) else vocab.correct(n) for w, n in zip(words, norms)]
+    fixed = [w if not w.isalpha() or is_weak(n) else vocab.correct(n) for w, n in zip(words, norms)]
     out = list(words)
     i = 0
     while i < len(words):
@@ -181,11 +199,11 @@ def _add_words(words: list[str], vocab: Vocabulary, add) -> None:
             i += n
             continue
         word = words[i]
-        add(Concept(text=word, phrases=[_as_phrase(word)], weak=_is_weak(normalize_word(word))))
+        add(Concept(text=word, phrases=[_as_phrase(word)], weak=is_weak(normalize_word(word))))
         i += 1
 
 
-def _is_weak(word: str) -> bool:
+def is_weak(word: str) -> bool:
     """Generic words, also inflected: ``improving``, ``increased``, ``ones``."""
     if len(word) < 3 or word in WEAK_WORDS:
         return True

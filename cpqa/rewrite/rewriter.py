@@ -11,6 +11,7 @@ Without Claude: dialogue distillation, rule-based concepts and the rule-based la
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
@@ -79,11 +80,14 @@ class Rewriter:
     def __init__(self, settings: Settings, llm: Claude | None = None, vocabulary: Vocabulary | None = None):
         self.settings = settings
         self.llm = llm
+        self._given_vocabulary = vocabulary is not None
         self.vocabulary = vocabulary if vocabulary is not None else load_vocabulary(settings)
         self.system_prompt = text("rewrite_system")
         self.user_template = text("rewrite_user")
 
-    def rewrite(self, question: str, history: Sequence[str] = ()) -> RewriteResult:
+    def rewrite(self, question: str, history: Sequence[str] = (), term_links: bool = False) -> RewriteResult:
+        """The question's concepts and Boolean ladder; ``term_links`` adds the learned term-mapping links to the
+        vocabulary of the rule-based rewrite."""
         question = " ".join((question or "").split())
         if not question:
             raise ValueError("empty question")
@@ -93,17 +97,23 @@ class Rewriter:
             result = self._with_claude(question, history, notes)
             if result is not None:
                 return result
-        return self._with_rules(question, history, notes)
+        vocabulary = self.linked_vocabulary if term_links else self.vocabulary
+        return self._with_rules(question, history, notes, vocabulary)
 
     # ------------------------------------------------------------------ rules
-    def _with_rules(self, question: str, history: list[str], notes: list[str]) -> RewriteResult:
-        corrected = process_question(question, self.vocabulary)
+    @cached_property
+    def linked_vocabulary(self) -> Vocabulary:
+        """The vocabulary plus the learned term links (the vocabulary itself when one was given)."""
+        return self.vocabulary if self._given_vocabulary else load_vocabulary(self.settings, term_links=True)
+
+    def _with_rules(self, question: str, history: list[str], notes: list[str], vocabulary: Vocabulary) -> RewriteResult:
+        corrected = process_question(question, vocabulary)
         if corrected.corrections:
             notes.append("spelling: " + ", ".join(f"{a} -> {b}" for a, b in corrected.corrections.items()))
-        distilled = distill(corrected.normalized, history, self.vocabulary)
+        distilled = distill(corrected.normalized, history, vocabulary)
         if distilled.carried:
             notes.append(f"carried from earlier turns: {', '.join(distilled.carried)}")
-        processed = process_question(distilled.search_intent, self.vocabulary) if distilled.carried else corrected
+        processed = process_question(distilled.search_intent, vocabulary) if distilled.carried else corrected
         ladder = build_ladder(processed.concepts)
         if not ladder:
             notes.append("no searchable concept in the question")

@@ -155,6 +155,12 @@ def _at_least(concepts: list[Concept], m: int) -> str:
     return _or(f"({c})" if " AND " in c else c for c in clauses)
 
 
+def ranking_expression(concepts: list[Concept]) -> str:
+    """The expression whose BM25 ranks E2's union in "bestmatch": every word of every concept and the MeSH
+    headings, ORed (the bag-of-words level); "" without concepts."""
+    return _bag_of_words(concepts) if concepts else ""
+
+
 def build_ladder(concepts: list[Concept]) -> list[str]:
     """Boolean expressions from most specific to most relaxed (see the module docstring); at least three
     when there is any concept, none when there is none."""

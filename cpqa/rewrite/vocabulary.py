@@ -1,7 +1,9 @@
 """Cancer term tables for the rewrite module: concepts with a MeSH heading and synonyms.
 
-Two sources: the tables ``cpqa ingest mesh`` writes to ``settings.terms_dir`` (MeSH Neoplasms tree plus
-Disease Ontology synonyms), and a small built-in list of common cancers, treatments and question intents
+Three sources: the tables ``cpqa ingest mesh`` writes to ``settings.terms_dir`` (MeSH Neoplasms tree plus
+Disease Ontology synonyms), the term links ``cpqa index build`` learns from the stored records (MeSH headings by
+name, abbreviations; ``ingestion.term_links``; used with the rewrite option ``term_links``), and a small built-in
+list of common cancers, treatments and question intents
 that is always present, so the rule-based rewriter works without the tables (with fewer synonyms).
 
 Text is matched on normalised words: lower case, US spelling, simple singular (``normalize_word``).
@@ -20,6 +22,7 @@ from pydantic import BaseModel, Field
 from cpqa.config import Settings
 
 TERMS_FILE = "terms.json"
+LEARNED_FILE = "learned_terms.json"  # local Automatic Term Mapping links (ingestion.term_links)
 Kind = Literal["disease", "treatment", "intent", "other"]
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
@@ -235,18 +238,22 @@ def save_terms(terms: list[Term], path: Path) -> None:
     tmp.replace(path)
 
 
-def load_vocabulary(settings: Settings) -> Vocabulary:
-    """Built-in terms plus the ingested tables when ``cpqa ingest mesh`` has written them."""
-    path = terms_path(settings)
-    if not path.exists():
-        return Vocabulary(BUILTIN, source="builtin")
-    stat = path.stat()
-    return _load_cached(str(path), stat.st_mtime_ns, stat.st_size)
+def learned_terms_path(settings: Settings) -> Path:
+    return settings.terms_dir / LEARNED_FILE
+
+
+def load_vocabulary(settings: Settings, term_links: bool = False) -> Vocabulary:
+    """Built-in terms, then the MeSH / Disease Ontology tables ``cpqa ingest mesh`` writes, then the term links
+    ``cpqa index build`` learns from the stored records (with ``term_links``): earlier sources win a phrase."""
+    candidates = [terms_path(settings), *([learned_terms_path(settings)] if term_links else [])]
+    files = [p for p in candidates if p.exists()]
+    return _load_cached(tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
 
 
 @lru_cache(maxsize=4)
-def _load_cached(path: str, _mtime: int, _size: int) -> Vocabulary:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    ingested = [Term.model_validate(item) for item in data]
+def _load_cached(files: tuple[tuple[str, int, int], ...]) -> Vocabulary:
+    tables = [[Term.model_validate(item) for item in json.loads(Path(path).read_text(encoding="utf-8"))]
+              for path, _, _ in files]
     # Built-ins first: their intent and treatment entries should win over same-named table rows.
-    return Vocabulary([*BUILTIN, *ingested], source=f"builtin+{Path(path).name}")
+    return Vocabulary([*BUILTIN, *(term for table in tables for term in table)],
+                      source="+".join(["builtin", *(Path(path).name for path, _, _ in files)]))

@@ -18,7 +18,7 @@ import zlib
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from cpqa.sources.boolean import parse, to_query
 from cpqa.sources.ncbi.pubmed_xml import article_to_pubmed_xml
@@ -338,6 +338,23 @@ class Store:
         with self._read() as conn:
             count, pmids = self._run_search(conn, query, limit)
         return SearchResult(count=count, pmids=pmids, query_translation=to_query(node))
+
+    def score(self, term: str, pmids: Sequence[str], weights: Sequence[float] = BM25_WEIGHTS,
+              depth: int = 10_000) -> dict[str, float]:
+        """Field-weighted BM25 of each of ``pmids`` for the text terms of ``term`` (higher is better; one weight
+        per FTS column, ``FTS_COLUMNS`` order). One ranked pass over the matches (a per-row FTS5 seek costs ~0.5 ms
+        a row): PMIDs outside the best ``depth`` matches, or matching none of the terms, are left out."""
+        rank_match = compile_query(parse(term)).rank_match
+        wanted = set(pmids)
+        if not rank_match or not wanted:
+            return {}
+        columns = ", ".join(str(float(w)) for w in weights)
+        with self._read() as conn:
+            ids = {row_id: pmid for chunk in _chunks(sorted(wanted)) for row_id, pmid in conn.execute(
+                f"SELECT id, pmid FROM articles WHERE pmid IN ({', '.join('?' * len(chunk))})", chunk)}
+            rows = conn.execute(f"SELECT rowid, bm25(articles_fts, {columns}) AS score FROM articles_fts "
+                                "WHERE articles_fts MATCH ? ORDER BY score LIMIT ?", (rank_match, depth)).fetchall()
+        return {ids[row_id]: -score for row_id, score in rows if row_id in ids}
 
     @staticmethod
     def _run_search(conn: sqlite3.Connection, query: CompiledQuery, limit: tuple[int, int]) -> tuple[int, list[str]]:

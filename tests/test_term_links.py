@@ -1,0 +1,48 @@
+"""Local Automatic Term Mapping: links learned from the stored records (``ingestion.term_links``), used by the
+rewrite when the ``term_links`` option is on."""
+
+from __future__ import annotations
+
+from cpqa.config import get_settings
+from cpqa.rewrite.rewriter import Rewriter
+from cpqa.rewrite.vocabulary import learned_terms_path, load_vocabulary, save_terms
+from cpqa.types import AbstractSection, Article, MeshHeading
+from ingestion.term_links import learn_terms
+
+
+def _article(pmid: int, title: str, abstract: str, *headings: str) -> Article:
+    return Article(pmid=str(pmid), title=title, abstract_sections=[AbstractSection(text=abstract)],
+                   mesh=[MeshHeading(descriptor=h) for h in ("Humans", *headings)])
+
+
+def _records() -> list[Article]:
+    records = [_article(i, f"Filler study {i} of sleep", f"Participants slept {i} hours.") for i in range(40)]
+    records += [_article(100 + i, f"Serum markers {i} after surgery", "C-reactive protein (CRP) levels rose in "
+                         f"{i} patients; CRP fell later.", "C-Reactive Protein") for i in range(4)]
+    records += [_article(200 + i, f"Outcomes of GBM cohort {i}", "Survival was short.", "Glioblastoma")
+                for i in range(5)]
+    records += [_article(300 + i, f"Device trial {i}", "Hyperthermic intraperitoneal chemotherapy (HIPEC) was given.")
+                for i in range(3)]
+    return records
+
+
+def test_links_come_from_headings_abbreviations_and_title_phrases_but_not_check_tags():
+    terms = {t.mesh or t.name: t for t in learn_terms(_records())}
+    assert "Humans" not in terms  # on every record: a check tag, never a link
+    assert terms["C-Reactive Protein"].name == "C-Reactive Protein" and "CRP" in terms["C-Reactive Protein"].synonyms
+    assert "gbm" in terms["Glioblastoma"].synonyms  # all 5 "GBM" titles carry it, and it is on no other record
+    assert "filler" not in " ".join(s for t in terms.values() for s in t.synonyms)  # with Humans only: too generic
+    loose = terms["hyperthermic intraperitoneal chemotherapy"]  # defined 3 times, no heading: a term without MeSH
+    assert loose.mesh is None and loose.synonyms == ["HIPEC"]
+
+
+def test_the_rewrite_maps_phrases_to_headings_only_with_the_option(tmp_path):
+    settings = get_settings(cpqa_home=tmp_path, cpqa_profile="offline")
+    save_terms(learn_terms(_records()), learned_terms_path(settings))
+    assert load_vocabulary(settings).lookup("CRP") is None
+    assert load_vocabulary(settings, term_links=True).lookup("CRP").mesh == "C-Reactive Protein"
+    rewriter = Rewriter(settings)
+    plain = rewriter.rewrite("Does CRP predict glioma outcome?")
+    mapped = rewriter.rewrite("Does CRP predict glioma outcome?", term_links=True)
+    assert '"C-Reactive Protein"[mh]' not in plain.ladder[0]
+    assert '"C-Reactive Protein"[mh]' in mapped.ladder[0] and '"C-Reactive Protein"[tiab]' in mapped.ladder[0]
