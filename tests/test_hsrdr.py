@@ -222,7 +222,8 @@ def test_bm25_third_path_and_the_naive_hybrid(crafted):
     query = _query(["metformin[tiab]"], "breast cancer survival with metformin or biguanide drugs")
     with _pipeline(crafted) as pipeline:
         three = pipeline.documents.search(query, DocumentOptions(e1_k=3, bm25_weight=1.0))
-        naive = pipeline.documents.search(query, DocumentOptions(e1_k=3, e2_weight=0.0, bm25_weight=1.0, rrf_k=60))
+        naive = pipeline.documents.search(query, DocumentOptions(e1_k=3, e1_weight=1.0, e2_weight=0.0, bm25_weight=1.0,
+                                                                 rrf_k=60))
     assert {"E1", "E2", "BM25"} <= set(three.stages) and any(c.bm25_rank for c in three.candidates)
     for c in three.candidates:
         semantic, lexical = c.semantic_rank is not None, c.boolean_rank is not None or c.bm25_rank is not None
