@@ -80,7 +80,6 @@ class Rewriter:
     def __init__(self, settings: Settings, llm: Claude | None = None, vocabulary: Vocabulary | None = None):
         self.settings = settings
         self.llm = llm
-        self._given_vocabulary = vocabulary is not None
         self.vocabulary = vocabulary if vocabulary is not None else load_vocabulary(settings)
         self.system_prompt = text("rewrite_system")
         self.user_template = text("rewrite_user")
@@ -103,8 +102,8 @@ class Rewriter:
     # ------------------------------------------------------------------ rules
     @cached_property
     def linked_vocabulary(self) -> Vocabulary:
-        """The vocabulary plus the learned term links (the vocabulary itself when one was given)."""
-        return self.vocabulary if self._given_vocabulary else load_vocabulary(self.settings, term_links=True)
+        """The settings' vocabulary plus the term links ``cpqa index build`` learned from the records."""
+        return load_vocabulary(self.settings, term_links=True)
 
     def _with_rules(self, question: str, history: list[str], notes: list[str], vocabulary: Vocabulary) -> RewriteResult:
         corrected = process_question(question, vocabulary)
