@@ -8,6 +8,7 @@ lives in the trace each ``ask`` creates, the shared caches are locked.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from typing import Any, Callable, Sequence
 
@@ -27,6 +28,7 @@ from cpqa.models.llm import Claude, LLMError
 from cpqa.options import PipelineOptions
 from cpqa.passages.context import apply, context_postprocessors
 from cpqa.passages.dense import PassageRetriever
+from cpqa.passages.passage_store import PASSAGES_FILE, PassageStore
 from cpqa.passages.segments import SegmentCache
 from cpqa.passages.seos import SEOSNodeParser
 from cpqa.passages.small_to_big import article_sources, node_spans
@@ -58,6 +60,14 @@ def _rewriter_choice(llm: Claude, settings: Settings) -> ComponentChoice:
                            reason="no Anthropic API key")
 
 
+def _open_passage_store(settings: Settings) -> PassageStore | None:
+    """The persistent passage layer; None (segment in memory only) where the index folder cannot be written."""
+    try:
+        return PassageStore(settings.index_dir / PASSAGES_FILE)
+    except (OSError, sqlite3.Error):
+        return None
+
+
 class Pipeline:
     """Load once, then ``ask`` from any thread. The stage objects are attributes, for researchers and for the
     evaluation, which runs these same objects: ``semantic`` (E1), ``boolean`` (E2), ``bm25`` (plain BM25),
@@ -86,8 +96,10 @@ class Pipeline:
                                         bm25=self.bm25)
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
-        self.segments = SegmentCache(SEOSNodeParser(EmbeddingCache(sentence_encoder)))
-        self.passages = PassageRetriever.load(settings, matryoshka_dim=self.options.passages.matryoshka_dim)
+        self.passage_store = _open_passage_store(settings)
+        self.segments = SegmentCache(SEOSNodeParser(EmbeddingCache(sentence_encoder)), store=self.passage_store)
+        self.passages = PassageRetriever.load(settings, matryoshka_dim=self.options.passages.matryoshka_dim,
+                                              store=self.passage_store)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
         self.answerer = Answerer(settings, llm=llm, encoder=self.passages.cache)
         self.refiner = Refiner(settings, self.answerer) if llm else None
@@ -103,6 +115,8 @@ class Pipeline:
         if self.client is not None:
             self.client.close()
         self.store.close()
+        if self.passage_store is not None:
+            self.passage_store.close()
 
     def __enter__(self) -> "Pipeline":
         return self

@@ -7,6 +7,7 @@ Resumable: records whose PMID is already in the index are skipped, and rows are 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import typer
 
@@ -27,6 +28,7 @@ class BuildSummary:
     index_kind: str = "flat"
     bm25_documents: int = 0  # the plain-BM25 index (HSRDR's optional third path), rebuilt alongside
     learned_terms: int = 0  # local Automatic Term Mapping links learned from the records (ingestion.term_links)
+    passages: dict | None = None  # the eager passage build (--passages): ingestion.passage_build.PassageBuildSummary
 
 
 def article_text(article: Article, encoder_name: str) -> str:
@@ -81,8 +83,8 @@ def build_index(settings: Settings, store, *, encoder: TextEncoder | None = None
 class _bar:
     """A rich progress bar on stderr, or nothing."""
 
-    def __init__(self, enabled: bool, total: int):
-        self.enabled, self.total = enabled, total
+    def __init__(self, enabled: bool, total: int, label: str = "embedding records"):
+        self.enabled, self.total, self.label = enabled, total, label
 
     def __enter__(self):
         if not self.enabled:
@@ -92,7 +94,7 @@ class _bar:
 
         self._progress = Progress(console=Console(stderr=True))
         self._progress.__enter__()
-        task = self._progress.add_task("embedding records", total=self.total)
+        task = self._progress.add_task(self.label, total=self.total)
         return lambda n: self._progress.advance(task, n)
 
     def __exit__(self, *exc):
@@ -105,10 +107,15 @@ def index_build_command(
     batch_size: int = typer.Option(64, help="encoder batch size"),
     pq_m: int = typer.Option(64, help="PQ bytes per vector (ivfpq)"),
     nprobe: int = typer.Option(32, help="IVF lists probed per query (ivfpq)"),
+    passages: bool = typer.Option(False, "--passages", help="also segment every record with SEOS and embed its "
+                                  "passages now (eager; about ten sentence embeddings a record), instead of on "
+                                  "first sight at question time (lazy)"),
+    passage_limit: Optional[int] = typer.Option(None, "--passage-limit", min=1, help="segment only the first N records"),
     json_out: bool = typer.Option(False, "--json", help="no progress bar"),
 ) -> None:
-    """Embed the store's records with the configured article encoder (resumable), index them for plain BM25, and
-    learn the local term-mapping links (MeSH headings and abbreviations) from them."""
+    """Embed the store's records with the configured article encoder (resumable), index them for plain BM25, learn
+    the local term-mapping links (MeSH headings and abbreviations) from them, and with ``--passages`` build the
+    persistent SEOS passage layer (resumable)."""
     from cpqa.cli.common import fail, print_json
     from cpqa.config import get_settings
     from cpqa.documents.bm25 import Bm25Index
@@ -132,6 +139,14 @@ def index_build_command(
             terms = learn_terms(store.iter_articles(), load_vocabulary(settings))
             save_terms(terms, learned_terms_path(settings))
             summary.learned_terms = len(terms)
+        if passages:
+            from cpqa.pipeline import Pipeline
+            from ingestion.passage_build import build_passages
+
+            with Pipeline(settings) as pipeline:
+                total = min(pipeline.store.count(), passage_limit or pipeline.store.count())
+                with _bar(not json_out, total, "segmenting records") as advance:
+                    summary.passages = build_passages(pipeline, limit=passage_limit, progress=advance).__dict__
     except (ModelUnavailable, ValueError) as exc:
         fail(str(exc))
     print_json(summary.__dict__, settings)

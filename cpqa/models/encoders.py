@@ -230,33 +230,52 @@ def load_cross_encoder(settings: Settings):
         raise ModelUnavailable(f"{choice.model}: {exc}") from exc
 
 
-class EmbeddingCache:
-    """A bounded in-memory cache of text embeddings keyed by (model, text), shared across questions."""
+class VectorStore(Protocol):
+    """Persistent embeddings by key (``cpqa.passages.passage_store.PassageStore``)."""
 
-    def __init__(self, encoder: TextEncoder, max_items: int = 200_000):
+    def vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def put_vectors(self, items: dict[str, np.ndarray]) -> None: ...
+
+
+class EmbeddingCache:
+    """A bounded in-memory cache of text embeddings keyed by (model, text), shared across questions; with a
+    ``store``, texts encoded with ``persist=True`` (passages, never questions) are also read from and written to it,
+    so a passage is embedded once across processes."""
+
+    def __init__(self, encoder: TextEncoder, max_items: int = 200_000, store: VectorStore | None = None):
         self.encoder = encoder
         self.max_items = max_items
+        self.store = store
         self._items: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
-        self.misses = 0
+        self.misses = 0  # texts the encoder had to embed
 
     def _key(self, text: str) -> str:
         return hashlib.sha1(f"{self.encoder.name}\x00{text}".encode()).hexdigest()
 
-    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts: Sequence[str], batch_size: int = 64, persist: bool = False) -> np.ndarray:
         keys = [self._key(t) for t in texts]
         with self._lock:
             missing = [i for i, k in enumerate(keys) if k not in self._items]
-            self.hits += len(keys) - len(missing)
-            self.misses += len(missing)
         if missing:
-            fresh = self.encoder.encode([texts[i] for i in missing], batch_size=batch_size)
+            stored = self.store.vectors([keys[i] for i in missing]) if persist and self.store is not None else {}
+            remaining = [i for i in missing if keys[i] not in stored]
+            fresh = self.encoder.encode([texts[i] for i in remaining], batch_size=batch_size) if remaining else []
+            new = {keys[i]: vec for i, vec in zip(remaining, fresh)}
+            if persist and self.store is not None and new:
+                self.store.put_vectors(new)
             with self._lock:
-                for i, vec in zip(missing, fresh):
-                    self._items[keys[i]] = vec
+                for key, vec in {**stored, **new}.items():
+                    self._items[key] = vec
                 while len(self._items) > self.max_items:
                     self._items.popitem(last=False)
+                self.hits += len(keys) - len(remaining)
+                self.misses += len(remaining)
+        else:
+            with self._lock:
+                self.hits += len(keys)
         with self._lock:
             rows = [self._items.get(k) for k in keys]
         if any(r is None for r in rows):  # evicted between the two locks: encode those again

@@ -18,7 +18,7 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, Query
 from pydantic import Field
 
 from cpqa.config import Settings
-from cpqa.models.encoders import EmbeddingCache, load_encoder
+from cpqa.models.encoders import EmbeddingCache, VectorStore, load_encoder
 from cpqa.options import PassageOptions
 from cpqa.passages.multi_query import ConceptFusionRetriever
 from cpqa.passages.rerank import load_reranker
@@ -61,7 +61,7 @@ class DenseNodeRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if not self._nodes:
             return []
-        vectors = self._cache.encode([node_text(n) for n in self._nodes])
+        vectors = self._cache.encode([node_text(n) for n in self._nodes], persist=True)
         query = self._cache.encode([query_bundle.query_str])[0]  # cached: the reranker needs it too
         scores = vectors @ query
         k = min(self._top_k, len(self._nodes))
@@ -115,13 +115,14 @@ class PassageRetriever:
         self.choice, self.reranker_choice = choice, reranker_choice
 
     @classmethod
-    def load(cls, settings: Settings, *, matryoshka_dim: int | None = None,
-             cache_items: int = 200_000) -> "PassageRetriever":
-        """The profile's passage encoder (at ``matryoshka_dim``) and reranker, sharing one embedding cache."""
+    def load(cls, settings: Settings, *, matryoshka_dim: int | None = None, cache_items: int = 200_000,
+             store: VectorStore | None = None) -> "PassageRetriever":
+        """The profile's passage encoder (at ``matryoshka_dim``) and reranker, sharing one embedding cache (read
+        through ``store``, the persistent passage vectors, when given)."""
         if matryoshka_dim is not None and matryoshka_dim <= 0:
             raise ValueError(f"matryoshka_dim must be positive, got {matryoshka_dim}")
         encoder, choice = load_encoder("passage_retriever", settings, matryoshka_dim=matryoshka_dim)
-        cache = EmbeddingCache(encoder, max_items=cache_items)
+        cache = EmbeddingCache(encoder, max_items=cache_items, store=store)
         reranker, reranker_choice = load_reranker(settings, top_n=None, cache=cache)
         return cls(cache, reranker, choice, reranker_choice)
 

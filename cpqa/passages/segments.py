@@ -1,44 +1,79 @@
-"""SEOS passages of the documents a question retrieved, shared across questions: a record is segmented once per
-process (a bounded LRU keyed by its content and source) and each question gets copies carrying its own retrieval
-category."""
+"""SEOS passages of the documents a question retrieved, shared across questions: a record is segmented once (a
+bounded in-process LRU, read through the persistent ``PassageStore`` when one is given, so once across processes
+too), keyed by its content, its source and the segmenter's settings; each question gets copies carrying its own
+retrieval category."""
 
 from __future__ import annotations
 
 import hashlib
 import threading
 from collections import OrderedDict
-from typing import Iterable
+from typing import Sequence
 
 from llama_index.core.schema import TextNode
 
-from cpqa.passages.seos import SEOSNodeParser, segment_article
+from cpqa.passages.passage_store import PassageStore
+from cpqa.passages.seos import SEOSNodeParser, segment_article, source_text
 from cpqa.types import Article, RetrievedDocument
 
 
 class SegmentCache:
     """``nodes(documents)``: the SEOS nodes of retrieved documents; thread-safe."""
 
-    def __init__(self, parser: SEOSNodeParser, max_articles: int = 20_000):
+    def __init__(self, parser: SEOSNodeParser, max_articles: int = 20_000, store: PassageStore | None = None):
         self.parser = parser
         self.max_articles = max_articles
+        self.store = store
+        self.segmented = 0  # records this process segmented (not found in memory or in the store)
         self._items: OrderedDict[str, list[TextNode]] = OrderedDict()
         self._lock = threading.Lock()
+        p = parser
+        self._settings = f"{p.model.name}|{p.target}|{p.overlap}|{p.window}|{p.cutoff_sd}|{p.min_fraction}"
+
+    def key(self, article: Article, source: str) -> str:
+        return hashlib.sha1(f"{self._settings}\x00{source}\x00{article.model_dump_json()}".encode()).hexdigest()
 
     def article_nodes(self, article: Article, source: str, category: str | None) -> list[TextNode]:
-        key = hashlib.sha1(f"{source}\x00{article.model_dump_json()}".encode()).hexdigest()
+        key = self.key(article, source)
         with self._lock:
             cached = self._items.get(key)
             if cached is not None:
                 self._items.move_to_end(key)
+        if cached is None and self.store is not None:
+            cached = self.store.nodes(key)
         if cached is None:
             cached = segment_article(article, source=source, category=None, parser=self.parser)
             with self._lock:
-                self._items[key] = cached
-                while len(self._items) > self.max_articles:
-                    self._items.popitem(last=False)
+                self.segmented += 1
+            if self.store is not None:
+                self.store.put_nodes(key, article.pmid, cached)
+        with self._lock:
+            self._items[key] = cached
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_articles:
+                self._items.popitem(last=False)
         # Copies: cached nodes are shared between threads, the category belongs to this question.
         return [n.model_copy(update={"metadata": {**n.metadata, "category": category}}) for n in cached]
 
-    def nodes(self, documents: Iterable[RetrievedDocument]) -> list[TextNode]:
+    def prepare(self, items: Sequence[tuple[Article, str]]) -> int:
+        """Embed, in one batch, the sentences of the records among ``items`` (article, source) that are neither
+        in memory nor stored, so segmenting them next finds every sentence vector cached: SEOS alone embeds one
+        record's few sentences at a time, and per-call overhead dominates. Returns the sentences embedded."""
+        keys = [self.key(article, source) for article, source in items]
+        with self._lock:
+            fresh = [k for k in keys if k not in self._items]
+        stored = self.store.has_segments(fresh) if self.store is not None and fresh else set()
+        texts = []
+        for (article, _), key in zip(items, keys):
+            if key in fresh and key not in stored:
+                text, sections = source_text(article)
+                for _, start, end in sections or [(None, 0, len(text))]:
+                    texts += [text[span.start:span.end] for span in self.parser.sentences(text, start, end)]
+        if texts:
+            self.parser.sentence_cache.encode(texts)
+        return len(texts)
+
+    def nodes(self, documents: Sequence[RetrievedDocument]) -> list[TextNode]:
+        self.prepare([(d.article, d.candidate.source) for d in documents])
         return [node for d in documents
                 for node in self.article_nodes(d.article, d.candidate.source, d.candidate.category)]

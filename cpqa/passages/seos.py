@@ -150,6 +150,11 @@ class SEOSNodeParser(NodeParser):
         return self._encoder.encoder
 
     @property
+    def sentence_cache(self) -> EmbeddingCache:
+        """The sentence embeddings' cache (its ``misses`` count the sentences embedded)."""
+        return self._encoder
+
+    @property
     def target(self) -> int:
         return self.target_words or round(self.model.target_words * self.target_scale)
 
