@@ -47,6 +47,15 @@ LOAD_TIME_OPTIONS = frozenset({"matryoshka_dim"})
 NEEDS_CLAUDE = "{option} needs Claude (no Anthropic API key): {instead}"
 
 
+class Progress(BaseModel):
+    """What ``Pipeline.ask`` reports as it goes: each stage as it starts, and first of all ``stage="screened"`` with
+    the screening result (urgent-care message, dosing referral, personal details removed), before any retrieval,
+    so a display can show it at once."""
+
+    stage: str
+    screened: Screened | None = None
+
+
 class Result(BaseModel):
     answer: Answer
     trace: RetrievalTrace
@@ -139,22 +148,28 @@ class Pipeline:
         return self.options.with_overrides(**overrides)
 
     # ------------------------------------------------------------ one question
-    def ask(self, question: str, history: Sequence[str] = (), progress: Callable[[str], None] | None = None,
+    def ask(self, question: str, history: Sequence[str] = (), progress: Callable[[Progress], None] | None = None,
             **overrides: Any) -> Result:
         """Answer ``question`` with cited evidence; raises ``InvalidQuestion`` for empty input.
 
         ``overrides`` are option knobs by name (``mode``, ``years``, ``sources``, ``top_n``, ``hyde``, ...);
-        ``progress`` is called with each stage's name as it starts (for progress displays)."""
+        ``progress`` receives a ``Progress`` for the screening result, before any retrieval, then for each stage
+        as it starts (for progress displays)."""
         options = self.resolve_options(**overrides)
         trace = RetrievalTrace(profile=self.profile, options=options, models=dict(self.models))
         started = time.perf_counter()
-        notify = progress or (lambda stage: None)
+
+        def notify(stage: str, screened: Screened | None = None) -> None:
+            if progress is not None:
+                progress(Progress(stage=stage, screened=screened))
+
         notify("safety")
         with trace.stage("safety") as record:
             screened = check_question(question)
             turns = [scrub_phi(turn).text for turn in history if turn.strip()]
             record.info.update(urgent=screened.urgent is not None, removed_phi=list(screened.removed_phi),
                                personal_dosing=screened.personal_dosing, history_turns=len(turns))
+        notify("screened", screened)
         trace.question = screened.question
         if not screened.language_ok:
             answer = Answer(text=ENGLISH_ONLY, abstained=True, written_by="triage", urgent=screened.urgent,

@@ -81,6 +81,30 @@ def test_urgent_message_comes_first_and_evidence_still_follows(pipeline):
     assert result.trace.passages and result.answer.text
 
 
+def test_the_screening_result_reaches_the_progress_callback_before_any_retrieval(pipeline, monkeypatch):
+    """The urgent message and the dosing referral are reported first, in the order a display needs them."""
+    from cpqa.safety.screening import DOSING_REFERRAL, first_messages
+
+    events: list[str] = []
+    seen: list = []
+
+    def on_progress(event) -> None:
+        events.append(event.stage)
+        if event.screened is not None:
+            seen.append(event.screened)
+
+    for name in ("semantic", "boolean", "bm25"):
+        retriever = getattr(pipeline, name)
+        original = retriever.search
+        monkeypatch.setattr(retriever, "search", lambda *a, _original=original, _name=name, **k: (
+            events.append(f"retrieval:{_name}"), _original(*a, **k))[1])
+    pipeline.ask("I'm coughing up blood right now. Should I stop taking my tamoxifen dose?", progress=on_progress)
+    assert events[:2] == ["safety", "screened"]
+    assert events.index("screened") < min(i for i, e in enumerate(events) if e.startswith("retrieval:"))
+    messages = first_messages(seen[0])
+    assert messages[0] == seen[0].urgent and DOSING_REFERRAL in messages
+
+
 def test_nothing_found_abstains(pipeline):
     result = pipeline.ask("qwxyzzy plorbtastic frumble?")
     assert result.answer.abstained and not result.answer.citations

@@ -94,3 +94,12 @@ def test_urgent_symptoms_put_the_urgent_banner_first(app):
     turn = ask(app, "I have a fever of 39C during my chemotherapy, what should I do?")
     assert turn["answer"].urgent
     assert app.error and "Please act now" in app.error[0].value
+
+
+def test_the_input_is_disabled_while_a_question_runs_and_enabled_after(app):
+    turn = ask(app, QUESTION)
+    assert turn["answer"].text and not app.chat_input[0].disabled  # answered; ready for the next question
+    app.session_state["running"] = True  # as the submit callback leaves it while an answer is being written
+    app.run()
+    assert app.chat_input[0].disabled  # a second question cannot be typed in, so none is lost
+    assert len(app.session_state["turns"]) == 1

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cpqa.config import NCBI_EUTILS_URL, get_settings  # noqa: E402
 from cpqa.models.encoders import resolve  # noqa: E402
 from cpqa.documents.boolean_search import uses_local_store  # noqa: E402
-from cpqa.safety.screening import install_log_redaction  # noqa: E402
+from cpqa.safety.screening import check_question, first_messages, install_log_redaction  # noqa: E402
 from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
 
 SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
@@ -124,17 +124,33 @@ def show_provenance(trace) -> None:
                           for c in trace.candidates], hide_index=True)
 
 
+def show_first(screened) -> None:
+    """The screening result, shown the moment it is known, above the progress box: urgent care first."""
+    for message in first_messages(screened):
+        if message == screened.urgent:
+            st.error(f"**Please act now.** {message}", icon="🚨")
+        else:
+            st.info(message, icon="ℹ️")
+
+
 def run_question(question: str, history: list[str], options: dict):
-    """Ask the pipeline, showing its progress stage by stage; cached per question in the session."""
+    """Screen the question (before any model loads: bad input is refused at once, an urgent message shown at
+    once), then ask the pipeline, showing its progress stage by stage; cached per question in the session."""
+    screened = check_question(question)
     key = (question, tuple(history), options["mode"], options["years"], options["sources"])
     cache = st.session_state.setdefault("answers", {})
     if key in cache:
         return cache[key]
+    first = st.container()
+    with first:
+        show_first(screened)
     pipeline = load_pipeline()
     with st.status("Searching the evidence…", expanded=False) as status:
         result = pipeline.ask(question, history=history, **options,
-                              progress=lambda stage: status.update(label=STAGE_LABELS.get(stage, stage) + "…"))
+                              progress=lambda event: status.update(
+                                  label=STAGE_LABELS.get(event.stage, event.stage) + "…"))
         status.update(label="Done", state="complete")
+    first.empty()  # the answer shows the same messages first
     cache[key] = result
     return result
 
@@ -156,12 +172,32 @@ def main() -> None:
             else:
                 show_answer(turn["answer"], turn["trace"])
 
-    question = st.chat_input("Ask about a cancer, a treatment, side effects, screening…")
-    if not question:
+    # While a question runs the input is disabled (a second question would rerun the script and silently drop
+    # the first one's answer); the submit callback disables it before the run that answers, which re-enables it.
+    running = st.session_state.get("running", False)
+    st.chat_input("Ask about a cancer, a treatment, side effects, screening…", disabled=running,
+                  on_submit=_started, key="question_box")
+    question = st.session_state.pop("pending", None)
+    if question is None:
+        st.session_state["running"] = False
         if not turns:
             st.markdown(f"Try: *What are the side effects of pembrolizumab in lung cancer?* "
                         f"Every claim links to its source on [PubMed]({PUBMED_URL.format(pmid='')}).")
         return
+    try:
+        answer_turn(question, turns, options, settings)
+    finally:
+        st.session_state["running"] = False
+    st.rerun()  # re-enable the input
+
+
+def _started() -> None:
+    """The submit callback, run before the script: keep the question and disable the input for the run."""
+    st.session_state["pending"] = st.session_state.get("question_box") or ""
+    st.session_state["running"] = True
+
+
+def answer_turn(question: str, turns: list[dict], options: dict, settings) -> None:
     history = [t["question"] for t in turns if not t.get("error")]
     with st.chat_message("user"):
         st.markdown(question)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Optional, Sequence
 
 import typer
 
@@ -16,6 +16,7 @@ PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 SAMPLE_HINT = "../shared/data/corpus/pubmed_sample.xml.gz"
 STAGE_LABELS = {
     "safety": "Checking the question",
+    "screened": "Question checked",
     "rewrite": "Rewriting the question into PubMed searches",
     "documents": "Searching PubMed (Boolean ladder + semantic search)",
     "segmentation": "Splitting documents into passages (SEOS)",
@@ -43,17 +44,27 @@ def number_citations(answer: Answer) -> str:
     return MARKER.sub(replace, answer.text)
 
 
-def render(answer: Answer, trace: RetrievalTrace, console) -> None:
-    """The human-readable answer: urgent message first, the answer, references, evidence, models."""
+def show_first(messages: list[str], urgent: str | None, console) -> None:
+    """The screening result, printed before any model loads: the urgent-care message in a red panel, then notes."""
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    for message in messages:
+        if message == urgent:
+            console.print(Panel(escape(message), title="Urgent", border_style="bold red"))
+        else:
+            console.print(f"[yellow]Note:[/] {escape(message)}")
+
+
+def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] = ()) -> None:
+    """The human-readable answer: urgent message first (unless ``shown`` already), the answer, references,
+    evidence, models."""
     from rich.markdown import Markdown
     from rich.markup import escape
     from rich.panel import Panel
     from rich.table import Table
 
-    if answer.urgent:
-        console.print(Panel(escape(answer.urgent), title="Urgent", border_style="bold red"))
-    for notice in answer.notices:
-        console.print(f"[yellow]Note:[/] {escape(notice)}")
+    show_first([m for m in [answer.urgent, *answer.notices] if m and m not in shown], answer.urgent, console)
     label = {"claude": "Answer", "extractive": "Evidence summary (extractive; no language model)",
              "triage": "Answer"}[answer.written_by]
     if answer.abstained:
@@ -113,24 +124,33 @@ def ask(
     from rich.console import Console
 
     from cpqa.config import get_settings
-    from cpqa.models.encoders import ModelUnavailable
-    from cpqa.pipeline import Pipeline
-    from cpqa.safety.screening import InvalidQuestion
-    from cpqa.sources.store import Store
+    from cpqa.safety.screening import InvalidQuestion, check_question, first_messages
 
     settings = get_settings()
+    try:  # bad input is refused, and an urgent message shown, before any model loads
+        screened = check_question(question)
+    except InvalidQuestion as exc:
+        fail(str(exc))
+    console = Console(stderr=json_out)
+    shown = first_messages(screened)
+    show_first(shown, screened.urgent, console)
+
+    from cpqa.models.encoders import ModelUnavailable
+    from cpqa.pipeline import Pipeline
+    from cpqa.sources.store import Store
+
     with Store(settings.store_path) as store:
         if store.count() == 0:
             fail(empty_store_message(str(settings.store_path)))
-    console = Console(stderr=json_out)
     try:
         with console.status("Loading models...") as status, Pipeline(settings) as pipeline:
             result = pipeline.ask(question, mode=mode, years=years, sources=source or None,
-                                  progress=lambda stage: status.update(STAGE_LABELS.get(stage, stage) + "..."))
+                                  progress=lambda event: status.update(STAGE_LABELS.get(event.stage, event.stage)
+                                                                       + "..."))
     except (InvalidQuestion, ModelUnavailable, ValueError) as exc:
         fail(settings.redact(str(exc)))
     if json_out:
         print_json({"answer": result.answer.model_dump(mode="json"), "trace": result.trace.model_dump(mode="json")},
                    settings)
     else:
-        render(result.answer, result.trace, console)
+        render(result.answer, result.trace, console, shown)

@@ -30,6 +30,11 @@ ENGLISH_ONLY = (
 )
 
 
+DOSING_REFERRAL = ("Your question is about your own dose or about stopping or changing your own treatment. Only "
+                   "your care team can answer that for you: please ask them before you take, stop or change "
+                   "anything. What follows is what the research reports in general.")
+
+
 class InvalidQuestion(ValueError):
     """The input cannot be used as a question (empty, only spaces or symbols)."""
 
@@ -44,6 +49,13 @@ class Screened(BaseModel):
     personal_dosing: bool = False  # asks for a personal dose / stopping treatment: evidence + "ask your care team"
     language_ok: bool = True
     red_flags: list[str] = Field(default_factory=list)
+
+
+def first_messages(screened: Screened) -> list[str]:
+    """What a display shows the moment screening ends, before any search: the urgent-care message first, then the
+    dosing referral and the notices (personal details removed, question shortened, language)."""
+    return [m for m in (screened.urgent, DOSING_REFERRAL if screened.personal_dosing else None) if m] + list(
+        screened.notices)
 
 
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
