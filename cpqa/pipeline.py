@@ -106,7 +106,10 @@ class Pipeline:
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
         self.passage_store = _open_passage_store(settings)
-        self.segments = SegmentCache(SEOSNodeParser(EmbeddingCache(sentence_encoder)), store=self.passage_store)
+        # Sentence vectors are stored too: offline the sentence and passage embedders are one model, so the
+        # extractive answer finds its evidence sentences' vectors there instead of embedding them per question.
+        sentence_cache = EmbeddingCache(sentence_encoder, store=self.passage_store)
+        self.segments = SegmentCache(SEOSNodeParser(sentence_cache), store=self.passage_store)
         self.passages = PassageRetriever.load(settings, matryoshka_dim=self.options.passages.matryoshka_dim,
                                               store=self.passage_store)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).

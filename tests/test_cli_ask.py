@@ -117,4 +117,6 @@ def test_bench_latency_json_against_in_process_mirror(env, tmp_path):
     assert {"documents", "segmentation", "passage_retrieval", "rerank", "answer"} <= set(payload["stages"])
     assert payload["ncbi_requests_per_question"] >= 1  # esearch went to the mirror
     assert re.match(r"http://127\.0\.0\.1:\d+/", payload["eutils_url"])
-    assert payload["end_to_end"]["warm"]["p50_ms"] <= payload["end_to_end"]["cold"]["p95_ms"]
+    # half the questions cold, the other half warm (never the same question twice); the screening result comes
+    # long before the answer
+    assert payload["to_screening"]["cold"]["p95_ms"] < payload["end_to_end"]["cold"]["p50_ms"]

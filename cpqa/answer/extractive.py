@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from cpqa.models.encoders import Encoder
+from cpqa.models.encoders import EmbeddingCache, Encoder
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
 
@@ -82,10 +82,16 @@ class Similarity:
         n = len(self.pool)
         self._idf = {t: math.log(1.0 + n / c) for t, c in df.items()}
         self._max_idf = math.log(1.0 + max(n, 1))
-        self._vectors = self._encode(self.pool) if encoder is not None and self.pool else None
+        self._vectors = self._encode(self.pool, persist=True) if encoder is not None and self.pool else None
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        vectors = np.asarray(self.encoder.encode(texts), dtype=np.float32)
+    def _encode(self, texts: list[str], persist: bool = False) -> np.ndarray:
+        """Unit vectors; evidence sentences (``persist``) are read from the persistent passage store when the
+        encoder is a cache over one, the question never is."""
+        if persist and isinstance(self.encoder, EmbeddingCache):
+            raw = self.encoder.encode(texts, persist=True)
+        else:
+            raw = self.encoder.encode(texts)
+        vectors = np.asarray(raw, dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
 

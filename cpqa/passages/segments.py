@@ -70,7 +70,7 @@ class SegmentCache:
                 for _, start, end in sections or [(None, 0, len(text))]:
                     texts += [text[span.start:span.end] for span in self.parser.sentences(text, start, end)]
         if texts:
-            self.parser.sentence_cache.encode(texts)
+            self.parser.sentence_cache.encode(texts, persist=True)
         return len(texts)
 
     def nodes(self, documents: Sequence[RetrievedDocument]) -> list[TextNode]:

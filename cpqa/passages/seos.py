@@ -180,7 +180,7 @@ class SEOSNodeParser(NodeParser):
 
     def gap_scores(self, text: str, sentences: Sequence[Span]) -> tuple[np.ndarray, np.ndarray]:
         """(window similarity, depth score) at each gap between consecutive sentences."""
-        vectors = self._encoder.encode([text[s.start:s.end] for s in sentences])
+        vectors = self._encoder.encode([text[s.start:s.end] for s in sentences], persist=True)
         sims = window_similarities(vectors, self.window)
         return sims, depth_scores(sims)
 
