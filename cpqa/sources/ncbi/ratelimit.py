@@ -1,8 +1,9 @@
 """NCBI's request-rate etiquette (3 requests/s, 10 with an API key), shared by every thread in the process.
 
 Requests are spaced at least ``1/rate`` seconds apart: each caller reserves the next free slot under a
-lock and sleeps outside it, so N threads never send more than ``rate`` requests in any one-second window
-and none of them holds the lock while waiting. ``shared_limiter(key, rate)`` hands out one limiter per
+lock and sleeps outside it, then checks the last actual send (a late-waking thread waits its turn again), so N
+threads never send more than ``rate`` requests in any one-second window and none of them holds the lock while
+waiting. ``shared_limiter(key, rate)`` hands out one limiter per
 key (the E-utilities base URL), so every client talking to the same server shares the budget.
 """
 
@@ -26,6 +27,7 @@ class RateLimiter:
         self.rate_per_s = float(rate_per_s)
         self._lock = threading.Lock()
         self._next_slot = 0.0
+        self._last_send = float("-inf")
 
     @property
     def interval(self) -> float:
@@ -42,11 +44,25 @@ class RateLimiter:
             return slot - now
 
     def acquire(self) -> float:
-        """Block until this caller may send; returns the seconds waited."""
-        wait = self.reserve()
-        if wait > 0:
-            time.sleep(wait)
-        return wait
+        """Block until this caller may send; returns the seconds waited.
+
+        After its reserved slot the caller also checks the last actual send: a thread that woke late (busy cores)
+        must not send right behind one that sent on time, so sends stay ``interval`` apart as they leave."""
+        waited = self.reserve()
+        if waited > 0:
+            time.sleep(waited)
+        if not self.rate_per_s:
+            return waited
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                gap = self._last_send + self.interval - now
+                if gap <= 0:
+                    self._last_send = now
+                    self._next_slot = max(self._next_slot, now + self.interval)
+                    return waited
+            time.sleep(gap)
+            waited += gap
 
 
 _registry: dict[str, RateLimiter] = {}
