@@ -26,6 +26,7 @@ from cpqa.documents.semantic import SemanticRetriever, SemanticSearch
 from cpqa.models.encoders import EmbeddingCache, load_encoder
 from cpqa.models.llm import Claude, LLMError
 from cpqa.options import PipelineOptions
+from cpqa.progress import Progress
 from cpqa.passages.context import apply, context_postprocessors
 from cpqa.passages.dense import PassageRetriever
 from cpqa.passages.passage_store import PASSAGES_FILE, PassageStore
@@ -45,15 +46,6 @@ from cpqa.types import Answer, ComponentChoice, Passage, StageLog, StageRecord
 
 LOAD_TIME_OPTIONS = frozenset({"matryoshka_dim"})
 NEEDS_CLAUDE = "{option} needs Claude (no Anthropic API key): {instead}"
-
-
-class Progress(BaseModel):
-    """What ``Pipeline.ask`` reports as it goes: each stage as it starts, and first of all ``stage="screened"`` with
-    the screening result (urgent-care message, dosing referral, personal details removed), before any retrieval,
-    so a display can show it at once."""
-
-    stage: str
-    screened: Screened | None = None
 
 
 class Result(BaseModel):
@@ -162,9 +154,9 @@ class Pipeline:
         trace = RetrievalTrace(profile=self.profile, options=options, models=dict(self.models))
         started = time.perf_counter()
 
-        def notify(stage: str, screened: Screened | None = None) -> None:
+        def notify(stage: str, screened: Screened | None = None, draft: str | None = None) -> None:
             if progress is not None:
-                progress(Progress(stage=stage, screened=screened))
+                progress(Progress(stage=stage, screened=screened, draft=draft))
 
         notify("safety")
         with trace.stage("safety") as record:
@@ -178,16 +170,16 @@ class Pipeline:
             answer = Answer(text=ENGLISH_ONLY, abstained=True, written_by="triage", urgent=screened.urgent,
                             notices=[n for n in screened.notices if n != ENGLISH_ONLY])
         else:
-            answer = self._answer_or_triage(screened, turns, options, trace, notify)
+            answer = self._answer_or_triage(screened, turns, options, trace, notify, stream=progress is not None)
         answer = answer.model_copy(update={"disclaimer": answer.disclaimer or DISCLAIMERS[options.answer.mode],
                                            "urgent": answer.urgent or screened.urgent})
         trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
         return Result(answer=answer, trace=trace)
 
     def _answer_or_triage(self, screened: Screened, history: list[str], options: PipelineOptions,
-                          trace: RetrievalTrace, notify: Callable[[str], None]) -> Answer:
+                          trace: RetrievalTrace, notify: Callable[..., None], stream: bool) -> Answer:
         try:
-            return self._answer(screened, history, options, trace, notify)
+            return self._answer(screened, history, options, trace, notify, stream)
         except Exception as exc:
             if screened.urgent is None:
                 raise
@@ -196,7 +188,7 @@ class Pipeline:
             return Answer(text="", written_by="triage", urgent=screened.urgent, notices=screened.notices)
 
     def _answer(self, screened: Screened, history: list[str], options: PipelineOptions, trace: RetrievalTrace,
-                notify: Callable[[str], None]) -> Answer:
+                notify: Callable[..., None], stream: bool) -> Answer:
         notify("rewrite")
         with trace.stage("rewrite") as record:
             rewrite = self.rewriter.rewrite(screened.question, history=history,
@@ -242,7 +234,8 @@ class Pipeline:
 
         notify("answer")
         with trace.stage("answer", passages=len(context)):
-            answer = self._write(asked, context, options, screened, trace)
+            on_text = (lambda text: notify("drafting", draft=text)) if stream else None
+            answer = self._write(asked, context, options, screened, trace, on_text)
         missing = unaddressed(rewrite.concepts, context)
         if missing:
             trace.warn(f"the evidence found does not mention {', '.join(missing)}")
@@ -305,7 +298,7 @@ class Pipeline:
             trace.use_model(found.semantic_model)
 
     def _write(self, question: str, passages: list[Passage], options: PipelineOptions, screened: Screened,
-               trace: RetrievalTrace) -> Answer:
+               trace: RetrievalTrace, on_text: Callable[[str], None] | None = None) -> Answer:
         """The answerer's answer; with ``cot_refine``, a draft without evidence revised against it."""
         mode = options.answer.mode
         if options.answer.cot_refine:
@@ -317,4 +310,4 @@ class Pipeline:
                     record.info.update(drafted=draft is not None,
                                        draft_words=len(draft.text.split()) if draft else 0)
                 return answer
-        return self.answerer.answer(question, passages, mode, screened=screened)
+        return self.answerer.answer(question, passages, mode, screened=screened, on_text=on_text)

@@ -12,10 +12,11 @@ from cpqa.answer.answerer import (
     DISCLAIMERS,
     EXTRACTIVE_LABEL,
     NO_KEY_NOTICE,
+    STREAM_CUT,
     Answerer,
     format_evidence,
 )
-from cpqa.answer.citations import check_citations
+from cpqa.answer.citations import check_citations, whole_sentences
 from cpqa.config import get_settings
 from cpqa.models.llm import Claude
 from cpqa.safety.screening import check_question
@@ -166,6 +167,49 @@ def test_api_errors_fall_back_at_once_and_never_show_the_key(api, answerer):
     assert answer.written_by == "extractive"
     notice = next(n for n in answer.notices if n.startswith("Claude could not be used"))
     assert "529" in notice and KEY not in answer.model_dump_json()
+
+
+# ---------------------------------------------------------------- streaming
+STREAMED = ("Tamoxifen commonly causes hot flashes [PMID:11111111]. It also carries a rare risk of endometrial "
+            "cancer [PMID:11111111]. Stop tamoxifen now [PMID:99999999].")
+
+
+def test_a_streamed_answer_arrives_in_pieces_and_the_checked_answer_replaces_it(api, answerer):
+    api.script(tool_answer(STREAMED, ["11111111"]))
+    drafts: list[str] = []
+    answer = answerer.answer(QUESTION, PASSAGES, "patient", on_text=drafts.append)
+    assert api.requests[-1]["stream"] is True
+    assert len(drafts) > 5 and all(b.startswith(a) for a, b in zip(drafts, drafts[1:]))  # it grows
+    assert drafts[-1] == STREAMED  # the unchecked draft, as written ...
+    assert "99999999" not in answer.text and "Stop tamoxifen" not in answer.text  # ... replaced by the checked one
+    assert answer.citations == ["11111111"] and "removed_unknown_citation:99999999" in answer.flags
+
+
+def test_a_stream_cut_mid_answer_keeps_the_checked_whole_sentences_with_a_notice(api, answerer):
+    api.script(tool_answer(STREAMED, ["11111111"]).cut(after_events=22))
+    drafts: list[str] = []
+    answer = answerer.answer(QUESTION, PASSAGES, "patient", on_text=drafts.append)
+    assert len(api.requests) == 1 and drafts  # the reader saw a part; no second, different answer is written
+    assert answer.written_by == "claude" and STREAM_CUT in answer.notices
+    assert answer.text and answer.text in STREAMED and answer.text.endswith(".")  # whole sentences only
+    assert len(answer.text) < len(drafts[-1]) or drafts[-1].endswith(".")
+    assert answer.citations == ["11111111"]
+
+
+def test_a_stream_that_breaks_before_the_answer_is_asked_again_then_falls_back(api, answerer):
+    api.script(tool_answer(STREAMED).cut(after_events=3, error=529), tool_answer(STREAMED).cut(after_events=3))
+    answer = answerer.answer(QUESTION, PASSAGES, "patient", on_text=lambda text: None)
+    assert len(api.requests) == 2
+    assert answer.written_by == "extractive"
+    assert any(n.startswith("Claude could not be used") and "broke off" in n for n in answer.notices)
+
+
+def test_whole_sentences_drops_only_a_cut_last_sentence():
+    assert whole_sentences("One claim [PMID:1]. Second cla") == "One claim [PMID:1]."
+    assert whole_sentences("One claim. Two [PMID:2]") == "One claim."
+    assert whole_sentences("One claim [PMID:1].") == "One claim [PMID:1]."
+    assert whole_sentences("- item one.\n- item tw") == "- item one."
+    assert whole_sentences("Half a sent") == ""
 
 
 def test_no_passages_abstains_without_calling_claude(api, answerer):

@@ -67,6 +67,38 @@ def test_ask_readable_output_numbers_citations_and_links_pubmed(env):
     assert "[1]" in result.stdout and "BM25" in result.stdout
 
 
+@pytest.mark.slow  # a cold pipeline
+def test_ask_streams_claude_and_prints_only_the_checked_answer(env, api, monkeypatch):
+    from cpqa.testing.anthropic_standin import Reply
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-cli-stream-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    default = api.default
+
+    def respond(request):
+        tool = (request.get("tool_choice") or {}).get("name")
+        if tool == "query_ladder":
+            return Reply.tool({"normalized": "tamoxifen breast cancer recurrence", "intent": "treatment",
+                               "search_intent": "Does tamoxifen reduce breast cancer recurrence?",
+                               "concepts": [{"text": "tamoxifen", "role": "core"}],
+                               "ladder": ["tamoxifen[tiab]"]})
+        if tool != "give_answer":
+            return default(request)
+        first = re.findall(r'pmid="(\d+)"', str(request["messages"]))[0]
+        return Reply.tool({"reasoning": "r", "abstained": False, "citations": [first],
+                           "answer": f"Tamoxifen lowers recurrence [PMID:{first}]. Stop it now [PMID:99999999]."})
+
+    api.default = respond
+    result = CliRunner().invoke(app, ["ask", "Does tamoxifen reduce breast cancer recurrence?"])
+    assert result.exit_code == 0, result.output
+    answers = [r for r in api.requests if (r.get("tool_choice") or {}).get("name") == "give_answer"]
+    assert answers and answers[-1]["stream"] is True
+    assert "Tamoxifen lowers recurrence [1]" in result.stdout
+    assert "Stop it now" not in result.stdout  # the draft was replaced by the checked answer
+    assert "removed_unknown_citation:99999999" in result.stdout
+    assert "sk-ant-cli-stream-test" not in result.output
+
+
 def test_ask_on_an_empty_store_says_how_to_ingest(home):
     result = CliRunner().invoke(app, ["ask", "Does tamoxifen work?"])
     assert result.exit_code == 2

@@ -179,7 +179,7 @@ def test_command_line_serves_a_responder(responder):
 def test_stand_in_refuses_what_the_real_api_refuses(api):
     base = {"model": "m", "max_tokens": 10, "messages": MESSAGES}
     for body, fragment in (({"model": "m", "messages": MESSAGES}, "max_tokens"),
-                           ({**base, "stream": True}, "does not stream"),
+                           ({**base, "stream": "yes"}, "valid boolean"),
                            ({**base, "tools": [CHOICE.to_api()], "tool_choice": {"type": "tool", "name": "other"}},
                             "not in tools")):
         reply = httpx.post(f"{api.url}/v1/messages", json=body, timeout=5)

@@ -166,6 +166,20 @@ def test_citation_outside_the_evidence_is_removed_and_flagged(claude):
     assert "sk-standin-key" not in result.trace.model_dump_json()
 
 
+def test_claude_streams_its_draft_through_progress_and_the_checked_answer_replaces_it(claude):
+    api, pipe = claude
+    api.default = _answer_with({"reasoning": "r", "abstained": False, "citations": ["{pmid}"],
+                                "answer": f"Tamoxifen lowers recurrence [PMID:{{pmid}}]. It cures all [PMID:{OUTSIDE}]."})
+    events = []
+    result = pipe.ask(QUESTION, progress=events.append)
+    stages = [e.stage for e in events]
+    drafts = [e.draft for e in events if e.stage == "drafting"]
+    assert stages.index("screened") < stages.index("answer") < stages.index("drafting")
+    assert drafts and OUTSIDE in drafts[-1]  # the draft as Claude wrote it ...
+    assert OUTSIDE not in result.answer.text and result.answer.written_by == "claude"  # ... the checked answer
+    assert pipe.ask(QUESTION).answer.text == result.answer.text  # no progress callback: no stream, same answer
+
+
 def test_abstention_passes_through(claude):
     api, pipe = claude
     api.default = _answer_with({"reasoning": "r", "abstained": True, "citations": [],

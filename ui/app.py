@@ -14,16 +14,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cpqa.config import NCBI_EUTILS_URL, get_settings  # noqa: E402
 from cpqa.models.encoders import resolve  # noqa: E402
+from cpqa.progress import DRAFT_TITLE  # noqa: E402
 from cpqa.documents.boolean_search import uses_local_store  # noqa: E402
 from cpqa.safety.screening import check_question, first_messages, install_log_redaction  # noqa: E402
 from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
 
 SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
-STAGE_LABELS = {
-    "safety": "Checking the question", "rewrite": "Rewriting it into PubMed searches",
-    "documents": "Searching PubMed (semantic + Boolean)", "segmentation": "Splitting articles into passages",
-    "passage_retrieval": "Ranking passages", "answer": "Writing the answer",
-}
 COMPONENT_LABELS = {
     "semantic_query": "Semantic search", "article_encoder": "Article index", "sentence_embedder": "Passage splitting",
     "passage_retriever": "Passage retrieval", "reranker": "Reranking",
@@ -145,12 +141,20 @@ def run_question(question: str, history: list[str], options: dict):
     with first:
         show_first(screened)
     pipeline = load_pipeline()
+    draft = st.empty()
+
+    def progress(event) -> None:
+        status.update(label=event.label + "…")
+        if event.stage == "drafting":  # Claude's answer as it streams, as plain text until it is checked
+            with draft.container():
+                st.caption(DRAFT_TITLE)
+                st.text(event.draft or "")
+
     with st.status("Searching the evidence…", expanded=False) as status:
-        result = pipeline.ask(question, history=history, **options,
-                              progress=lambda event: status.update(
-                                  label=STAGE_LABELS.get(event.stage, event.stage) + "…"))
+        result = pipeline.ask(question, history=history, **options, progress=progress)
         status.update(label="Done", state="complete")
     first.empty()  # the answer shows the same messages first
+    draft.empty()  # ... and replaces the draft with the checked answer
     cache[key] = result
     return result
 

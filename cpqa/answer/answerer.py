@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import Sequence
+from typing import Callable, Sequence
 
 from pydantic import BaseModel, ValidationError
 
-from cpqa.answer.citations import check_citations
+from cpqa.answer.citations import check_citations, whole_sentences
 from cpqa.config import Settings
 from cpqa.answer.letters import parse_answer_letter
 from cpqa.answer.extractive import rank_sentences, score_options, select_extracts
 from cpqa.models.encoders import Encoder
-from cpqa.models.llm import Claude, LLMError, LLMUnavailable, ToolSpec
+from cpqa.models.llm import Claude, LLMError, LLMStreamCut, LLMUnavailable, ToolSpec
 from cpqa.safety.phi import scrub_phi
 from cpqa.prompts import escape, template
 from cpqa.safety.screening import Screened
@@ -44,6 +44,8 @@ NO_EVIDENCE = ("No evidence was found for this question, so no answer can be giv
 THIN_EVIDENCE = ("The evidence found does not answer this question closely enough to quote an answer. "
                  "Try rephrasing it, or ask your care team.")
 UNSUPPORTED = "The evidence found does not support an answer to this question."
+STREAM_CUT = ("The connection to Claude broke while the answer was being written: this is the part that arrived, "
+              "checked against the evidence like any answer. Ask again for the whole answer.")
 NO_KEY_NOTICE = ("No Anthropic API key is configured, so this answer quotes the most relevant evidence "
                  "instead of a written summary.")
 BASELINE_LABEL = "retrieval-only baseline"
@@ -123,10 +125,12 @@ class Answerer:
 
     # ------------------------------------------------------------ answers
     def answer(self, question: str, passages: Sequence[Passage], mode: Mode = "patient", *,
-               screened: Screened | None = None, draft: str | None = None) -> Answer:
+               screened: Screened | None = None, draft: str | None = None,
+               on_text: Callable[[str], None] | None = None) -> Answer:
         """A cited answer. ``screened`` (from ``check_question``) carries the urgent message, notices and the
         personal-dosing flag of the user's own question (``question`` may be a rewrite of it). ``draft`` (COT-Refine)
-        is an answer written without evidence, which Claude revises against the evidence."""
+        is an answer written without evidence, which Claude revises against the evidence. ``on_text`` streams
+        Claude's answer text as it is written, before the citation check; the returned answer is the checked one."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         question = scrub_phi(question).text
@@ -138,7 +142,7 @@ class Answerer:
             notices.append(NO_KEY_NOTICE)
             result = self._extractive(question, passages)
         else:
-            result, failure = self._claude_answer(question, passages, mode, personal, draft)
+            result, failure = self._claude_answer(question, passages, mode, personal, draft, on_text)
             if result is None:
                 notices.append(f"Claude could not be used ({failure}), so this answer quotes the evidence instead.")
                 result = self._extractive(question, passages)
@@ -153,7 +157,8 @@ class Answerer:
         })
 
     def _claude_answer(self, question: str, passages: Sequence[Passage], mode: str, personal: bool,
-                       draft: str | None = None) -> tuple[Answer | None, str]:
+                       draft: str | None = None, on_text: Callable[[str], None] | None = None,
+                       ) -> tuple[Answer | None, str]:
         tag = _evidence_tag()
         system = template("answer_system").substitute(
             register=template(f"register_{mode}").template, tag=tag,
@@ -161,7 +166,15 @@ class Answerer:
         ).strip()
         user = template("answer_user").substitute(tag=tag, evidence=format_evidence(passages), question=escape(question),
                                                 tool=ANSWER_TOOL.name) + _draft_note(draft)
-        data, failure = self._call(system, user, ANSWER_TOOL, _parse_answer)
+        notices: list[str] = []
+        try:
+            data, failure = self._call(system, user, ANSWER_TOOL, _parse_answer, on_text)
+        except LLMStreamCut as cut:
+            arrived = whole_sentences(str(cut.partial.get("answer", "")))
+            if not arrived:
+                return None, self.settings.redact(str(cut))
+            data, failure = _ToolAnswer(answer=arrived), ""
+            notices.append(STREAM_CUT)
         if data is None:
             return None, failure
         known = {p.pmid for p in passages}
@@ -177,7 +190,8 @@ class Answerer:
         if not text:
             text, abstained = UNSUPPORTED, True
             flags.append("no_supported_claims")
-        return Answer(text=text, citations=citations, abstained=abstained, flags=flags, written_by="claude"), ""
+        return Answer(text=text, citations=citations, abstained=abstained, flags=flags, written_by="claude",
+                      notices=notices), ""
 
     def _extractive(self, question: str, passages: Sequence[Passage]) -> Answer:
         ranked, threshold = rank_sentences(question, passages, self.encoder)
@@ -246,15 +260,23 @@ class Answerer:
                       disclaimer=DISCLAIMERS["clinician"]), ""
 
     # ------------------------------------------------------------ Claude calls
-    def _call(self, system: str, user: str, tool: ToolSpec, parse):
-        """Call ``tool`` and parse its input; one retry when the reply was unusable. Returns (value, failure)."""
+    def _call(self, system: str, user: str, tool: ToolSpec, parse, on_text: Callable[[str], None] | None = None):
+        """Call ``tool`` and parse its input; one retry when the reply was unusable. Returns (value, failure).
+        With ``on_text`` the call streams its ``answer`` field; a stream that breaks raises ``LLMStreamCut``
+        (the text the reader has seen is not silently replaced by a second, different answer)."""
         failure = ""
         for attempt in range(2):
-            content = user if attempt == 0 else user + _RETRY_NOTE
+            messages = [{"role": "user", "content": user if attempt == 0 else user + _RETRY_NOTE}]
             try:
-                data = self.llm.call_tool(system, [{"role": "user", "content": content}], tool,
-                                          max_tokens=self.max_tokens)
+                if on_text is None:
+                    data = self.llm.call_tool(system, messages, tool, max_tokens=self.max_tokens)
+                else:
+                    data = self.llm.stream_tool(system, messages, tool, "answer", on_text, max_tokens=self.max_tokens)
                 return parse(data), ""
+            except LLMStreamCut as cut:
+                if whole_sentences(str(cut.partial.get("answer", ""))):
+                    raise  # the reader saw part of this answer: keep it (checked) rather than write another
+                failure = self.settings.redact(str(cut))
             except LLMError as exc:
                 failure = self.settings.redact(str(exc))
                 if isinstance(exc, LLMUnavailable):

@@ -61,6 +61,18 @@ def _sentences(line: str) -> list[str]:
     return merged
 
 
+def whole_sentences(text: str) -> str:
+    """``text`` without a last sentence that was cut off (a streamed answer that broke mid-sentence)."""
+    lines = text.rstrip().splitlines()
+    if not lines:
+        return ""
+    *done, last = lines
+    parts = _sentences(last)
+    if parts and not re.search(r"[.!?][\"')\]]*$", MARKER.sub("", parts[-1]).rstrip()):
+        parts = parts[:-1]
+    return "\n".join([*done, " ".join(parts)]).strip()
+
+
 def _is_claim(sentence: str) -> bool:
     """Headings, list labels and one-word lines make no claim that needs a citation."""
     bare = sentence.strip(" -*#•\t")

@@ -9,20 +9,12 @@ import typer
 
 from cpqa.cli.common import fail, print_json
 from cpqa.answer.citations import MARKER, marker_pmids
+from cpqa.progress import DRAFT_TITLE, Progress
 from cpqa.trace import RetrievalTrace
 from cpqa.types import Answer
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 SAMPLE_HINT = "../shared/data/corpus/pubmed_sample.xml.gz"
-STAGE_LABELS = {
-    "safety": "Checking the question",
-    "screened": "Question checked",
-    "rewrite": "Rewriting the question into PubMed searches",
-    "documents": "Searching PubMed (Boolean ladder + semantic search)",
-    "segmentation": "Splitting documents into passages (SEOS)",
-    "passage_retrieval": "Ranking passages",
-    "answer": "Writing the answer",
-}
 
 
 def empty_store_message(store_path: str) -> str:
@@ -42,6 +34,37 @@ def number_citations(answer: Answer) -> str:
         return "[" + ", ".join(str(numbers[p]) for p in pmids) + "]"
 
     return MARKER.sub(replace, answer.text)
+
+
+class ProgressDisplay:
+    """A live status line and, while Claude writes, the unchecked draft as plain text; both vanish when the run
+    ends, so the checked answer printed next replaces the draft."""
+
+    def __init__(self, console, draft: bool = True):
+        from rich.live import Live
+        from rich.spinner import Spinner
+
+        self.spinner = Spinner("dots", text="Loading models...")
+        self.show_draft = draft
+        self.draft = ""
+        self.live = Live(self.spinner, console=console, transient=True, refresh_per_second=8)
+
+    def __call__(self, event: Progress) -> None:
+        from rich.console import Group
+        from rich.panel import Panel
+        from rich.text import Text
+
+        self.spinner.update(text=event.label + "...")
+        if event.stage == "drafting" and self.show_draft:
+            self.draft = event.draft or ""
+            self.live.update(Group(self.spinner, Panel(Text(self.draft), title=DRAFT_TITLE, border_style="dim")))
+
+    def __enter__(self) -> "ProgressDisplay":
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.__exit__(*exc)
 
 
 def show_first(messages: list[str], urgent: str | None, console) -> None:
@@ -143,10 +166,8 @@ def ask(
         if store.count() == 0:
             fail(empty_store_message(str(settings.store_path)))
     try:
-        with console.status("Loading models...") as status, Pipeline(settings) as pipeline:
-            result = pipeline.ask(question, mode=mode, years=years, sources=source or None,
-                                  progress=lambda event: status.update(STAGE_LABELS.get(event.stage, event.stage)
-                                                                       + "..."))
+        with ProgressDisplay(console, draft=not json_out) as display, Pipeline(settings) as pipeline:
+            result = pipeline.ask(question, mode=mode, years=years, sources=source or None, progress=display)
     except (InvalidQuestion, ModelUnavailable, ValueError) as exc:
         fail(settings.redact(str(exc)))
     if json_out:

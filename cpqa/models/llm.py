@@ -4,6 +4,8 @@ Structured output goes through tool use with a forced ``tool_choice``, and the r
 checked against the tool's JSON schema, so callers get a dict of the declared shape or an ``LLMError``.
 Retries (429, 529, 5xx, connection errors) are the SDK's own, bounded by ``cpqa_llm_max_retries``;
 ``ANTHROPIC_BASE_URL`` points the client at a stand-in (``cpqa.testing.anthropic_standin``).
+``stream_tool`` is the same forced tool call over the SDK's streaming API, reporting one string field of the
+tool input as it grows; a stream that breaks raises ``LLMStreamCut`` carrying what had arrived.
 Error messages carry the status and Anthropic's error type, never the key or the prompt.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import BaseModel
 
@@ -28,6 +30,14 @@ class LLMUnavailable(LLMError):
 
 class LLMMalformed(LLMError):
     """Claude answered, but not with a usable tool call or text: asking again may help."""
+
+
+class LLMStreamCut(LLMMalformed):
+    """A streamed reply broke off; ``partial`` is the tool input parsed from what had arrived."""
+
+    def __init__(self, message: str, partial: dict[str, Any]):
+        super().__init__(message)
+        self.partial = partial
 
 
 @dataclass(frozen=True)
@@ -102,13 +112,19 @@ class Claude:
             return self._client
 
     def _create(self, **kwargs: Any):
+        return self._request(lambda client: client.messages.create(model=self.model, **kwargs))
+
+    def _request(self, send: Callable[[Any], Any]):
+        """``send(sdk_client)`` -> message, with the SDK's failures turned into typed, redacted errors."""
         import anthropic
 
         client = self._sdk()
         try:
-            message = client.messages.create(model=self.model, **kwargs)
+            message = send(client)
         except anthropic.APIStatusError as exc:
             kind = _error_type(exc.body)
+            if exc.status_code == 200:  # an error event inside a stream that had started
+                raise LLMUnavailable(f"Claude API error event{f' ({kind})' if kind else ''}") from None
             retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
             raise LLMUnavailable(self.settings.redact(
                 f"Claude API error: HTTP {exc.status_code}{f' ({kind})' if kind else ''}"
@@ -134,18 +150,43 @@ class Claude:
         """Force Claude to call ``tool`` and return its input, checked against the tool's schema."""
         message = self._create(system=system, messages=messages, max_tokens=max_tokens, tools=[tool.to_api()],
                                tool_choice={"type": "tool", "name": tool.name})
-        if message.stop_reason == "max_tokens":
-            raise LLMMalformed(f"Claude ran out of tokens ({max_tokens}) before finishing the {tool.name} call")
-        blocks = [b for b in message.content if b.type == "tool_use" and b.name == tool.name]
-        if not blocks:
-            raise LLMMalformed(f"Claude did not call the {tool.name} tool (stop_reason={message.stop_reason})")
-        data = blocks[0].input
-        if not isinstance(data, dict):
-            raise LLMMalformed(f"Claude's {tool.name} input is not an object")
-        problems = schema_errors(data, tool.input_schema)
-        if problems:
-            raise LLMMalformed(f"Claude's {tool.name} input does not match its schema: {'; '.join(problems)}")
-        return data
+        return _tool_input(message, tool, max_tokens)
+
+    def stream_tool(self, system: str, messages: list[dict], tool: ToolSpec, field: str,
+                    on_text: Callable[[str], None], max_tokens: int = 1024) -> dict:
+        """``call_tool`` over the streaming API: ``on_text`` receives the string ``field`` of the tool input each
+        time it grows (unchecked draft text). Raises ``LLMStreamCut`` with the partial input if the stream breaks."""
+        import anthropic
+        from jiter import from_json
+
+        received = bytearray()
+        shown, started = "", False
+
+        def consume(client):
+            nonlocal shown, started
+            with client.messages.stream(model=self.model, system=system, messages=messages, max_tokens=max_tokens,
+                                        tools=[tool.to_api()], tool_choice={"type": "tool", "name": tool.name}) as stream:
+                for event in stream:
+                    started = True
+                    if event.type != "input_json":
+                        continue
+                    received.extend(event.partial_json.encode())
+                    text = _partial(received, from_json).get(field)
+                    if isinstance(text, str) and text != shown:
+                        shown = text
+                        on_text(text)
+                return stream.get_final_message()
+
+        try:
+            message = self._request(consume)
+        except LLMUnavailable as exc:
+            if not started:
+                raise
+            raise LLMStreamCut(f"Claude's reply broke off mid-stream ({exc})", _partial(received, from_json)) from None
+        except (*_transport_errors(), anthropic.AnthropicError) as exc:  # raised while reading the stream
+            raise LLMStreamCut(f"Claude's reply broke off mid-stream ({type(exc).__name__})",
+                               _partial(received, from_json)) from None
+        return _tool_input(message, tool, max_tokens)
 
     def complete(self, system: str, messages: list[dict], max_tokens: int = 1024) -> str:
         """Free text: the concatenated text blocks of Claude's reply."""
@@ -154,6 +195,39 @@ class Claude:
         if not text:
             raise LLMMalformed(f"Claude returned no text (stop_reason={message.stop_reason})")
         return text
+
+
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """The HTTP library's base error, whichever the SDK uses (``httpx``, or ``httpx2`` in newer releases)."""
+    import importlib.util
+
+    return tuple(importlib.import_module(name).HTTPError for name in ("httpx", "httpx2")
+                 if importlib.util.find_spec(name) is not None)
+
+
+def _partial(received: bytes, from_json) -> dict[str, Any]:
+    """The tool input parsed from a JSON prefix (an unfinished string kept as far as it goes)."""
+    try:
+        value = from_json(bytes(received), partial_mode="trailing-strings") if received else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _tool_input(message: Any, tool: ToolSpec, max_tokens: int) -> dict:
+    """The forced tool call's input from a finished message, checked against the tool's schema."""
+    if message.stop_reason == "max_tokens":
+        raise LLMMalformed(f"Claude ran out of tokens ({max_tokens}) before finishing the {tool.name} call")
+    blocks = [b for b in message.content if b.type == "tool_use" and b.name == tool.name]
+    if not blocks:
+        raise LLMMalformed(f"Claude did not call the {tool.name} tool (stop_reason={message.stop_reason})")
+    data = blocks[0].input
+    if not isinstance(data, dict):
+        raise LLMMalformed(f"Claude's {tool.name} input is not an object")
+    problems = schema_errors(data, tool.input_schema)
+    if problems:
+        raise LLMMalformed(f"Claude's {tool.name} input does not match its schema: {'; '.join(problems)}")
+    return data
 
 
 def _error_type(body: Any) -> str | None:

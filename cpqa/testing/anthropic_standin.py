@@ -1,6 +1,9 @@
 """A stand-in for the Anthropic Messages API: a real HTTP server on 127.0.0.1 that answers
 ``POST /v1/messages`` with responses of the recorded shape (message objects with ``text`` and
 ``tool_use`` content blocks, ``stop_reason``, ``usage``; errors as ``{"type": "error", "error": {...}}``).
+With ``"stream": true`` the same message goes out as the API's server-sent events (``message_start``,
+``content_block_start``, ``text_delta`` / ``input_json_delta`` chunks, ``message_delta``, ``message_stop``),
+chunked; ``Reply.cut(n)`` drops the connection after ``n`` events, or sends an ``error`` event there.
 
 Tests script replies (``.script(Reply.tool({...}), Reply.error(429, retry_after=0.01))``); when the script
 is empty the ``default`` responder answers. The default fills a requested tool's schema minimally and
@@ -41,6 +44,9 @@ class Reply:
     stop_reason: str = "end_turn"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    cut_after: int | None = None  # streamed replies: events sent before the stream breaks
+    cut_error: int | None = None  # ... with an SSE error event of this status instead of a dropped connection
+    pace: float = 0.0  # streamed replies: seconds between events
 
     @classmethod
     def tool(cls, tool_input: Any, name: str | None = None, stop_reason: str = "tool_use") -> "Reply":
@@ -71,14 +77,23 @@ class Reply:
         self.delay = seconds
         return self
 
-    def render(self, request: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-        if self.content is None:
-            return self.status, {"content-type": "application/json", **self.headers}, self.body
-        content = [dict(b) for b in self.content]
+    def cut(self, after_events: int, error: int | None = None) -> "Reply":
+        """The same reply, streamed, breaking after ``after_events`` events (dropped connection, or an error
+        event of status ``error`` such as 529 overloaded)."""
+        self.cut_after, self.cut_error = after_events, error
+        return self
+
+    def paced(self, seconds: float) -> "Reply":
+        """The same reply, streamed with ``seconds`` between events (for watching a stream arrive)."""
+        self.pace = seconds
+        return self
+
+    def message(self, request: dict[str, Any]) -> dict[str, Any]:
+        content = [dict(b) for b in self.content or []]
         for block in content:
             if block["type"] == "tool_use" and block["name"] is None:
                 block["name"] = _requested_tool(request).get("name", "tool")
-        message = {
+        return {
             "id": f"msg_standin_{next(_ids):06d}", "type": "message", "role": "assistant",
             "model": request.get("model", "claude-standin"), "content": content,
             "stop_reason": self.stop_reason, "stop_sequence": None,
@@ -86,7 +101,35 @@ class Reply:
                       "output_tokens": max(1, len(json.dumps(content)) // 4),
                       "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
         }
-        return 200, {"content-type": "application/json", **self.headers}, json.dumps(message).encode()
+
+    def render(self, request: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        if self.content is None:
+            return self.status, {"content-type": "application/json", **self.headers}, self.body
+        return 200, {"content-type": "application/json", **self.headers}, json.dumps(self.message(request)).encode()
+
+    def events(self, request: dict[str, Any], chunk: int = 12) -> list[tuple[str, dict[str, Any]]]:
+        """The message as the API streams it: (event name, data) pairs, text and tool JSON in small chunks."""
+        message = self.message(request)
+        content, usage = message["content"], message["usage"]
+        start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start}),
+                                                    ("ping", {"type": "ping"})]
+        for index, block in enumerate(content):
+            if block["type"] == "tool_use":
+                opening, kind, key, body = {**block, "input": {}}, "input_json_delta", "partial_json", \
+                    json.dumps(block["input"])
+            else:
+                opening, kind, key, body = {"type": "text", "text": ""}, "text_delta", "text", block.get("text", "")
+            events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": opening}))
+            for i in range(0, len(body), chunk):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                       "delta": {"type": kind, key: body[i:i + chunk]}}))
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events.append(("message_delta", {"type": "message_delta", "usage": {"output_tokens": usage["output_tokens"]},
+                                         "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}}))
+        events.append(("message_stop", {"type": "message_stop"}))
+        return events
 
 
 def _requested_tool(request: dict[str, Any]) -> dict[str, Any]:
@@ -104,8 +147,8 @@ def invalid_request(request: Any) -> str | None:
     missing = [k for k in ("model", "max_tokens", "messages") if k not in request]
     if missing:
         return f"{', '.join(missing)}: Field required"
-    if request.get("stream"):
-        return "the stand-in does not stream; send stream=false"
+    if not isinstance(request.get("stream", False), bool):
+        return "stream: Input should be a valid boolean"
     choice = request.get("tool_choice") or {}
     names = {t.get("name") for t in request.get("tools") or []}
     if choice.get("type") == "tool" and choice.get("name") not in names:
@@ -231,6 +274,8 @@ def _handler_for(standin: AnthropicStandIn) -> type[BaseHTTPRequestHandler]:
         def _send(self, reply: Reply, request: dict[str, Any]) -> None:
             if reply.delay:
                 time.sleep(reply.delay)
+            if request.get("stream") and reply.content is not None:
+                return self._stream(reply, request)
             status, headers, body = reply.render(request)
             try:
                 self.send_response(status)
@@ -241,6 +286,33 @@ def _handler_for(standin: AnthropicStandIn) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(body)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout); nothing to answer
+
+        def _stream(self, reply: Reply, request: dict[str, Any]) -> None:
+            """Server-sent events, one chunk each; a cut stream ends without the terminating chunk."""
+            events = reply.events(request)
+            if reply.cut_after is not None:
+                events = events[:reply.cut_after]
+                if reply.cut_error is not None:
+                    kind = ERROR_TYPES.get(reply.cut_error, "api_error")
+                    events.append(("error", {"type": "error", "error": {"type": kind, "message": f"stand-in {kind}"}}))
+            try:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                for name, data in events:
+                    frame = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+                    self.wfile.flush()
+                    if reply.pace:
+                        time.sleep(reply.pace)
+                if reply.cut_after is None or reply.cut_error is not None:
+                    self.wfile.write(b"0\r\n\r\n")
+                else:
+                    self.close_connection = True  # a dropped stream: no terminating chunk
+            except (BrokenPipeError, ConnectionResetError):
+                pass
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
