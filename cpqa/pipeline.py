@@ -101,9 +101,11 @@ class Pipeline:
         # Sentence vectors are stored too: offline the sentence and passage embedders are one model, so the
         # extractive answer finds its evidence sentences' vectors there instead of embedding them per question.
         sentence_cache = EmbeddingCache(sentence_encoder, store=self.passage_store)
-        self.segments = SegmentCache(SEOSNodeParser(sentence_cache), store=self.passage_store)
         self.passages = PassageRetriever.load(settings, matryoshka_dim=self.options.passages.matryoshka_dim,
                                               store=self.passage_store)
+        # Chunks fit the window of the encoder that will embed them, not the sentence embedder's.
+        self.segments = SegmentCache(SEOSNodeParser(sentence_cache, window_tokens=self.passages.cache.encoder.max_tokens),
+                                     store=self.passage_store)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
         self.answerer = Answerer(settings, llm=llm, encoder=self.passages.cache)
         self.refiner = Refiner(settings, self.answerer) if llm else None

@@ -50,6 +50,10 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
+def encoder_tokens(parser, text: str) -> int:
+    return parser.model.token_counts([text])[0]
+
+
 def test_offsets_slice_back_to_node_text(bench_nodes):
     text, nodes = bench_nodes
     assert len(nodes) > 3
@@ -66,10 +70,25 @@ def test_nodes_hold_whole_sentences(bench_nodes):
         assert node.metadata["start"] in starts and node.metadata["end"] in ends
 
 
-def test_size_targets_come_from_the_profile(parser, encoder):
-    assert (encoder.target_words, encoder.overlap_words) == (128, 32)  # MiniLM profile
-    assert (parser.target, parser.overlap) == (3 * 128, 2 * 32)  # SEOS's dev-tuned scales
-    assert (SEOSNodeParser(encoder, target_scale=1, overlap_scale=1).target, parser.window) == (128, 3)
+def test_chunks_fit_the_passage_embedders_token_window(encoder, bench_docs):
+    assert encoder.max_tokens == 256  # MiniLM's window
+    parser = SEOSNodeParser(encoder, window_fill=1.0, overlap_fill=0.25)
+    assert (parser.unit, parser.target, parser.overlap) == ("tokens", 254, 64)  # 256 less [CLS] and [SEP]
+    assert SEOSNodeParser(encoder, window_fill=1.0, window_tokens=512).target == 510  # the passage embedder's window
+    text = bench_docs[0]["text"]
+    spans = parser.chunk_spans(text)
+    counts = encoder.token_counts([text[a:b] for a, b in spans])
+    sentences = split_sentences(text)
+    for (a, b), tokens in zip(spans, counts):
+        # pieces are counted per sentence, so a chunk may exceed its sum by the pieces a join adds (none for BERT)
+        assert tokens <= parser.target or sum(1 for x in sentences if a <= x.start and x.end <= b) == 1
+    # and the word count of a chunk differs from its token count: sizes are word pieces, not words
+    assert any(len(text[a:b].split()) != n for (a, b), n in zip(spans, counts))
+
+
+def test_token_counts_are_the_tokenizers(encoder):
+    assert encoder.token_counts(["tamoxifen"]) [0] > 1  # a biomedical word is several word pieces
+    assert encoder.token_counts(["the cat sat"]) == [3]
 
 
 def test_chunks_bounded_by_the_target(bench_nodes, small):
@@ -179,4 +198,4 @@ def test_long_pmc_article(parser):
     assert len(nodes) > 20 and {n.metadata["section"] for n in nodes} >= {s[0] for s in sections[1:3]}
     for node in nodes:
         assert text[node.metadata["start"]:node.metadata["end"]] == node.text
-        assert _words(node.text) <= parser.target
+        assert encoder_tokens(parser, node.text) <= parser.target or len(split_sentences(node.text)) == 1

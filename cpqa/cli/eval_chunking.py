@@ -19,6 +19,9 @@ def chunking(
     overlap_words: Optional[int] = typer.Option(None, "--overlap-words", help="SEOS overlap (default: the embedder's)"),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here (default without "
                                         "--limit: $CPQA_HOME/eval/chunking.json, which notebook 03 reads)"),
+    cross_validate: bool = typer.Option(False, "--cross-validate", help="choose SEOS's settings on one half of the "
+                                        "documents and report SEOS and every rival on the other, both ways"),
+    seed: int = typer.Option(0, "--seed", help="the split into halves (--cross-validate)"),
 ) -> None:
     """Chunking benchmark: SEOS against LlamaIndex and NLTK splitters, Hits@5 / MRR@5 per retriever."""
     import json
@@ -26,7 +29,8 @@ def chunking(
     from cpqa.config import get_settings
     from cpqa.models.encoders import EmbeddingCache, load_encoder
     from cpqa.evaluation.chunking import default_bench_path, fusion_reranker, load_bench, run_benchmark
-    from cpqa.evaluation.splitters import benchmark_splitters
+    from cpqa.evaluation.chunking_cv import cross_validate as run_cross_validation
+    from cpqa.evaluation.splitters import benchmark_splitters, rival_splitters
     from cpqa.passages.rerank import load_reranker
 
     settings = get_settings()
@@ -39,7 +43,25 @@ def chunking(
     passage_encoder, passage_choice = load_encoder("passage_retriever", settings)
     passage_cache = EmbeddingCache(passage_encoder)
     postprocessor, rerank_choice = load_reranker(settings, top_n=None, cache=passage_cache)
-    splitters = benchmark_splitters(sentence_encoder, target_words=target_words, overlap_words=overlap_words)
+    window = passage_encoder.max_tokens  # SEOS chunks fit the window of the encoder that embeds them
+    if cross_validate:
+        if only or target_words or overlap_words:
+            fail("--cross-validate chooses SEOS's sizes itself and runs every rival: drop --splitter, "
+                 "--target-words and --overlap-words")
+        result = run_cross_validation(docs, sentence_encoder, rival_splitters(sentence_encoder), passage_cache,
+                                      fusion_reranker(postprocessor), window_tokens=window, seed=seed,
+                                      progress=None if as_json else typer.echo)
+        payload = {"bench": str(path), "models": {c.component: c.model for c in (sentence_choice, passage_choice,
+                                                                                  rerank_choice)}, **result.as_json()}
+        target = save or (settings.eval_dir / "chunking_cv.json" if limit is None else None)
+        if target:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+        if as_json:
+            print_json(payload, settings)
+        return
+    splitters = benchmark_splitters(sentence_encoder, target_words=target_words, overlap_words=overlap_words,
+                                    window_tokens=window)
     unknown = sorted(set(only or ()) - set(splitters))
     if unknown:
         fail(f"unknown splitter(s) {', '.join(unknown)}; choose from {', '.join(splitters)}")

@@ -66,8 +66,8 @@ def _plain(spans: list[tuple[int, int]]) -> list[ChunkSpan]:
     return [ChunkSpan(a, b, a, b) for a, b in spans]
 
 
-def seos_splitter(encoder: TextEncoder, **options) -> Splitter:
-    parser = SEOSNodeParser(EmbeddingCache(encoder), **options)
+def seos_splitter(encoder: TextEncoder | EmbeddingCache, **options) -> Splitter:
+    parser = SEOSNodeParser(encoder if isinstance(encoder, EmbeddingCache) else EmbeddingCache(encoder), **options)
     return lambda text: _plain(parser.chunk_spans(text))
 
 
@@ -137,10 +137,9 @@ def texttiling_splitter() -> Splitter:
     return split
 
 
-def benchmark_splitters(sentence_encoder: TextEncoder, **seos_options) -> dict[str, Splitter]:
-    """The splitters of the paper's Table IV, widened; embedding splitters get a cold cache each."""
+def rival_splitters(sentence_encoder: TextEncoder) -> dict[str, Splitter]:
+    """SEOS's rivals: LlamaIndex's splitters and NLTK's TextTiling."""
     return {
-        "SEOS": seos_splitter(sentence_encoder, **seos_options),
         "SentenceSplitter-512-0": sentence_splitter(512, 0),
         "SentenceSplitter-512-32": sentence_splitter(512, 32),
         "SentenceSplitter-512-128": sentence_splitter(512, 128),
@@ -148,3 +147,8 @@ def benchmark_splitters(sentence_encoder: TextEncoder, **seos_options) -> dict[s
         "SemanticSplitter": semantic_splitter(sentence_encoder),
         "TextTiling": texttiling_splitter(),
     }
+
+
+def benchmark_splitters(sentence_encoder: TextEncoder, **seos_options) -> dict[str, Splitter]:
+    """The splitters of the paper's Table IV, widened; embedding splitters get a cold cache each."""
+    return {"SEOS": seos_splitter(sentence_encoder, **seos_options), **rival_splitters(sentence_encoder)}

@@ -9,6 +9,7 @@ within ``CPQA_HUB_TIMEOUT``), so a machine without network never blocks on hub r
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import threading
 from collections import OrderedDict
@@ -20,6 +21,8 @@ import numpy as np
 
 from cpqa.config import Settings
 from cpqa.types import ComponentChoice
+
+WORDS_PER_TOKEN = 0.75  # English averages about 4/3 word pieces per word (a tokenizer's count is used when known)
 
 MEDCPT_QUERY = "ncbi/MedCPT-Query-Encoder"
 MEDCPT_ARTICLE = "ncbi/MedCPT-Article-Encoder"
@@ -114,11 +117,16 @@ class TextEncoder:
 
     name: str
     dim: int
-    max_tokens: int
-    target_words: int  # SEOS chunk-size target fitted to this model
-    overlap_words: int
+    max_tokens: int  # the token window: word pieces beyond it are cut off
     normalize: bool
     _encode: object = None  # callable(list[str], batch_size) -> np.ndarray
+    _count: object = None  # callable(list[str]) -> list[int]: word pieces per text, without special tokens
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces of each text as this model's tokenizer counts them (an estimate from words without one)."""
+        if self._count is not None:
+            return list(self._count(list(texts)))  # type: ignore[operator]
+        return [math.ceil(len(t.split()) / WORDS_PER_TOKEN) for t in texts]
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
@@ -127,7 +135,12 @@ class TextEncoder:
         return np.ascontiguousarray(vectors)
 
 
-def _sentence_transformer_encoder(name: str, path: str, max_tokens: int, target: int, overlap: int,
+def _piece_counter(tokenizer):
+    """Word pieces per text, special tokens excluded (what a chunk may fill of the model's window)."""
+    return lambda texts: [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+
+def _sentence_transformer_encoder(name: str, path: str, max_tokens: int,
                                   truncate_dim: int | None = None) -> TextEncoder:
     """A sentence-transformers model (MiniLM, PubMedBERT-Matryoshka) through LlamaIndex's ``HuggingFaceEmbedding``:
     mean pooling, unit length, truncated to ``truncate_dim`` (Matryoshka) when given."""
@@ -143,8 +156,8 @@ def _sentence_transformer_encoder(name: str, path: str, max_tokens: int, target:
         return np.asarray(embedding.get_text_embedding_batch(texts), dtype=np.float32)
 
     dim = len(embedding.get_text_embedding("dimension"))
-    return TextEncoder(name=name, dim=dim, max_tokens=max_tokens, target_words=target,
-                       overlap_words=overlap, normalize=True, _encode=encode)
+    return TextEncoder(name=name, dim=dim, max_tokens=max_tokens, normalize=True, _encode=encode,
+                       _count=_piece_counter(embedding._model.tokenizer))
 
 
 def _medcpt_encoder(model_id: str, max_tokens: int, pairs: bool) -> TextEncoder:
@@ -173,8 +186,8 @@ def _medcpt_encoder(model_id: str, max_tokens: int, pairs: bool) -> TextEncoder:
         return np.concatenate(out)
 
     dim = int(model.config.hidden_size)  # 768 for MedCPT; the [CLS] vector is the last layer's hidden state
-    return TextEncoder(name=model_id, dim=dim, max_tokens=max_tokens, target_words=128, overlap_words=32,
-                       normalize=False, _encode=encode)
+    return TextEncoder(name=model_id, dim=dim, max_tokens=max_tokens, normalize=False, _encode=encode,
+                       _count=_piece_counter(tokenizer))
 
 
 def minilm_path() -> str:
@@ -190,16 +203,16 @@ _LOCK = threading.Lock()
 def _load(model: str, matryoshka_dim: int | None) -> TextEncoder:
     if model == MINILM:
         # all-MiniLM-L6-v2 was trained on 128-token inputs and truncates at 256 word pieces.
-        return _sentence_transformer_encoder(MINILM, minilm_path(), max_tokens=256, target=128, overlap=32)
+        return _sentence_transformer_encoder(MINILM, minilm_path(), max_tokens=256)
     try:
         if model == MEDCPT_QUERY:
             return _medcpt_encoder(model, max_tokens=64, pairs=False)
         if model == MEDCPT_ARTICLE:
             return _medcpt_encoder(model, max_tokens=512, pairs=True)
         if model == PUBMEDBERT_MATRYOSHKA:
-            return _sentence_transformer_encoder(model, model, max_tokens=512, target=128, overlap=32,
+            return _sentence_transformer_encoder(model, model, max_tokens=512,
                                                  truncate_dim=matryoshka_dim)
-        return _sentence_transformer_encoder(model, model, max_tokens=512, target=128, overlap=32)
+        return _sentence_transformer_encoder(model, model, max_tokens=512)
     except (OSError, ValueError) as exc:  # transformers raises OSError when weights cannot be had
         raise ModelUnavailable(f"{model}: {exc}") from exc
 

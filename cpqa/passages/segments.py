@@ -28,7 +28,7 @@ class SegmentCache:
         self._items: OrderedDict[str, list[TextNode]] = OrderedDict()
         self._lock = threading.Lock()
         p = parser
-        self._settings = f"{p.model.name}|{p.target}|{p.overlap}|{p.window}|{p.cutoff_sd}|{p.min_fraction}"
+        self._settings = f"{p.model.name}|{p.target}{p.unit}|{p.overlap}|{p.window}|{p.cutoff_sd}|{p.min_fraction}"
 
     def key(self, article: Article, source: str) -> str:
         return hashlib.sha1(f"{self._settings}\x00{source}\x00{article.model_dump_json()}".encode()).hexdigest()

@@ -3,8 +3,9 @@
 TextTiling's boundary detection with sentence embeddings instead of bag-of-words: whole sentences
 (pysbd), the similarity of adjacent windows of sentence embeddings at every gap, TextTiling depth
 scores, and boundaries where the depth passes a cut-off taken from the distribution of depths.
-Topic segments are then packed into chunks bounded by the embedder's size target, with an overlap of
-whole sentences inside a segment. Every node carries exact character offsets into its source text.
+Topic segments are then packed into chunks that fill at most a share of the passage embedder's token window
+(sentences measured in its word pieces, so a chunk is never cut off unseen), with an overlap of whole sentences
+inside a segment. Every node carries exact character offsets into its source text.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from llama_index.core.schema import BaseNode, NodeRelationship, TextNode
 from pydantic import Field, PrivateAttr
 
 from cpqa.config import Settings, get_settings
-from cpqa.models.encoders import EmbeddingCache, TextEncoder, load_encoder
+from cpqa.models.encoders import WORDS_PER_TOKEN, EmbeddingCache, TextEncoder, load_encoder
 from cpqa.types import Article
 
 METADATA_KEYS = ("pmid", "pmcid", "section", "source", "category", "start", "end", "title", "year", "journal")
-WORDS_PER_TOKEN = 0.75  # English averages about 4/3 word pieces per word
+SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of a BERT-style window
 _WORD = re.compile(r"\S+")
 
 
@@ -37,6 +38,7 @@ class Span:
     start: int
     end: int
     words: int
+    size: int  # the parser's size unit: word pieces (the default) or words (explicit word bounds)
 
 
 @lru_cache(maxsize=1)
@@ -59,7 +61,8 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[S
         if found < 0:  # pysbd altered the text: fall back to the next non-blank run
             found = cursor + len(text[cursor:end]) - len(text[cursor:end].lstrip())
             piece = text[found:min(end, found + len(piece))]
-        spans.append(Span(found, found + len(piece), len(piece.split())))
+        words = len(piece.split())
+        spans.append(Span(found, found + len(piece), words, words))
         cursor = found + len(piece)
     return spans
 
@@ -67,7 +70,7 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[S
 def _split_long(text: str, span: Span, max_words: int) -> list[Span]:
     """Cut a sentence longer than the model limit into pieces of at most ``max_words`` words."""
     words = [m.span() for m in _WORD.finditer(text, span.start, span.end)]
-    return [Span(words[i][0], words[min(i + max_words, len(words)) - 1][1],
+    return [Span(words[i][0], words[min(i + max_words, len(words)) - 1][1], min(max_words, len(words) - i),
                  min(max_words, len(words) - i)) for i in range(0, len(words), max_words)]
 
 
@@ -120,12 +123,16 @@ def pick_boundaries(depths: np.ndarray, cutoff_sd: float) -> list[int]:
 class SEOSNodeParser(NodeParser):
     """Semantic segmentation with sentence overlap and chunk sizes fitted to the embedding model."""
 
-    target_words: int | None = Field(default=None, description="chunk size bound in words; None: profile x scale")
-    overlap_words: int | None = Field(default=None, description="overlap bound in words; None: profile x scale")
-    # Tuned on the chunking dev benchmark (see the SEOS report): a chunk may hold several of the profile's
-    # targets as long as it stays inside one topic segment, and the cut-off keeps only clear topic shifts.
-    target_scale: float = Field(default=3.0, gt=0, description="multiplies the embedder's target_words")
-    overlap_scale: float = Field(default=2.0, ge=0, description="multiplies the embedder's overlap_words")
+    target_words: int | None = Field(default=None, description="chunk bound in words (sizes then count words); "
+                                                                 "None: window_fill of the token window")
+    overlap_words: int | None = Field(default=None, description="overlap bound in words; None: overlap_fill")
+    # Cross-validated on the chunking dev benchmark (README, "SEOS cross-validated"): halves tuned on one, judged
+    # on the other.
+    window_fill: float = Field(default=1.0, gt=0, description="a chunk fills at most this share of the passage "
+                                                              "embedder's token window")
+    overlap_fill: float = Field(default=0.25, ge=0, lt=1, description="overlap bound as a share of the chunk bound")
+    window_tokens: int | None = Field(default=None, description="the passage embedder's token window; None: the "
+                                                                "sentence embedder's")
     window: int = Field(default=3, ge=1, description="sentences on each side of a gap")
     cutoff_sd: float = Field(default=0.5, description="boundary cut-off: mean + cutoff_sd * std of valley depths")
     min_fraction: float = Field(default=0.25, ge=0, le=1, description="segments under this share of the target merge")
@@ -155,14 +162,23 @@ class SEOSNodeParser(NodeParser):
         return self._encoder
 
     @property
+    def unit(self) -> str:
+        """What chunk sizes count: "tokens" (the embedder's word pieces), or "words" under explicit word bounds."""
+        return "words" if self.target_words is not None else "tokens"
+
+    @property
     def target(self) -> int:
-        return self.target_words or round(self.model.target_words * self.target_scale)
+        """The chunk bound, in ``unit``."""
+        if self.target_words is not None:
+            return self.target_words
+        return max(1, round(self.window_fill * ((self.window_tokens or self.model.max_tokens) - SPECIAL_TOKENS)))
 
     @property
     def overlap(self) -> int:
-        value = round(self.model.overlap_words * self.overlap_scale) if self.overlap_words is None else self.overlap_words
+        value = round(self.overlap_fill * self.target) if self.overlap_words is None else self.overlap_words
         if value >= self.target:
-            raise ValueError(f"overlap ({value} words) must be smaller than the chunk target ({self.target} words)")
+            raise ValueError(f"overlap ({value} {self.unit}) must be smaller than the chunk target "
+                             f"({self.target} {self.unit})")
         return value
 
     @property
@@ -171,11 +187,14 @@ class SEOSNodeParser(NodeParser):
 
     # ------------------------------------------------------------ segmentation
     def sentences(self, text: str, start: int = 0, end: int | None = None) -> list[Span]:
-        """Whole sentences; only a sentence over the model limit is cut, at word boundaries."""
+        """Whole sentences, sized in ``unit``; only a sentence over the model limit is cut, at word boundaries."""
         out: list[Span] = []
         for span in split_sentences(text, start, end):
             out.extend(_split_long(text, span, self.max_sentence_words) if span.words > self.max_sentence_words
                        else [span])
+        if self.unit == "tokens" and out:
+            counts = self.model.token_counts([text[s.start:s.end] for s in out])
+            out = [Span(s.start, s.end, s.words, n) for s, n in zip(out, counts)]
         return out
 
     def gap_scores(self, text: str, sentences: Sequence[Span]) -> tuple[np.ndarray, np.ndarray]:
@@ -195,29 +214,29 @@ class SEOSNodeParser(NodeParser):
         return _merge_small(segments, strength, max(1, int(self.min_fraction * self.target)))
 
     def pack(self, segment: Sequence[Span]) -> list[list[Span]]:
-        """Chunks of whole sentences of at most ``target`` words (a lone longer sentence stands alone),
-        sized evenly across the segment, each starting with up to ``overlap`` words of its predecessor."""
+        """Chunks of whole sentences of at most ``target`` (a lone longer sentence stands alone), sized evenly
+        across the segment, each starting with up to ``overlap`` of its predecessor (sizes in ``unit``)."""
         target, overlap = self.target, self.overlap
-        total = sum(s.words for s in segment)
+        total = sum(s.size for s in segment)
         count = max(1, math.ceil((total - overlap) / (target - overlap))) if total > target else 1
         soft = (total + (count - 1) * overlap) / count
         chunks: list[list[Span]] = []
         i = 0
         while i < len(segment):
             chunk = [segment[i]]
-            words = segment[i].words
+            size = segment[i].size
             i += 1
-            while i < len(segment) and words + segment[i].words <= target and words + segment[i].words / 2 <= soft:
+            while i < len(segment) and size + segment[i].size <= target and size + segment[i].size / 2 <= soft:
                 chunk.append(segment[i])
-                words += segment[i].words
+                size += segment[i].size
                 i += 1
             chunks.append(chunk)
             if i >= len(segment):
                 break
             back, carried = i, 0
-            while back - 1 > i - len(chunk) and carried + segment[back - 1].words <= overlap:
+            while back - 1 > i - len(chunk) and carried + segment[back - 1].size <= overlap:
                 back -= 1
-                carried += segment[back].words
+                carried += segment[back].size
             i = back
         return chunks
 
@@ -259,12 +278,12 @@ class SEOSNodeParser(NodeParser):
         return nodes
 
 
-def _merge_small(segments: list[list[Span]], strength: list[float], min_words: int) -> list[list[Span]]:
-    """Merge segments shorter than ``min_words`` into the neighbour across their weaker boundary."""
+def _merge_small(segments: list[list[Span]], strength: list[float], min_size: int) -> list[list[Span]]:
+    """Merge segments smaller than ``min_size`` into the neighbour across their weaker boundary."""
     segments, strength = [list(s) for s in segments], list(strength)
     while len(segments) > 1:
-        sizes = [sum(s.words for s in seg) for seg in segments]
-        small = [i for i, n in enumerate(sizes) if n < min_words]
+        sizes = [sum(s.size for s in seg) for seg in segments]
+        small = [i for i, n in enumerate(sizes) if n < min_size]
         if not small:
             break
         i = min(small, key=lambda k: (sizes[k], k))
