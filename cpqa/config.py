@@ -49,6 +49,7 @@ class Settings(BaseSettings):
     anthropic_base_url: str | None = None
     cpqa_llm_model: str = DEFAULT_LLM_MODEL
     cpqa_vector_store: Literal["faiss", "milvus"] = "faiss"
+    cpqa_device: str = "cpu"  # where encoders run: cpu, cuda, cuda:N, mps, or auto (a GPU when one is present)
     cpqa_milvus_uri: str | None = None
 
     # Network behaviour of outside calls (seconds / attempts).

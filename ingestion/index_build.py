@@ -29,6 +29,7 @@ class BuildSummary:
     bm25_documents: int = 0  # the plain-BM25 index (HSRDR's optional third path), rebuilt alongside
     learned_terms: int = 0  # local Automatic Term Mapping links learned from the records (ingestion.term_links)
     passages: dict | None = None  # the eager passage build (--passages): ingestion.passage_build.PassageBuildSummary
+    device: str = "cpu"  # where the encoders ran
 
 
 def article_text(article: Article, encoder_name: str) -> str:
@@ -111,6 +112,8 @@ def index_build_command(
                                   "passages now (eager; about ten sentence embeddings a record), instead of on "
                                   "first sight at question time (lazy)"),
     passage_limit: Optional[int] = typer.Option(None, "--passage-limit", min=1, help="segment only the first N records"),
+    device: Optional[str] = typer.Option(None, "--device", help="where the encoders run: cpu, cuda, cuda:N, mps or "
+                                         "auto (a GPU when present); default CPQA_DEVICE, else cpu"),
     json_out: bool = typer.Option(False, "--json", help="no progress bar"),
 ) -> None:
     """Embed the store's records with the configured article encoder (resumable), index them for plain BM25, learn
@@ -119,15 +122,16 @@ def index_build_command(
     from cpqa.cli.common import fail, print_json
     from cpqa.config import get_settings
     from cpqa.documents.bm25 import Bm25Index
-    from cpqa.models.encoders import ModelUnavailable
+    from cpqa.models.encoders import ModelUnavailable, resolve_device
     from cpqa.rewrite.vocabulary import learned_terms_path, load_vocabulary, save_terms
     from cpqa.sources.store import Store
     from ingestion.term_links import learn_terms
 
-    settings = get_settings()
+    settings = get_settings(**({"cpqa_device": device} if device else {}))
     try:
         options = index_options(index, m=pq_m, nprobe=nprobe)
-    except ValueError as exc:
+        resolve_device(settings.cpqa_device)
+    except (ValueError, ModelUnavailable) as exc:
         fail(str(exc))
     if not settings.store_path.exists():
         fail(f"no store at {settings.store_path}: run `cpqa ingest pubmed FILE` first")
@@ -139,6 +143,7 @@ def index_build_command(
             terms = learn_terms(store.iter_articles(), load_vocabulary(settings))
             save_terms(terms, learned_terms_path(settings))
             summary.learned_terms = len(terms)
+            summary.device = resolve_device(settings.cpqa_device)
         if passages:
             from cpqa.pipeline import Pipeline
             from ingestion.passage_build import build_passages

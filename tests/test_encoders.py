@@ -68,3 +68,30 @@ def test_embedding_cache_encodes_each_text_once(settings):
     again = cache.encode(["a biopsy", "a tumour"])
     assert cache.misses == 2 and cache.hits == 2
     assert np.allclose(first[0], again[1])
+
+
+def test_device_choice_is_checked_never_silently_the_cpu():
+    import torch
+
+    from cpqa.models.encoders import ModelUnavailable, resolve_device
+
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else resolve_device("auto"))
+    if not torch.cuda.is_available():
+        assert resolve_device("auto") in ("cpu", "mps")
+        with pytest.raises(ModelUnavailable, match="no CUDA GPU"):
+            resolve_device("cuda")
+    with pytest.raises(ModelUnavailable, match="unknown device"):
+        resolve_device("tpu")
+
+
+def test_index_build_refuses_a_device_that_is_not_there(home):
+    import torch
+    from typer.testing import CliRunner
+
+    from cpqa.cli import app
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is present: --device cuda is valid here")
+    result = CliRunner().invoke(app, ["index", "build", "--device", "cuda"])
+    assert result.exit_code != 0 and "no CUDA GPU" in result.output

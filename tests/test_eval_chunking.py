@@ -95,3 +95,25 @@ def test_cli_chunking_benchmark_on_a_subset(settings, tmp_path):
             assert 0.0 <= row[retriever]["mrr@5"] <= row[retriever]["hits@5"] <= 1.0
         assert row["mean_words"] > 0 and row["chunks_per_s"] > 0 and 0 <= row["pk"] <= 1
     assert payload["models"]["reranker"].startswith("BM25 + dense fusion")
+
+
+def test_cross_validation_tunes_on_one_half_and_judges_on_the_other():
+    from cpqa.config import get_settings
+    from cpqa.evaluation.chunking_cv import criterion, cross_validate, halves
+    from cpqa.models.encoders import EmbeddingCache, load_encoder
+
+    docs = load_bench(shared("bench", "chunking_dev.jsonl"), limit=6)
+    first, second = halves(docs, seed=0)
+    assert {d.doc_id for d in first}.isdisjoint(d.doc_id for d in second) and len(first) + len(second) == 6
+    encoder, _ = load_encoder("sentence_embedder", get_settings(cpqa_profile="offline"))
+    grid = {"window_fill": (0.5, 1.0), "overlap_fill": (0.0,), "cutoff_sd": (0.5,)}
+    result = cross_validate(docs, encoder, {"SentenceSplitter-512-32": sentence_splitter(512, 32)},
+                            EmbeddingCache(encoder), None, window_tokens=encoder.max_tokens, grid=grid)
+    assert [f.tuned_on for f in result.folds] == [[d.doc_id for d in first], [d.doc_id for d in second]]
+    for fold, tuned in zip(result.folds, ("half_1", "half_2")):
+        best = max(result.scores, key=lambda s: s[tuned])[tuned]
+        assert fold.tuning_score == pytest.approx(best)  # chosen on its own half ...
+        assert set(fold.held_out) == {"SEOS", "SentenceSplitter-512-32"}  # ... judged with the rival on the other
+        assert criterion(fold.held_out["SEOS"])[0] <= 1.0
+    assert result.shipped in [{k: v for k, v in s.items() if k in grid} for s in result.scores]
+    assert set(result.held_out_mean["SEOS"]) >= {"dense_mrr@5", "bm25_hits@5"}

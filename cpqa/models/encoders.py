@@ -140,15 +140,32 @@ def _piece_counter(tokenizer):
     return lambda texts: [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
 
 
-def _sentence_transformer_encoder(name: str, path: str, max_tokens: int,
-                                  truncate_dim: int | None = None) -> TextEncoder:
+def resolve_device(name: str) -> str:
+    """A torch device for ``name`` ("auto": the first GPU when one is present, else the CPU); asking for a GPU
+    that is not there is an error, never a silent fall back to hours on the CPU."""
+    import torch
+
+    name = (name or "cpu").strip().lower()
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else ("mps" if torch.backends.mps.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ModelUnavailable(f"device {name!r} asked for, but torch sees no CUDA GPU here (use cpu or auto)")
+    if name == "mps" and not torch.backends.mps.is_available():
+        raise ModelUnavailable("device 'mps' asked for, but torch sees no Apple GPU here (use cpu or auto)")
+    if name != "cpu" and not name.startswith(("cuda", "mps")):
+        raise ModelUnavailable(f"unknown device {name!r}: use cpu, cuda, cuda:N, mps or auto")
+    return name
+
+
+def _sentence_transformer_encoder(name: str, path: str, max_tokens: int, truncate_dim: int | None = None,
+                                  device: str = "cpu") -> TextEncoder:
     """A sentence-transformers model (MiniLM, PubMedBERT-Matryoshka) through LlamaIndex's ``HuggingFaceEmbedding``:
     mean pooling, unit length, truncated to ``truncate_dim`` (Matryoshka) when given."""
     from huggingface_hub import constants
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
     # The Hugging Face cache, not LlamaIndex's own: `auto` chose this model because its weights are there.
-    embedding = HuggingFaceEmbedding(model_name=path, max_length=max_tokens, normalize=True, device="cpu",
+    embedding = HuggingFaceEmbedding(model_name=path, max_length=max_tokens, normalize=True, device=device,
                                      embed_batch_size=64, truncate_dim=truncate_dim,
                                      cache_folder=constants.HF_HUB_CACHE)
 
@@ -160,7 +177,7 @@ def _sentence_transformer_encoder(name: str, path: str, max_tokens: int,
                        _count=_piece_counter(embedding._model.tokenizer))
 
 
-def _medcpt_encoder(model_id: str, max_tokens: int, pairs: bool) -> TextEncoder:
+def _medcpt_encoder(model_id: str, max_tokens: int, pairs: bool, device: str = "cpu") -> TextEncoder:
     """MedCPT bi-encoder: [CLS] of the last layer, not normalised, searched by inner product.
 
     The article encoder takes [title, abstract] pairs, given here as "title\\tabstract" strings.
@@ -169,7 +186,7 @@ def _medcpt_encoder(model_id: str, max_tokens: int, pairs: bool) -> TextEncoder:
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_id)
-    model = AutoModel.from_pretrained(model_id).eval()
+    model = AutoModel.from_pretrained(model_id).eval().to(device)
 
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
         out = []
@@ -182,7 +199,7 @@ def _medcpt_encoder(model_id: str, max_tokens: int, pairs: bool) -> TextEncoder:
                                     padding=True, return_tensors="pt", max_length=max_tokens)
                 else:
                     enc = tokenizer(batch, truncation=True, padding=True, return_tensors="pt", max_length=max_tokens)
-                out.append(model(**enc).last_hidden_state[:, 0, :].numpy())
+                out.append(model(**enc.to(device)).last_hidden_state[:, 0, :].float().cpu().numpy())
         return np.concatenate(out)
 
     dim = int(model.config.hidden_size)  # 768 for MedCPT; the [CLS] vector is the last layer's hidden state
@@ -200,19 +217,19 @@ _LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=16)
-def _load(model: str, matryoshka_dim: int | None) -> TextEncoder:
+def _load(model: str, matryoshka_dim: int | None, device: str = "cpu") -> TextEncoder:
     if model == MINILM:
         # all-MiniLM-L6-v2 was trained on 128-token inputs and truncates at 256 word pieces.
-        return _sentence_transformer_encoder(MINILM, minilm_path(), max_tokens=256)
+        return _sentence_transformer_encoder(MINILM, minilm_path(), max_tokens=256, device=device)
     try:
         if model == MEDCPT_QUERY:
-            return _medcpt_encoder(model, max_tokens=64, pairs=False)
+            return _medcpt_encoder(model, max_tokens=64, pairs=False, device=device)
         if model == MEDCPT_ARTICLE:
-            return _medcpt_encoder(model, max_tokens=512, pairs=True)
+            return _medcpt_encoder(model, max_tokens=512, pairs=True, device=device)
         if model == PUBMEDBERT_MATRYOSHKA:
-            return _sentence_transformer_encoder(model, model, max_tokens=512,
-                                                 truncate_dim=matryoshka_dim)
-        return _sentence_transformer_encoder(model, model, max_tokens=512)
+            return _sentence_transformer_encoder(model, model, max_tokens=512, truncate_dim=matryoshka_dim,
+                                                 device=device)
+        return _sentence_transformer_encoder(model, model, max_tokens=512, device=device)
     except (OSError, ValueError) as exc:  # transformers raises OSError when weights cannot be had
         raise ModelUnavailable(f"{model}: {exc}") from exc
 
@@ -220,8 +237,9 @@ def _load(model: str, matryoshka_dim: int | None) -> TextEncoder:
 def load_encoder(component: str, settings: Settings, matryoshka_dim: int | None = None) -> tuple[TextEncoder, ComponentChoice]:
     """The encoder serving ``component`` and the choice that picked it (for the trace)."""
     choice = resolve(component, settings)
+    device = resolve_device(settings.cpqa_device)
     with _LOCK:
-        return _load(choice.model, matryoshka_dim if choice.model == PUBMEDBERT_MATRYOSHKA else None), choice
+        return _load(choice.model, matryoshka_dim if choice.model == PUBMEDBERT_MATRYOSHKA else None, device), choice
 
 
 def load_model_by_id(model_id: str) -> TextEncoder:
@@ -238,7 +256,7 @@ def load_cross_encoder(settings: Settings):
     from sentence_transformers import CrossEncoder
 
     try:
-        return CrossEncoder(choice.model, max_length=512, device="cpu"), choice
+        return CrossEncoder(choice.model, max_length=512, device=resolve_device(settings.cpqa_device)), choice
     except (OSError, ValueError) as exc:
         raise ModelUnavailable(f"{choice.model}: {exc}") from exc
 
