@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Iterable
 
 from cpqa.documents.hsrdr import natural_source
+from cpqa.models.encoders import EmbeddingCache
 from cpqa.options import DocumentOptions
 from cpqa.passages.dense import node_text
+from cpqa.passages.segments import SegmentCache
 from cpqa.pipeline import Pipeline
+from cpqa.types import Article
 
 
 @dataclass
@@ -32,23 +36,33 @@ class PassageBuildSummary:
 def build_passages(pipeline: Pipeline, *, limit: int | None = None, batch_records: int = 64,
                    progress=None) -> PassageBuildSummary:
     """Segment and embed the store's records (the first ``limit`` of them) into the pipeline's passage store."""
+    summary = segment_records(pipeline.store.iter_articles(), pipeline.segments, pipeline.passages.cache,
+                              limit=limit, batch_records=batch_records, progress=progress)
+    summary.store_bytes = pipeline.passage_store.stats()["bytes"]
+    return summary
+
+
+def segment_records(articles: Iterable[Article], segments: SegmentCache, cache: EmbeddingCache, *,
+                    limit: int | None = None, batch_records: int = 64, progress=None) -> PassageBuildSummary:
+    """Segment ``articles`` through ``segments`` and embed their passages through ``cache`` (both persisting to
+    their store): the build's work, measured."""
     summary = PassageBuildSummary()
     sources = DocumentOptions().sources
-    cache, sentences = pipeline.passages.cache, pipeline.segments.parser.sentence_cache
-    segmented_before, misses_before, sentences_before = pipeline.segments.segmented, cache.misses, sentences.misses
+    sentences = segments.parser.sentence_cache
+    segmented_before, misses_before, sentences_before = segments.segmented, cache.misses, sentences.misses
     start = time.perf_counter()
     batch: list[tuple] = []
 
     def flush() -> None:
-        pipeline.segments.prepare(batch)
-        nodes = [pipeline.segments.article_nodes(article, source, None) for article, source in batch]
+        segments.prepare(batch)
+        nodes = [segments.article_nodes(article, source, None) for article, source in batch]
         cache.encode([node_text(n) for group in nodes for n in group], persist=True)
         summary.passages += sum(len(group) for group in nodes)
         if progress is not None:
             progress(len(batch))
         batch.clear()
 
-    for article in pipeline.store.iter_articles():
+    for article in articles:
         if limit is not None and summary.records >= limit:
             break
         if not article.pmid or not article.has_abstract:
@@ -61,9 +75,8 @@ def build_passages(pipeline: Pipeline, *, limit: int | None = None, batch_record
     if batch:
         flush()
     summary.seconds = round(time.perf_counter() - start, 2)
-    summary.segmented = pipeline.segments.segmented - segmented_before
+    summary.segmented = segments.segmented - segmented_before
     summary.embedded = cache.misses - misses_before
     summary.sentences = sentences.misses - sentences_before
     summary.sentences_per_second = round(summary.sentences / summary.seconds, 1) if summary.seconds else 0.0
-    summary.store_bytes = pipeline.passage_store.stats()["bytes"]
     return summary

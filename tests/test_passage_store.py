@@ -95,3 +95,37 @@ def test_stored_nodes_and_vectors_round_trip(tmp_path):
         store.put_vectors({"v": np.arange(4, dtype=np.float32)})
         assert store.vectors(["v", "w"])["v"].tolist() == [0.0, 1.0, 2.0, 3.0]
         assert store.stats()["records"] == 1 and store.stats()["vectors"] == 1
+
+
+def test_passage_bench_builds_replicates_and_times_retrieval(sample_home, monkeypatch, tmp_path):
+    """`cpqa bench passages` on a tiny build: rates are positive, the grown store holds the asked records."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cpqa.cli import app
+
+    monkeypatch.setenv("CPQA_HOME", str(sample_home))
+    monkeypatch.setenv("CPQA_PROFILE", "offline")
+    result = CliRunner().invoke(app, ["bench", "passages", "--size", "30", "--size", "60", "--build-records", "6",
+                                      "--queries", "2", "--candidates", "5", "--workdir", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout[result.stdout.index("{"):])
+    build = report["build"]
+    assert build["records"] == 6 and build["passages"] >= 6 and build["sentences"] >= build["passages"]
+    assert build["records_per_s"] > 0 and build["bytes_per_passage"] > 0
+    assert [p["records"] for p in report["scale"]] == [30, 60]
+    small, large = report["scale"]
+    assert large["store_bytes"] > small["store_bytes"]  # replicas and their vectors really are stored
+    assert all(p["retrieval_p95_ms"] >= p["retrieval_p50_ms"] > 0 for p in report["scale"])
+    assert list(tmp_path.iterdir()) == []  # temporary stores removed
+
+
+def test_passage_bench_refuses_bad_sizes(sample_home, monkeypatch):
+    from typer.testing import CliRunner
+
+    from cpqa.cli import app
+
+    monkeypatch.setenv("CPQA_HOME", str(sample_home))
+    result = CliRunner().invoke(app, ["bench", "passages", "--size", "0"])
+    assert result.exit_code != 0 and "--size must be positive" in result.output

@@ -137,7 +137,7 @@ class TextEncoder:
 
 def _piece_counter(tokenizer):
     """Word pieces per text, special tokens excluded (what a chunk may fill of the model's window)."""
-    return lambda texts: [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
+    return lambda texts: [len(ids) for ids in tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]]
 
 
 def resolve_device(name: str) -> str:
