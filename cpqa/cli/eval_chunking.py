@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from cpqa.cli.common import fail, print_json
+from cpqa.cli.common import emit, fail
 
 
 def chunking(
@@ -24,8 +24,6 @@ def chunking(
     seed: int = typer.Option(0, "--seed", help="the split into halves (--cross-validate)"),
 ) -> None:
     """Chunking benchmark: SEOS against LlamaIndex and NLTK splitters, Hits@5 / MRR@5 per retriever."""
-    import json
-
     from cpqa.config import get_settings
     from cpqa.models.encoders import EmbeddingCache, load_encoder
     from cpqa.evaluation.chunking import default_bench_path, fusion_reranker, load_bench, run_benchmark
@@ -53,12 +51,7 @@ def chunking(
                                       progress=None if as_json else typer.echo)
         payload = {"bench": str(path), "models": {c.component: c.model for c in (sentence_choice, passage_choice,
                                                                                   rerank_choice)}, **result.as_json()}
-        target = save or (settings.eval_dir / "chunking_cv.json" if limit is None else None)
-        if target:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-        if as_json:
-            print_json(payload, settings)
+        emit(payload, save or (settings.eval_dir / "chunking_cv.json" if limit is None else None), as_json, settings)
         return
     splitters = benchmark_splitters(sentence_encoder, target_words=target_words, overlap_words=overlap_words,
                                     window_tokens=window)
@@ -70,9 +63,4 @@ def chunking(
                            models={c.component: c.model for c in (sentence_choice, passage_choice, rerank_choice)},
                            progress=None if as_json else typer.echo)
     payload = report.as_json()
-    save = save or (settings.eval_dir / "chunking.json" if limit is None else None)
-    if save:
-        save.parent.mkdir(parents=True, exist_ok=True)
-        save.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-    if as_json:
-        print_json(payload, settings)
+    emit(payload, save or (settings.eval_dir / "chunking.json" if limit is None else None), as_json, settings)

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from cpqa.cli.common import fail, print_json
+from cpqa.cli.common import emit, fail
 
 # The consumer health questions beside the checkout (../shared/data), used for Table II when present.
 CONSUMER_QUESTIONS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "consumer_questions"
@@ -32,8 +32,6 @@ def retrieval(
     table2_limit: int = typer.Option(100, "--table2-limit", min=1, help="questions per Table II file"),
 ) -> None:
     """Document retrieval: recall@5/10/20, hits, MRR@10 and nDCG@10 per path, over the store in CPQA_HOME."""
-    import json
-
     from cpqa.config import get_settings
     from cpqa.evaluation.jsonl import read_question_texts
     from cpqa.evaluation.retrieval import compare as compare_runs
@@ -76,11 +74,8 @@ def retrieval(
         payload["term_backend"] = type(pipeline.boolean.backend).__name__
         payload["vocabulary"] = pipeline.rewriter.vocabulary.source
         payload["questions"] = {"file": str(questions), "n": len(items), "gold_missing": missing_gold(items, pipeline)}
-    if save:
-        save.parent.mkdir(parents=True, exist_ok=True)
-        save.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    emit(payload, save, as_json, settings)
     if as_json:
-        print_json(payload, settings)
         return
     for name in names:
         row = payload[name]
