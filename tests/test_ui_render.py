@@ -43,3 +43,16 @@ def test_evidence_card_escapes_text_and_shows_badges():
     card = evidence_card(1, risky, ANSWER)
     assert "<script>" not in card and "&lt;script&gt;" in card
     assert "semantic + Boolean" in card and "PubMed abstract" in card and "rerank 0.910" in card
+
+
+def test_evidence_renders_as_plain_text_and_answers_link_only_their_citations():
+    from ui.render import plain_html
+
+    planted = Passage(node_id="x", pmid="33333333", text="See [our cure](https://evil.example/x) <b>now</b> **bold**.")
+    card = evidence_card(None, planted, "")
+    assert "<b>now" not in card and "](" not in card and "**" not in card and "https://evil" not in card
+    assert "our cure" in card  # the words stay readable
+    assert plain_html("a_b*c") == "a&#95;b&#42;c"
+    linked = linked_answer("Tamoxifen helps [PMID:11111111]. More at [site](https://evil.example).",
+                           {"11111111": 1}, [])
+    assert "evil.example" not in linked and "site" in linked and "[[1]](https://pubmed.ncbi.nlm.nih.gov/11111111/)" in linked

@@ -22,6 +22,16 @@ _STOP = frozenset("the a an and or of in on for to with is are was were be by at
                   "than then which who what when how not no may can".split())
 
 
+_MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MARKDOWN_CHARS = str.maketrans({c: f"&#{ord(c)};" for c in "[]()*_`#~|\\"})
+
+
+def plain_html(text: str) -> str:
+    """Evidence text as inert HTML: tags escaped and Markdown's characters as entities, so nothing in an abstract
+    renders as a link, an image or formatting."""
+    return html.escape(text).translate(_MARKDOWN_CHARS).replace("://", "&#58;//").replace("www.", "www&#46;")
+
+
 def citation_numbers(text: str, citations: list[str]) -> dict[str, int]:
     """Number citations in order of first appearance in the text, then any remaining ones."""
     order: list[str] = []
@@ -46,8 +56,10 @@ def link_for(passage_or_pmid: Passage | str, pmcid: str | None = None) -> str:
 
 
 def linked_answer(text: str, numbers: dict[str, int], passages: list[Passage]) -> str:
-    """Replace ``[PMID]`` groups with numbered Markdown links: ``[[1]](url)[[2]](url)``."""
+    """Replace ``[PMID]`` groups with numbered Markdown links: ``[[1]](url)[[2]](url)``; any other Markdown link in
+    the text (an echo of evidence) is reduced to its label, so the only links an answer carries are its citations."""
     by_pmid = {p.pmid: p for p in passages}
+    text = _MARKDOWN_LINK.sub(lambda m: m.group(1), text)
 
     def replace(match: re.Match) -> str:
         links = []
@@ -82,7 +94,7 @@ def highlighted_passage(passage: Passage, answer_text: str, min_overlap: float =
             shared = len(words & claim)
             if shared >= min_shared and shared / max(len(words), 1) >= min_overlap:
                 marked.add(i)
-    parts = [f"<mark>{html.escape(s)}</mark>" if i in marked else html.escape(s) for i, s in enumerate(sentences)]
+    parts = [f"<mark>{plain_html(s)}</mark>" if i in marked else plain_html(s) for i, s in enumerate(sentences)]
     return " ".join(parts)
 
 

@@ -199,8 +199,8 @@ class Answerer:
         if not chosen:
             return Answer(text=THIN_EVIDENCE, abstained=True, written_by="extractive")
         lines = [EXTRACTIVE_LABEL, ""] + [f'- "{s.text}" [PMID:{s.pmid}]' for s in chosen]
-        return Answer(text="\n".join(lines), citations=list(dict.fromkeys(s.pmid for s in chosen)),
-                      written_by="extractive")
+        check = check_citations("\n".join(lines), {p.pmid for p in passages})  # every answer is checked
+        return Answer(text=check.text, citations=check.citations, flags=check.flags, written_by="extractive")
 
     # ------------------------------------------------------------ multiple choice
     def choose(self, question: str, options: dict[str, str], passages: Sequence[Passage] = (),

@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from cpqa.models.encoders import EmbeddingCache, Encoder
+from cpqa.passages.evidence import unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
 
@@ -127,14 +128,16 @@ def _section_weight(label: str | None) -> float:
 
 
 def _labelled_sentences(passage: Passage) -> list[tuple[str, float]]:
-    """The passage's sentences with the weight of the abstract section each falls in."""
+    """The passage's quotable sentences with the weight of the abstract section each falls in (a sentence that
+    addresses the reader, or carries a link, markup or citation marker, is evidence only as data: never quoted)."""
     label = passage.section
     result = []
     for sentence in split_sentences(passage.text):
         match = _LABEL.match(sentence)
         if match:
             label = match.group(1)
-        result.append((sentence, _section_weight(label)))
+        if unquotable(sentence) is None:
+            result.append((sentence, _section_weight(label)))
     return result
 
 

@@ -93,7 +93,8 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
     if answer.abstained:
         label += " (not enough evidence to answer)"
     if answer.text:
-        console.print(Panel(Markdown(number_citations(answer)), title=label, border_style="cyan"))
+        # No hyperlinks from an answer's text: the references below carry the only links.
+        console.print(Panel(Markdown(number_citations(answer), hyperlinks=False), title=label, border_style="cyan"))
     for flag in answer.flags:
         console.print(f"[yellow]Flag:[/] {escape(flag)}")
 

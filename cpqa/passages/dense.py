@@ -18,6 +18,7 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, Query
 from pydantic import Field
 
 from cpqa.config import Settings
+from cpqa.passages.evidence import addresses_reader
 from cpqa.models.encoders import EmbeddingCache, VectorStore, load_encoder
 from cpqa.options import PassageOptions
 from cpqa.passages.multi_query import ConceptFusionRetriever
@@ -134,8 +135,8 @@ class PassageRetriever:
         if not query.strip():
             raise ValueError("query is empty")
         variants = [v for v in variants if v.strip() and v != query]
-        two_stage = TwoStageRetriever(nodes, self.cache, self.reranker, options.top_k,
-                                      options.top_k if variants else options.top_n, self.reranker_choice.model)
+        two_stage = TwoStageRetriever(nodes, self.cache, self.reranker, options.top_k, options.top_k,
+                                      self.reranker_choice.model)
         result = PassageSearch(queries=[query, *variants])
         if variants:
             with result.stage("multi_query", queries=result.queries) as record:
@@ -144,5 +145,14 @@ class PassageRetriever:
         else:
             hits = two_stage.retrieve(query)
         result.absorb(two_stage.log)
-        result.passages = [to_passage(h, two_stage.dense_scores.get(h.node.node_id)) for h in hits]
+        passages = [to_passage(h, two_stage.dense_scores.get(h.node.node_id)) for h in hits]
+        # Evidence is data: a passage that addresses its reader (links, markup, instructions) ranks last.
+        flagged = [p for p in passages if addresses_reader(p.text)]
+        if flagged:
+            result.warn(f"{len(flagged)} passage(s) hold text addressed to the reader (links, markup, "
+                        f"instructions; PMID {', '.join(dict.fromkeys(p.pmid for p in flagged))}): ranked last, "
+                        "never quoted")
+        result.passages = ([p for p in passages if p not in flagged] + flagged)[:options.top_n]
+        if "rerank" in result.stages:  # the reranker ordered top_k; top_n of them go on
+            result.stages["rerank"].info["kept"] = len(result.passages)
         return result
