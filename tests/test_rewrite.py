@@ -4,6 +4,7 @@ and dialogue distillation across turns."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -161,3 +162,21 @@ def test_follow_up_carries_the_entities_across_turns(settings):
     # a self-contained question keeps its own subject
     own = rewriter.rewrite("What is the survival for breast cancer?", history=history)
     assert own.search_intent == "What is the survival for breast cancer?"
+
+
+@pytest.mark.parametrize("question,history", [
+    ("My name is Margaret Olsen and my date of birth is 4 May 1961. What are the side effects of olaparib in "
+     "ovarian cancer?", []),
+    ("What about the side effects?", ["I'm Margaret Olsen, born 1961-05-04, and I take olaparib for ovarian cancer."]),
+    ("Call me at 617-555-0134 or jane@example.org: does tamoxifen cause hot flashes?", []),
+])
+def test_placeholders_never_reach_a_ladder_level(settings, question, history):
+    from cpqa.safety.screening import check_question, scrub_phi
+
+    screened = check_question(question)
+    scrubbed = [scrub_phi(t) for t in history]
+    assert screened.removed_phi or all(s.removed for s in scrubbed)  # the details were found ...
+    result = Rewriter(settings).rewrite(screened.question, history=[s.text for s in scrubbed])
+    searched = " ".join([result.search_intent or "", *result.ladder]).lower()
+    assert not re.search(r"\bname\b|\bdate\b|\bphone\b|\bemail\b|\bbirth\b|\bcall\b", searched), searched  # ... gone
+    assert any(drug in searched for drug in ("olaparib", "tamoxifen"))  # the question's meaning stays

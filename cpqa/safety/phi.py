@@ -164,13 +164,46 @@ _RULES: list[_Rule] = [
 
 
 def scrub_phi(text: str) -> PHIRedaction:
-    """Remove personal details from ``text``: the cleaned ``.text`` and the ``.removed`` kinds (never the values)."""
+    """Remove personal details from ``text``: the cleaned ``.text`` and the ``.removed`` kinds (never the values).
+    What was removed leaves no placeholder behind: "[name]" would become a search term."""
     removed: list[str] = []
     for kind, pattern, replacement in _RULES:
         text, count = _substitute(pattern, replacement, text)
         if count and kind not in removed:
             removed.append(kind)
-    return PHIRedaction(text, removed)
+    return PHIRedaction(drop_placeholders(text) if removed else text, removed)
+
+
+_PLACEHOLDER = re.compile(r"\[(?:name|email|record number|id number|phone|date of birth|date|address)\]")
+# Words that only announce a personal detail: a clause left with nothing else said nothing about the question.
+_ANNOUNCING = frozenset("""
+    my name is name's names this here it i im i'm am was were born on in at of the a an and or call me signed
+    email e-mail phone number mobile cell tel address live lives living contact reach date birth birthday dob
+    mrn record id no hi hello dear writing from is be said says told tells asked wrote writes
+    """.split())
+_CLAUSE = re.compile(r"[^.!?;,:]*(?:[.!?;,:]+|$)")
+
+
+def drop_placeholders(text: str) -> str:
+    """``text`` without the placeholders ``_RULES`` put in: a clause that only announced the detail ("My name is
+    [name].", "born [date of birth],") goes whole; elsewhere the placeholder alone goes ("my wife [name] has ...")."""
+    kept: list[str] = []
+    dropped = False
+    for clause in _CLAUSE.findall(text):
+        if not clause.strip():
+            continue
+        if _PLACEHOLDER.search(clause):
+            words = re.findall(r"[\w'-]+", _PLACEHOLDER.sub(" ", clause).lower())
+            if all(w in _ANNOUNCING for w in words):
+                dropped = True
+                continue
+            clause = _PLACEHOLDER.sub("", clause)
+        if dropped:  # "My name is X, and I have CLL" -> "I have CLL"
+            clause = re.sub(r"^\s*(?:and|but|so)\b", "", clause, flags=re.IGNORECASE)
+        kept.append(clause)
+        dropped = False
+    joined = re.sub(r"\s+([.,;!?])", r"\1", re.sub(r"\s{2,}", " ", "".join(kept))).strip(" ,;")
+    return joined[:1].upper() + joined[1:] if joined else joined
 
 
 def _substitute(pattern: re.Pattern, replacement, text: str) -> tuple[str, int]:
