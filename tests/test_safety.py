@@ -37,15 +37,24 @@ def test_control_and_invisible_characters_are_removed():
     assert all(ch.isprintable() for ch in screened.question)
 
 
-def test_long_questions_are_truncated_with_a_notice_and_late_red_flags_still_count():
-    text = ("Tell me about the treatment options for early breast cancer and how well they work. " * 40
-            + "Also I have chest pain right now.")
-    assert len(text) > MAX_QUESTION_CHARS
-    screened = check_question(text)
+def test_a_long_paste_keeps_its_question_with_a_notice_and_late_red_flags_still_count():
+    letter = ("Dear Dr. Smith, thank you for seeing my mother last week at the clinic about her results. " * 60
+              + "Also she has had chest pain since this morning. Does letrozole work better than tamoxifen after "
+                "menopause?")
+    assert len(letter) > 5000
+    screened = check_question(letter)
     assert len(screened.question) <= MAX_QUESTION_CHARS
-    assert "chest pain" not in screened.question  # cut off ...
-    assert any("longer than 2,000 characters" in n for n in screened.notices)
-    assert screened.urgent and "chest pain" in screened.urgent  # ... but triaged on the whole text
+    assert screened.question.endswith("Does letrozole work better than tamoxifen after menopause?")  # kept whole
+    assert screened.question.startswith("Thank you for seeing")  # the start, as much as fits (the name removed)
+    assert any("longer than 2,000 characters" in n and "question was kept" in n for n in screened.notices)
+    assert screened.urgent and "chest pain" in screened.urgent  # triaged on the whole text
+
+
+def test_a_long_paste_without_a_question_mark_keeps_its_last_sentence():
+    text = "I was treated for breast cancer years ago and I want to understand my options now. " * 40 + (
+        "Tell me what is known about hormone therapy after ten years")
+    question = check_question(text).question
+    assert len(question) <= MAX_QUESTION_CHARS and question.endswith("hormone therapy after ten years")
 
 
 def test_short_questions_are_not_truncated():

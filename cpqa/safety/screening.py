@@ -73,7 +73,24 @@ def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", text.translate(_QUOTES)).strip()
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
 def _truncate(text: str, limit: int = MAX_QUESTION_CHARS) -> str:
+    """``text`` within ``limit`` characters, keeping what it asks: a long paste (a letter, a report) usually ends with
+    the question, so the last sentence that asks one is kept whole, after as much of the start as fits."""
+    if len(text) <= limit:
+        return text
+    sentences = _SENTENCE_END.split(text)
+    asked = next((s for s in reversed(sentences) if s.rstrip().endswith("?")), sentences[-1])
+    asked = _cut(asked, limit // 2)  # a runaway "sentence" cannot crowd out everything else
+    room = limit - len(asked) - len(" ... ")
+    head = _cut(text[:text.rfind(asked)].rstrip(), room)
+    return f"{head} ... {asked}" if head else asked
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, cut at a word boundary."""
     if len(text) <= limit:
         return text
     cut = text[:limit]
@@ -141,7 +158,8 @@ def check_question(text: str | None) -> Screened:
     question = _truncate(scrubbed)
     if len(question) < len(scrubbed):
         notices.append(
-            f"Your question was longer than {MAX_QUESTION_CHARS:,} characters, so only its first part was used."
+            f"Your message was longer than {MAX_QUESTION_CHARS:,} characters: its question was kept, with as "
+            "much of the text before it as fits."
         )
     language_ok = _is_english(question)
     if not language_ok:
