@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
@@ -99,30 +100,33 @@ def _cut(text: str, limit: int) -> str:
 
 
 # ---------------------------------------------------------------- language
-_EN = frozenset(
-    "the a an is are was were be been what which who how why when where does do did can could should would will "
-    "i my me you your it this that these those of to in for on with and or not no have has had there their "
-    "about from after before than more most any some other".split()
-)
-_OTHER = {
-    "Spanish": "el la los las es son que qué cómo cuál cuáles para por con una del al se puedo tengo mi mis sobre "
-               "después también pero muy",
-    "French": "le la les est sont que quel quelle quels comment pour avec une des du au je mon ma mes sur après "
-              "aussi mais très dans pourquoi",
-    "German": "der die das ist sind und wie welche welcher warum für mit eine einer ich mein meine nach auch aber "
-              "sehr nicht kann bei",
-    "Portuguese": "o os as é são que qual quais como para com uma do da dos das eu meu minha sobre depois também "
-                  "mas muito não",
-    "Italian": "il lo gli è sono che quale quali come perché per con una del della io mio mia dopo anche ma molto "
-               "non",
-    "Dutch": "de het een is zijn wat welke hoe waarom voor met ik mijn na ook maar zeer niet kan bij",
-}
-_OTHER_SETS = {lang: frozenset(words.split()) - _EN for lang, words in _OTHER.items()}
+# Languages a patient here is likely to write in besides English; the detector weighs English against them.
+_LANGUAGES = ("ENGLISH", "SPANISH", "FRENCH", "GERMAN", "PORTUGUESE", "ITALIAN", "DUTCH", "POLISH", "SWEDISH",
+              "DANISH", "BOKMAL", "FINNISH", "TURKISH", "VIETNAMESE", "ROMANIAN", "CZECH", "HUNGARIAN", "INDONESIAN",
+              "TAGALOG", "CROATIAN", "SLOVAK", "CATALAN")
+FOREIGN_CONFIDENCE = 0.9  # a question counts as not English only when the detector is this sure of another language
 _TOKEN = re.compile(r"[^\W\d_]+", re.UNICODE)
+# English function words: the grammar of a question, whatever its medical terms (which n-gram models misread).
+_ENGLISH_GRAMMAR = frozenset(
+    "the a an is are was were be been what which who how why when where does do did can could should would will i my "
+    "me you your it this that these those of to in for on with and or not no have has had there their about from "
+    "after before than more most any some other its if at by will very".split()) - frozenset(
+    "a an in no be on do i me".split())  # words other languages spell the same way are no evidence of English
+
+
+@lru_cache(maxsize=1)
+def _detector():
+    """lingua's detector over ``_LANGUAGES`` (n-gram models, loaded once: about half a second)."""
+    from lingua import Language, LanguageDetectorBuilder
+
+    return LanguageDetectorBuilder.from_languages(*(getattr(Language, n) for n in _LANGUAGES)) \
+        .with_low_accuracy_mode().build()
 
 
 def _is_english(text: str) -> bool:
-    """Cheap check: mostly Latin script, and not more foreign stopwords than English ones."""
+    """Latin script, and not confidently another language. A question with English grammar passes whatever its
+    medical terms; short or technical ones ("HER2+ NSCLC?", "pembrolizumab") pass too: the detector is only asked
+    about three words or more without English grammar, and only trusted when it is sure."""
     letters = [ch for ch in text if ch.isalpha()]
     if not letters:
         return True
@@ -132,9 +136,10 @@ def _is_english(text: str) -> bool:
     if "¿" in text or "¡" in text:
         return False
     words = [w.lower() for w in _TOKEN.findall(text)]
-    english = sum(w in _EN for w in words)
-    foreign = max(sum(w in stop for w in words) for stop in _OTHER_SETS.values())
-    return not (foreign >= 2 and foreign > english)
+    if len(words) < 3 or sum(w in _ENGLISH_GRAMMAR for w in words) >= 0.15 * len(words):
+        return True
+    best = _detector().compute_language_confidence_values(text)[0]
+    return best.language.name == "ENGLISH" or best.value < FOREIGN_CONFIDENCE
 
 
 # ---------------------------------------------------------------- screening
