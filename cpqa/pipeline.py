@@ -38,7 +38,7 @@ from cpqa.rewrite.hyde import hyde_transform
 from cpqa.rewrite.query_variants import concept_queries
 from cpqa.rewrite.rewriter import Rewriter, RewriteResult
 from cpqa.rewrite.vocabulary import load_vocabulary
-from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, scrub_phi
+from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, prepare as prepare_screening, scrub_phi
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
 from cpqa.trace import RetrievalTrace
@@ -78,6 +78,7 @@ class Pipeline:
         self.settings = settings or get_settings()
         self.options = options or PipelineOptions()
         settings = self.settings
+        prepare_screening()  # screening answers within milliseconds from the first question on
         self.llm = Claude(settings)
         llm = self.llm if self.llm.available else None
         # Sources: the local store, and E-utilities (NCBI or a mirror) unless the store answers Boolean search.

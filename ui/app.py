@@ -16,7 +16,7 @@ from cpqa.config import NCBI_EUTILS_URL, get_settings  # noqa: E402
 from cpqa.models.encoders import resolve  # noqa: E402
 from cpqa.progress import DRAFT_TITLE  # noqa: E402
 from cpqa.documents.boolean_search import uses_local_store  # noqa: E402
-from cpqa.safety.screening import check_question, first_messages, install_log_redaction  # noqa: E402
+from cpqa.safety.screening import check_question, first_messages, install_log_redaction, prepare  # noqa: E402
 from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
 
 SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
@@ -162,6 +162,7 @@ def run_question(question: str, history: list[str], options: dict):
 def main() -> None:
     settings = get_settings()
     install_log_redaction(settings)
+    prepare()  # the screening models, once per server: a question's first messages show at once
     options = sidebar(settings)
     st.title("Cancer questions, answered from the evidence")
     st.caption("Answers cite PubMed and PubMed Central. This is information, not medical advice: "

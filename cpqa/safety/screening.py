@@ -19,7 +19,7 @@ from cpqa.safety.phi import PHIRedaction, scrub_phi
 from cpqa.safety.triage import is_personal_dosing, red_flags, urgent_message
 
 __all__ = [
-    "InvalidQuestion", "Screened", "check_question", "scrub_phi", "PHIRedaction", "install_log_redaction",
+    "InvalidQuestion", "Screened", "check_question", "prepare", "scrub_phi", "PHIRedaction", "install_log_redaction",
     "SecretRedactor",
     "MAX_QUESTION_CHARS", "ENGLISH_ONLY",
 ]
@@ -121,6 +121,11 @@ def _detector():
 
     return LanguageDetectorBuilder.from_languages(*(getattr(Language, n) for n in _LANGUAGES)) \
         .with_low_accuracy_mode().build()
+
+
+def prepare() -> None:
+    """Load what screening needs (the language models) now, so the first question's screening is instant."""
+    _detector()
 
 
 def _is_english(text: str) -> bool:
