@@ -325,3 +325,15 @@ def test_screened_is_json_serialisable():
 def test_treatment_schedules_are_not_dates():
     assert scrub_phi("FOLFOX on days 1-8-15 of a 28-day cycle").removed == []
     assert scrub_phi("Seen on 14-03-2021 and 3/14/21").removed == ["date"]
+
+
+@pytest.mark.parametrize("text", ["Call me on +44 20 7946 0958 about tamoxifen.", "My number is 020 7946 0958.",
+                                  "Text +33 6 12 34 56 78 if needed.", "Reach me at (617) 555-0134."])
+def test_phone_numbers_in_any_format_are_removed(text):
+    result = scrub_phi(text)
+    assert "phone number" in result.removed and not any(ch.isdigit() for ch in result.text)
+
+
+def test_medical_numbers_are_not_phone_numbers():
+    text = "I take 20 mg tamoxifen daily on days 1-8-15; PSA was 4.5 in 2019 and 12.3 in 2021, HER2 3+."
+    assert scrub_phi(text) == (text, [])

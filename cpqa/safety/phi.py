@@ -171,7 +171,25 @@ def scrub_phi(text: str) -> PHIRedaction:
         text, count = _substitute(pattern, replacement, text)
         if count and kind not in removed:
             removed.append(kind)
+    text, count = _phone_numbers(text)
+    if count and PHONE not in removed:
+        removed.append(PHONE)
     return PHIRedaction(drop_placeholders(text) if removed else text, removed)
+
+
+PHONE_REGIONS = ("US", "GB")  # national formats read as these countries'; international (+...) ones always
+
+
+def _phone_numbers(text: str) -> tuple[str, int]:
+    """Phone numbers the patterns above miss (international and national formats), found by libphonenumber as
+    valid numbers only, so doses, dates and lab values stay."""
+    import phonenumbers
+
+    spans = {(m.start, m.end) for region in PHONE_REGIONS
+             for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID)}
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + "[phone]" + text[end:]
+    return text, len(spans)
 
 
 _PLACEHOLDER = re.compile(r"\[(?:name|email|record number|id number|phone|date of birth|date|address)\]")
