@@ -128,13 +128,13 @@ class SEOSNodeParser(NodeParser):
     overlap_words: int | None = Field(default=None, description="overlap bound in words; None: overlap_fill")
     # Cross-validated on the chunking dev benchmark (README, "SEOS cross-validated"): halves tuned on one, judged
     # on the other.
-    window_fill: float = Field(default=1.0, gt=0, description="a chunk fills at most this share of the passage "
+    window_fill: float = Field(default=2.0, gt=0, description="a chunk fills at most this share of the passage "
                                                               "embedder's token window")
-    overlap_fill: float = Field(default=0.25, ge=0, lt=1, description="overlap bound as a share of the chunk bound")
+    overlap_fill: float = Field(default=0.3, ge=0, lt=1, description="overlap bound as a share of the chunk bound")
     window_tokens: int | None = Field(default=None, description="the passage embedder's token window; None: the "
                                                                 "sentence embedder's")
     window: int = Field(default=3, ge=1, description="sentences on each side of a gap")
-    cutoff_sd: float = Field(default=0.5, description="boundary cut-off: mean + cutoff_sd * std of valley depths")
+    cutoff_sd: float = Field(default=1.0, description="boundary cut-off: mean + cutoff_sd * std of valley depths")
     min_fraction: float = Field(default=0.25, ge=0, le=1, description="segments under this share of the target merge")
     _encoder: EmbeddingCache = PrivateAttr()
 
