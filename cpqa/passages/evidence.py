@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-from cpqa.passages.seos import split_sentences
-
 URL = re.compile(r"(?i)\b(?:https?|ftp)://\S+|\bwww\.[^\s.]+\.\S+|\b[\w-]+\.(?:com|org|net|io|info|biz|xyz|ru|cn)"
                  r"(?:/\S*)?\b|\bjavascript:")
 _TAGS = ("a|abbr|b|blockquote|body|br|button|code|div|em|embed|form|h[1-6]|head|hr|html|i|iframe|img|input|li|link|"
@@ -58,6 +56,10 @@ def _without_label(text: str) -> str:
     return re.sub(r"^[A-Z][A-Za-z /&-]{2,40}:\s+", "", text)
 
 
+_ROUGH_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
 def addresses_reader(text: str) -> bool:
-    """Whether any sentence of a passage must not be quoted (``unquotable``)."""
-    return any(unquotable(text[s.start:s.end]) for s in split_sentences(text))
+    """Whether any sentence of a passage must not be quoted (``unquotable``); split at full stops only, since this
+    runs on every candidate passage of every question (the exact splitter is the answer's, on what it quotes)."""
+    return any(unquotable(part) for part in _ROUGH_SENTENCE_END.split(text))
