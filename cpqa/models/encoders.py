@@ -15,6 +15,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -157,53 +158,77 @@ def resolve_device(name: str) -> str:
     return name
 
 
-def _sentence_transformer_encoder(name: str, path: str, max_tokens: int, truncate_dim: int | None = None,
-                                  device: str = "cpu") -> TextEncoder:
-    """A sentence-transformers model (MiniLM, PubMedBERT-Matryoshka) through LlamaIndex's ``HuggingFaceEmbedding``:
-    mean pooling, unit length, truncated to ``truncate_dim`` (Matryoshka) when given."""
-    from huggingface_hub import constants
-    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+def _pooling(model_id: str) -> tuple[str, bool]:
+    """(pooling, normalised) as the model's sentence-transformers configuration declares them: its pooling
+    module's mode ("mean" or "cls") and whether a Normalize module follows; ("cls", False) for a plain model."""
+    import json
 
-    # The Hugging Face cache, not LlamaIndex's own: `auto` chose this model because its weights are there.
-    embedding = HuggingFaceEmbedding(model_name=path, max_length=max_tokens, normalize=True, device=device,
-                                     embed_batch_size=64, truncate_dim=truncate_dim,
-                                     cache_folder=constants.HF_HUB_CACHE)
+    def read(name: str) -> object | None:
+        local = Path(model_id) / name
+        if local.is_file():
+            return json.loads(local.read_text())
+        if Path(model_id).is_dir():
+            return None
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.utils import EntryNotFoundError, LocalEntryNotFoundError
 
-    def encode(texts: list[str], batch_size: int) -> np.ndarray:
-        return np.asarray(embedding.get_text_embedding_batch(texts), dtype=np.float32)
+        try:
+            return json.loads(Path(hf_hub_download(model_id, name)).read_text())
+        except (EntryNotFoundError, LocalEntryNotFoundError, OSError):
+            return None
 
-    dim = len(embedding.get_text_embedding("dimension"))
-    return TextEncoder(name=name, dim=dim, max_tokens=max_tokens, normalize=True, _encode=encode,
-                       _count=_piece_counter(embedding._model.tokenizer))
+    modules = read("modules.json")
+    if not isinstance(modules, list):
+        return "cls", False
+    kinds = {m.get("type", "").rsplit(".", 1)[-1]: m.get("path", "") for m in modules if isinstance(m, dict)}
+    config = read(f"{kinds['Pooling']}/config.json") if "Pooling" in kinds else None
+    mode = "cls" if isinstance(config, dict) and config.get("pooling_mode_cls_token") else "mean"
+    return mode, "Normalize" in kinds
 
 
-def _medcpt_encoder(model_id: str, max_tokens: int, pairs: bool, device: str = "cpu") -> TextEncoder:
-    """MedCPT bi-encoder: [CLS] of the last layer, not normalised, searched by inner product.
-
-    The article encoder takes [title, abstract] pairs, given here as "title\\tabstract" strings.
-    """
+def _transformers_encoder(name: str, model_id: str, max_tokens: int, *, pairs: bool = False,
+                          truncate_dim: int | None = None, device: str = "cpu") -> TextEncoder:
+    """A BERT-style encoder through ``transformers``: MedCPT's bi-encoders ([CLS] of the last layer, not normalised;
+    the article encoder takes "title\tabstract" pairs) and sentence-transformers models (MiniLM,
+    PubMedBERT-Matryoshka: mean pooling, unit length, truncated to ``truncate_dim``), each pooled as its own
+    configuration says, so vectors equal ``SentenceTransformer.encode``'s. Loading ``transformers`` alone keeps
+    sentence-transformers and scikit-learn (about 6 s of imports) out of a one-shot ``cpqa ask``."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
+    pooling, normalised = _pooling(model_id)
+    normalize = normalised or pooling == "mean"  # sentence-transformers models here are all used at unit length
     tokenizer = AutoTokenizer.from_pretrained(model_id)
     model = AutoModel.from_pretrained(model_id).eval().to(device)
 
     def encode(texts: list[str], batch_size: int) -> np.ndarray:
-        out = []
-        with torch.no_grad():
-            for i in range(0, len(texts), batch_size):
-                batch = texts[i:i + batch_size]
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # similar lengths share a batch: less padding
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        with torch.inference_mode():
+            for i in range(0, len(order), batch_size):
+                batch = [texts[j] for j in order[i:i + batch_size]]
                 if pairs:
-                    split = [t.split("\t", 1) + [""] if "\t" not in t else t.split("\t", 1) for t in batch]
-                    enc = tokenizer([s[0] for s in split], [s[1] for s in split], truncation=True,
-                                    padding=True, return_tensors="pt", max_length=max_tokens)
+                    split = [t.split("\t", 1) if "\t" in t else [t, ""] for t in batch]
+                    enc = tokenizer([a for a, _ in split], [b for _, b in split], truncation=True, padding=True,
+                                    return_tensors="pt", max_length=max_tokens)
                 else:
                     enc = tokenizer(batch, truncation=True, padding=True, return_tensors="pt", max_length=max_tokens)
-                out.append(model(**enc.to(device)).last_hidden_state[:, 0, :].float().cpu().numpy())
-        return np.concatenate(out)
+                enc = enc.to(device)
+                hidden = model(**enc).last_hidden_state
+                if pooling == "mean":
+                    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                    vectors = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                else:
+                    vectors = hidden[:, 0, :]
+                vectors = vectors[:, :truncate_dim] if truncate_dim else vectors
+                if normalize:
+                    vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
+                out[order[i:i + batch_size]] = vectors.float().cpu().numpy()
+        return out
 
-    dim = int(model.config.hidden_size)  # 768 for MedCPT; the [CLS] vector is the last layer's hidden state
-    return TextEncoder(name=model_id, dim=dim, max_tokens=max_tokens, normalize=False, _encode=encode,
+    hidden_size = int(model.config.hidden_size)  # 768 for MedCPT, 384 for MiniLM
+    dim = min(truncate_dim, hidden_size) if truncate_dim else hidden_size
+    return TextEncoder(name=name, dim=dim, max_tokens=max_tokens, normalize=normalize, _encode=encode,
                        _count=_piece_counter(tokenizer))
 
 
@@ -220,16 +245,14 @@ _LOCK = threading.Lock()
 def _load(model: str, matryoshka_dim: int | None, device: str = "cpu") -> TextEncoder:
     if model == MINILM:
         # all-MiniLM-L6-v2 was trained on 128-token inputs and truncates at 256 word pieces.
-        return _sentence_transformer_encoder(MINILM, minilm_path(), max_tokens=256, device=device)
+        return _transformers_encoder(MINILM, minilm_path(), max_tokens=256, device=device)
     try:
         if model == MEDCPT_QUERY:
-            return _medcpt_encoder(model, max_tokens=64, pairs=False, device=device)
+            return _transformers_encoder(model, model, max_tokens=64, device=device)
         if model == MEDCPT_ARTICLE:
-            return _medcpt_encoder(model, max_tokens=512, pairs=True, device=device)
-        if model == PUBMEDBERT_MATRYOSHKA:
-            return _sentence_transformer_encoder(model, model, max_tokens=512, truncate_dim=matryoshka_dim,
-                                                 device=device)
-        return _sentence_transformer_encoder(model, model, max_tokens=512, device=device)
+            return _transformers_encoder(model, model, max_tokens=512, pairs=True, device=device)
+        return _transformers_encoder(model, model, max_tokens=512, device=device,
+                                     truncate_dim=matryoshka_dim if model == PUBMEDBERT_MATRYOSHKA else None)
     except (OSError, ValueError) as exc:  # transformers raises OSError when weights cannot be had
         raise ModelUnavailable(f"{model}: {exc}") from exc
 
