@@ -165,6 +165,7 @@ class Vocabulary:
             for phrase in term.phrases():
                 self._index.setdefault(phrase_key(phrase), term)
         self.words: frozenset[str] = frozenset(w for key in self._index for w in key.split())
+        self._deletion_index: dict[str, set[str]] | None = None  # built on the first spelling correction
 
     def __len__(self) -> int:
         return len(self._index)
@@ -186,13 +187,34 @@ class Vocabulary:
             return word
         budget = 1 if len(word) < 12 else 2
         best: dict[int, set[str]] = {}
-        for w in self.words:
+        for w in self._near(word) if budget == 1 else self.words:
             if abs(len(w) - len(word)) <= budget and (d := _edits(word, w, budget)) <= budget:
                 best.setdefault(d, set()).add(w)
         if not best:
             return word
         nearest = best[min(best)]
         return next(iter(nearest)) if len(nearest) == 1 else word
+
+    def _near(self, word: str) -> set[str]:
+        """The vocabulary words that may lie within one edit of ``word``: those sharing a one-letter deletion with
+        it (substitutions, transpositions), or equal to it less or plus one letter (a symmetric-deletion index,
+        built once), instead of aligning ``word`` against every word."""
+        if self._deletion_index is None:
+            index: dict[str, set[str]] = {}
+            for w in self.words:
+                for variant in _deletions(w):
+                    index.setdefault(variant, set()).add(w)
+            self._deletion_index = index
+        near = set(self._deletion_index.get(word, ()))
+        for variant in _deletions(word):
+            near |= self._deletion_index.get(variant, set())
+            if variant in self.words:
+                near.add(variant)
+        return near
+
+
+def _deletions(word: str) -> set[str]:
+    return {word[:i] + word[i + 1:] for i in range(len(word))}
 
 
 def _merge_by_heading(terms: Iterable[Term]) -> list[Term]:
