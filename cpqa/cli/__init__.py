@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from importlib.metadata import entry_points
 
 import typer
@@ -31,4 +32,24 @@ def main() -> None:
     from cpqa.safety.screening import install_log_redaction
 
     install_log_redaction(get_settings())
-    app()
+    try:
+        app()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> None:
+    """Exit as a normal exit does (atexit handlers run: log handlers flush, worker threads join), but skip tearing
+    down the interpreter's modules one by one: with torch and transformers loaded that alone takes over a second of
+    a one-shot ``cpqa ask``. Every command has closed its stores and files by now; SQLite is crash-safe anyway."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
