@@ -149,6 +149,8 @@ class Passage(BaseModel):
     title: str = ""
     year: int | None = None
     journal: str | None = None
+    # The passage's sentences as [start, end) offsets into ``text``, when its segmenter recorded them (SEOS does).
+    sentences: list[tuple[int, int]] | None = Field(default=None, exclude=True, repr=False)
 
 
 # ---------------------------------------------------------------- answer

@@ -424,3 +424,12 @@ def test_sentences_that_address_the_reader_are_unquotable_and_findings_are_not()
                  "STOP-BANG scores were recorded.", "Serum [Ca(2+)](i) rose after tamoxifen.",
                  "Never-smokers had fewer EGFR mutations."):
         assert unquotable(text) is None, text
+
+
+def test_the_extractive_answer_quotes_the_sentences_its_segmenter_recorded():
+    from cpqa.answer.extractive import passage_sentences
+
+    text = "Dr. Smith et al. found tamoxifen cut recurrence by a third. Hot flashes were common among the women."
+    recorded = Passage(node_id="s", pmid="1", text=text, sentences=[(0, 59), (60, len(text))])
+    assert passage_sentences(recorded) == (text[:59], text[60:])
+    assert "sentences" not in recorded.model_dump()  # internal: not in traces

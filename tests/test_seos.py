@@ -199,3 +199,14 @@ def test_long_pmc_article(parser):
     for node in nodes:
         assert text[node.metadata["start"]:node.metadata["end"]] == node.text
         assert encoder_tokens(parser, node.text) <= parser.target or len(split_sentences(node.text)) == 1
+
+
+def test_nodes_carry_their_sentences_for_the_answer(bench_nodes):
+    text, nodes = bench_nodes
+    sentences = {(s.start, s.end) for s in split_sentences(text)}
+    for node in nodes:
+        offsets = node.metadata["sentences"]
+        assert offsets and offsets[0][0] == 0 and offsets[-1][1] == len(node.text)
+        base = node.metadata["start"]
+        assert all((base + a, base + b) in sentences for a, b in offsets)  # whole sentences, exactly
+        assert "sentences" in node.excluded_embed_metadata_keys and "sentences" in node.excluded_llm_metadata_keys

@@ -71,6 +71,14 @@ def split_sentences(text: str) -> tuple[str, ...]:
     return tuple(text[s.start:s.end] for s in sentence_spans(text) if s.words >= 4)
 
 
+def passage_sentences(passage: Passage) -> tuple[str, ...]:
+    """The passage's sentences of four words or more: those its segmenter recorded, else split now."""
+    if not passage.sentences:
+        return split_sentences(passage.text)
+    pieces = (passage.text[a:b].strip() for a, b in passage.sentences)
+    return tuple(p for p in pieces if len(p.split()) >= 4)
+
+
 class Similarity:
     """Scores texts against a query: lexical coverage over a pool's IDF, or cosine of an encoder's vectors."""
 
@@ -132,7 +140,7 @@ def _labelled_sentences(passage: Passage) -> list[tuple[str, float]]:
     addresses the reader, or carries a link, markup or citation marker, is evidence only as data: never quoted)."""
     label = passage.section
     result = []
-    for sentence in split_sentences(passage.text):
+    for sentence in passage_sentences(passage):
         match = _LABEL.match(sentence)
         if match:
             label = match.group(1)

@@ -149,6 +149,6 @@ def topic_passages(topics: Sequence[Topic], passages: Sequence[Passage]) -> list
                 "node_id": f"topic{t}:{pmid}", "text": " ".join(s.text for s in group),
                 "score": topic.relevance, "section": f"topic {t}" + (f" ({source.section})" if source.section else ""),
                 "start": min(a for a, _ in spans) if spans else None,
-                "end": max(b for _, b in spans) if spans else None,
+                "end": max(b for _, b in spans) if spans else None, "sentences": None,
             }))
     return out

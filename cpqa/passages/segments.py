@@ -28,7 +28,9 @@ class SegmentCache:
         self._items: OrderedDict[str, list[TextNode]] = OrderedDict()
         self._lock = threading.Lock()
         p = parser
-        self._settings = f"{p.model.name}|{p.target}{p.unit}|{p.overlap}|{p.window}|{p.cutoff_sd}|{p.min_fraction}"
+        # "sentences": nodes carry their sentence offsets (records stored before that are segmented again)
+        self._settings = (f"{p.model.name}|{p.target}{p.unit}|{p.overlap}|{p.window}|{p.cutoff_sd}|{p.min_fraction}"
+                          "|sentences")
 
     def key(self, article: Article, source: str) -> str:
         return hashlib.sha1(f"{self._settings}\x00{source}\x00{article.model_dump_json()}".encode()).hexdigest()

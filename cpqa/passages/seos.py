@@ -240,12 +240,13 @@ class SEOSNodeParser(NodeParser):
             i = back
         return chunks
 
+    def chunks(self, text: str, start: int = 0, end: int | None = None) -> list[list[Span]]:
+        """The chunks of ``text[start:end]``, each as its sentences."""
+        return [c for segment in self.segment(text, self.sentences(text, start, end)) for c in self.pack(segment)]
+
     def chunk_spans(self, text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
         """Character ranges of the chunks of ``text[start:end]``."""
-        out = []
-        for segment in self.segment(text, self.sentences(text, start, end)):
-            out.extend((c[0].start, c[-1].end) for c in self.pack(segment))
-        return out
+        return [(c[0].start, c[-1].end) for c in self.chunks(text, start, end)]
 
     # ------------------------------------------------------------ LlamaIndex
     def _parse_nodes(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> list[BaseNode]:
@@ -254,18 +255,22 @@ class SEOSNodeParser(NodeParser):
             text = node.get_content()
             sections = node.metadata.get("sections") or [(node.metadata.get("section"), 0, len(text))]
             for section, start, end in sections:
-                for a, b in self.chunk_spans(text, start, end):
-                    out.append(self._node(node, text, a, b, section))
+                for chunk in self.chunks(text, start, end):
+                    out.append(self._node(node, text, chunk, section))
         return out
 
-    def _node(self, parent: BaseNode, text: str, start: int, end: int, section: str | None) -> TextNode:
+    def _node(self, parent: BaseNode, text: str, chunk: Sequence[Span], section: str | None) -> TextNode:
+        start, end = chunk[0].start, chunk[-1].end
         meta = {key: parent.metadata.get(key) for key in METADATA_KEYS}
-        meta.update(section=section, start=start, end=end)
+        # The chunk's sentences, relative to its text: the extractive answer quotes them without splitting again.
+        meta.update(section=section, start=start, end=end,
+                    sentences=[[s.start - start, s.end - start] for s in chunk])
         key = f"{parent.node_id}\x00{start}\x00{end}".encode()
         node = TextNode(id_=hashlib.sha1(key).hexdigest(), text=text[start:end], metadata=meta,
                         start_char_idx=start, end_char_idx=end,
-                        excluded_embed_metadata_keys=[k for k in METADATA_KEYS if k not in ("title", "section")],
-                        excluded_llm_metadata_keys=["start", "end", "sections"])
+                        excluded_embed_metadata_keys=[k for k in (*METADATA_KEYS, "sentences")
+                                                      if k not in ("title", "section")],
+                        excluded_llm_metadata_keys=["start", "end", "sections", "sentences"])
         node.relationships[NodeRelationship.SOURCE] = parent.as_related_node_info()
         return node
 

@@ -128,6 +128,6 @@ def expand_passages(passages: Sequence[Passage], sources: Mapping[str, SourceTex
         if key not in sources:
             out.append(p)
             continue
-        out.append(p.model_copy(update={"text": sources[key][0][a:b], "start": a, "end": b,
+        out.append(p.model_copy(update={"text": sources[key][0][a:b], "start": a, "end": b, "sentences": None,
                                         "node_id": f"{p.node_id}:{mode}"}))
     return out
