@@ -52,7 +52,7 @@ class BuildRate(BaseModel):
     passages_per_s: float
     bytes_per_passage: float
     bytes_per_record: float
-    cpu_hours_per_million_records: float
+    hours_per_million_records: float  # wall hours on this machine (all its cores)
     gb_per_million_records: float
 
 
@@ -93,7 +93,7 @@ def measure_build(settings: Settings, articles: Sequence[Article], path: Path) -
         records=summary.records, sentences=summary.sentences, passages=summary.passages, seconds=summary.seconds,
         records_per_s=summary.records / seconds, sentences_per_s=summary.sentences / seconds,
         passages_per_s=summary.passages / seconds, bytes_per_passage=stats["bytes"] / max(1, summary.passages),
-        bytes_per_record=per_record, cpu_hours_per_million_records=1e6 / (summary.records / seconds) / 3600,
+        bytes_per_record=per_record, hours_per_million_records=1e6 / (summary.records / seconds) / 3600,
         gb_per_million_records=per_record * 1e6 / 1e9)
 
 
