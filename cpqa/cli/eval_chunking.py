@@ -17,6 +17,8 @@ def chunking(
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     target_words: Optional[int] = typer.Option(None, "--target-words", help="SEOS chunk target (default: the embedder's)"),
     overlap_words: Optional[int] = typer.Option(None, "--overlap-words", help="SEOS overlap (default: the embedder's)"),
+    cutoff_sd: Optional[float] = typer.Option(None, "--cutoff-sd", help="SEOS boundary cut-off, mean + N sd of the "
+                                              "valley depths (default: the shipped setting)"),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here (default without "
                                         "--limit: $CPQA_HOME/eval/chunking.json, which notebook 03 reads)"),
     cross_validate: bool = typer.Option(False, "--cross-validate", help="choose SEOS's settings on one half of the "
@@ -43,9 +45,9 @@ def chunking(
     postprocessor, rerank_choice = load_reranker(settings, top_n=None, cache=passage_cache)
     window = passage_encoder.max_tokens  # SEOS chunks fit the window of the encoder that embeds them
     if cross_validate:
-        if only or target_words or overlap_words:
+        if only or target_words or overlap_words or cutoff_sd is not None:
             fail("--cross-validate chooses SEOS's sizes itself and runs every rival: drop --splitter, "
-                 "--target-words and --overlap-words")
+                 "--target-words, --overlap-words and --cutoff-sd")
         result = run_cross_validation(docs, sentence_encoder, rival_splitters(sentence_encoder), passage_cache,
                                       fusion_reranker(postprocessor), window_tokens=window, seed=seed,
                                       progress=None if as_json else typer.echo)
@@ -53,8 +55,9 @@ def chunking(
                                                                                   rerank_choice)}, **result.as_json()}
         emit(payload, save or (settings.eval_dir / "chunking_cv.json" if limit is None else None), as_json, settings)
         return
+    seos_options = {"cutoff_sd": cutoff_sd} if cutoff_sd is not None else {}
     splitters = benchmark_splitters(sentence_encoder, target_words=target_words, overlap_words=overlap_words,
-                                    window_tokens=window)
+                                    window_tokens=window, **seos_options)
     unknown = sorted(set(only or ()) - set(splitters))
     if unknown:
         fail(f"unknown splitter(s) {', '.join(unknown)}; choose from {', '.join(splitters)}")
