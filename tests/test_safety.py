@@ -4,6 +4,7 @@ keys out of logs, errors and JSON."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -337,3 +338,42 @@ def test_phone_numbers_in_any_format_are_removed(text):
 def test_medical_numbers_are_not_phone_numbers():
     text = "I take 20 mg tamoxifen daily on days 1-8-15; PSA was 4.5 in 2019 and 12.3 in 2021, HER2 3+."
     assert scrub_phi(text) == (text, [])
+
+
+# ---------------------------------------------------------------- phrasing sets (precision and recall)
+def _scores(path: str) -> dict[str, dict[str, float]]:
+    """Per rule (urgent, dosing, decision): precision over every question it flags and recall over its own set;
+    a dosing question flagged as a personal decision counts as a correct referral (the dosing referral is shown)."""
+    sets = json.loads((Path(__file__).parent / "data" / path).read_text())
+    screened = {cat: [check_question(q) for q in qs] for cat, qs in sets.items()}
+    rules = {"urgent": lambda s: s.urgent is not None, "dosing": lambda s: s.personal_dosing,
+             "decision": lambda s: s.personal_decision and not s.personal_dosing}
+    out = {}
+    for rule, flagged in rules.items():
+        hits = sum(flagged(s) for s in screened[rule])
+        raised = sum(flagged(s) for cat in screened for s in screened[cat])
+        out[rule] = {"precision": hits / raised if raised else 1.0, "recall": hits / len(screened[rule])}
+    return out
+
+
+def test_safety_rules_on_the_dev_phrasing_set():
+    """40 urgent, 20 dosing, 20 personal-decision and 40 ordinary questions (the issue's examples among them)."""
+    scores = _scores("safety_phrasings.json")
+    for rule, score in scores.items():
+        assert score == {"precision": 1.0, "recall": 1.0}, (rule, score)
+
+
+def test_safety_rules_on_held_out_phrasings_raise_no_false_alarms():
+    """Phrasings written after the rules and never tuned on: recall is reported in the README (urgent triage by
+    patterns generalises poorly); no ordinary question is flagged."""
+    scores = _scores("safety_phrasings_heldout.json")
+    assert all(score["precision"] >= 0.95 for score in scores.values()), scores
+    assert scores["dosing"]["recall"] >= 0.8 and scores["decision"]["recall"] >= 0.7, scores
+
+
+def test_a_personal_decision_gets_the_care_team_referral_first():
+    from cpqa.safety.screening import DECISION_REFERRAL, first_messages
+
+    screened = check_question("Should I take olaparib for my ovarian cancer?")
+    assert screened.personal_decision and not screened.personal_dosing
+    assert first_messages(screened)[0] == DECISION_REFERRAL

@@ -134,7 +134,8 @@ class Answerer:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         question = scrub_phi(question).text
-        personal = (screened is not None and screened.personal_dosing) or is_personal_dosing(question)
+        personal = (screened is not None and (screened.personal_dosing or screened.personal_decision)) or \
+            is_personal_dosing(question)
         notices: list[str] = []
         if not passages:
             result = Answer(text=NO_EVIDENCE, abstained=True, written_by="extractive")

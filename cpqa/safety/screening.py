@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
 from cpqa.safety.phi import PHIRedaction, scrub_phi
-from cpqa.safety.triage import is_personal_dosing, red_flags, urgent_message
+from cpqa.safety.triage import is_personal_decision, is_personal_dosing, red_flags, urgent_message
 
 __all__ = [
     "InvalidQuestion", "Screened", "check_question", "prepare", "scrub_phi", "PHIRedaction", "install_log_redaction",
@@ -31,6 +31,8 @@ ENGLISH_ONLY = (
 )
 
 
+DECISION_REFERRAL = ("Whether a treatment is right for you is a decision to make with your care team, who know your "
+                     "situation. What follows is what the research reports in general, to take to them.")
 DOSING_REFERRAL = ("Your question is about your own dose or about stopping or changing your own treatment. Only "
                    "your care team can answer that for you: please ask them before you take, stop or change "
                    "anything. What follows is what the research reports in general.")
@@ -48,6 +50,7 @@ class Screened(BaseModel):
     removed_phi: list[str] = Field(default_factory=list)  # kinds of personal details removed, never the values
     urgent: str | None = None  # urgent-care message, shown before anything else
     personal_dosing: bool = False  # asks for a personal dose / stopping treatment: evidence + "ask your care team"
+    personal_decision: bool = False  # asks what to decide about their own care: evidence + care-team referral
     language_ok: bool = True
     red_flags: list[str] = Field(default_factory=list)
 
@@ -55,8 +58,8 @@ class Screened(BaseModel):
 def first_messages(screened: Screened) -> list[str]:
     """What a display shows the moment screening ends, before any search: the urgent-care message first, then the
     dosing referral and the notices (personal details removed, question shortened, language)."""
-    return [m for m in (screened.urgent, DOSING_REFERRAL if screened.personal_dosing else None) if m] + list(
-        screened.notices)
+    referral = DOSING_REFERRAL if screened.personal_dosing else DECISION_REFERRAL if screened.personal_decision else None
+    return [m for m in (screened.urgent, referral) if m] + list(screened.notices)
 
 
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
@@ -181,6 +184,7 @@ def check_question(text: str | None) -> Screened:
         removed_phi=removed,
         urgent=urgent_message(scrubbed),
         personal_dosing=is_personal_dosing(scrubbed),
+        personal_decision=is_personal_decision(scrubbed),
         language_ok=language_ok,
         red_flags=flags,
     )
