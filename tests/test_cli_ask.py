@@ -152,3 +152,23 @@ def test_bench_latency_json_against_in_process_mirror(env, tmp_path):
     # half the questions cold, the other half warm (never the same question twice); the screening result comes
     # long before the answer
     assert payload["to_screening"]["cold"]["p95_ms"] < payload["end_to_end"]["cold"]["p50_ms"]
+
+
+@pytest.mark.slow  # one cold pipeline for the file
+def test_ask_questions_answers_a_file_in_one_process_as_json_lines(env, tmp_path):
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"question": "Does tamoxifen reduce breast cancer recurrence?"}\n'
+                         '{"question": "?!?"}\n'
+                         '{"question": "My name is Jane Roe. What side effects does cisplatin cause?"}\n')
+    result = CliRunner().invoke(app, ["ask", "--questions", str(questions)])
+    assert result.exit_code == 1  # one question could not be asked ...
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert [line["index"] for line in lines] == [0, 1, 2]  # ... and nothing was dropped
+    assert "no letters" in lines[1]["error"]
+    assert lines[0]["answer"]["citations"] and lines[2]["trace"]["passages"]
+    assert "Jane" not in result.stdout  # personal details never reach the output
+
+
+def test_ask_needs_one_question_or_a_file(env, tmp_path):
+    assert CliRunner().invoke(app, ["ask"]).exit_code == 2
+    assert CliRunner().invoke(app, ["ask", "x?", "--questions", str(tmp_path)]).exit_code == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Optional, Sequence
 
 import typer
@@ -132,7 +133,10 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
 
 
 def ask(
-    question: str = typer.Argument(..., help="The question, in plain words."),
+    question: Optional[str] = typer.Argument(None, help="The question, in plain words."),
+    questions: Optional[Path] = typer.Option(None, "--questions", help="A JSONL file (or a folder of them) with a "
+                                             "question field: all answered by one loaded pipeline, one JSON line "
+                                             "each (index, question as searched, answer, trace) on stdout."),
     json_out: bool = typer.Option(False, "--json", help="Print the answer and the whole retrieval trace as JSON."),
     mode: str = typer.Option("patient", "--mode", help="patient (plain language) or clinician."),
     years: Optional[int] = typer.Option(None, "--years", min=1, help="Only evidence from the last N years."),
@@ -140,6 +144,8 @@ def ask(
                                                "(repeat; default D1 and D2)."),
 ) -> None:
     """Answer a question with cited evidence"""
+    if (question is None) == (questions is None):
+        fail("give one QUESTION, or --questions FILE for many")
     if mode not in ("patient", "clinician"):
         fail(f"--mode must be patient or clinician, not {mode!r}")
     bad = [s for s in source or () if s not in ("D1", "D2", "D3")]
@@ -151,6 +157,8 @@ def ask(
     from cpqa.safety.screening import InvalidQuestion, check_question, first_messages
 
     settings = get_settings()
+    if questions is not None:
+        return ask_many(questions, settings, mode=mode, years=years, sources=source or None)
     try:  # bad input is refused, and an urgent message shown, before any model loads
         screened = check_question(question)
     except InvalidQuestion as exc:
@@ -176,3 +184,39 @@ def ask(
                    settings)
     else:
         render(result.answer, result.trace, console, shown)
+
+
+def ask_many(path: Path, settings, **options) -> None:
+    """``cpqa ask --questions FILE``: every question of a file through one pipeline, a JSON line each. A question
+    that cannot be asked gets a line with its error (nothing is dropped) and the exit code is 1."""
+    import json
+    import sys
+
+    from cpqa.evaluation.jsonl import read_question_texts
+    from cpqa.pipeline import Pipeline
+    from cpqa.safety.screening import InvalidQuestion, check_question
+    from cpqa.sources.store import Store
+
+    try:
+        texts = read_question_texts(path)
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+    with Store(settings.store_path) as store:
+        if store.count() == 0:
+            fail(empty_store_message(str(settings.store_path)))
+    failed = 0
+    with Pipeline(settings) as pipeline:
+        for index, text in enumerate(texts):
+            try:
+                asked = check_question(text).question  # personal details never reach the output
+                result = pipeline.ask(text, **options)
+                line = {"index": index, "question": asked, "answer": result.answer.model_dump(mode="json"),
+                        "trace": result.trace.model_dump(mode="json")}
+            except (InvalidQuestion, ValueError) as exc:
+                failed += 1
+                line = {"index": index, "error": str(exc)}
+            sys.stdout.write(settings.redact(json.dumps(line, ensure_ascii=False, default=str)) + "\n")
+            sys.stdout.flush()
+    if failed:
+        typer.echo(f"error: {failed} of {len(texts)} questions could not be asked (see their lines)", err=True)
+        raise typer.Exit(1)
