@@ -213,6 +213,7 @@ _DOSING_FORMS = (
 )
 PERSONAL_DOSING = re.compile("|".join(_DOSING_FORMS), _I)
 
+
 def is_personal_dosing(text: str) -> bool:
     """True when the question asks for a personal dose or whether to stop/change the writer's own treatment."""
     return bool(PERSONAL_DOSING.search(text))
