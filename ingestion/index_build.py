@@ -130,7 +130,7 @@ def index_build_command(
     settings = get_settings(**({"cpqa_device": device} if device else {}))
     try:
         options = index_options(index, m=pq_m, nprobe=nprobe)
-        resolve_device(settings.cpqa_device)
+        device_used = resolve_device(settings.cpqa_device)
     except (ValueError, ModelUnavailable) as exc:
         fail(str(exc))
     if not settings.store_path.exists():
@@ -143,7 +143,7 @@ def index_build_command(
             terms = learn_terms(store.iter_articles(), load_vocabulary(settings))
             save_terms(terms, learned_terms_path(settings))
             summary.learned_terms = len(terms)
-            summary.device = resolve_device(settings.cpqa_device)
+            summary.device = device_used
         if passages:
             from cpqa.pipeline import Pipeline
             from ingestion.passage_build import build_passages

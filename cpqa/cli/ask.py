@@ -24,6 +24,15 @@ def empty_store_message(store_path: str) -> str:
             "(any PubMed XML works, .gz too); then ask again.")
 
 
+def require_records(settings) -> None:
+    """Stop with how to ingest when the evidence store is empty."""
+    from cpqa.sources.store import Store
+
+    with Store(settings.store_path) as store:
+        if store.count() == 0:
+            fail(empty_store_message(str(settings.store_path)))
+
+
 def number_citations(answer: Answer) -> str:
     """The answer text with each ``[PMID]`` marker replaced by its number in ``answer.citations``."""
     numbers = {pmid: i for i, pmid in enumerate(answer.citations, start=1)}
@@ -169,11 +178,8 @@ def ask(
 
     from cpqa.models.encoders import ModelUnavailable
     from cpqa.pipeline import Pipeline
-    from cpqa.sources.store import Store
 
-    with Store(settings.store_path) as store:
-        if store.count() == 0:
-            fail(empty_store_message(str(settings.store_path)))
+    require_records(settings)
     try:
         with ProgressDisplay(console, draft=not json_out) as display, Pipeline(settings) as pipeline:
             result = pipeline.ask(question, mode=mode, years=years, sources=source or None, progress=display)
@@ -195,15 +201,12 @@ def ask_many(path: Path, settings, **options) -> None:
     from cpqa.evaluation.jsonl import read_question_texts
     from cpqa.pipeline import Pipeline
     from cpqa.safety.screening import InvalidQuestion, check_question
-    from cpqa.sources.store import Store
 
     try:
         texts = read_question_texts(path)
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
-    with Store(settings.store_path) as store:
-        if store.count() == 0:
-            fail(empty_store_message(str(settings.store_path)))
+    require_records(settings)
     failed = 0
     with Pipeline(settings) as pipeline:
         for index, text in enumerate(texts):

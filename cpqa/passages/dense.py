@@ -147,12 +147,14 @@ class PassageRetriever:
         result.absorb(two_stage.log)
         passages = [to_passage(h, two_stage.dense_scores.get(h.node.node_id)) for h in hits]
         # Evidence is data: a passage that addresses its reader (links, markup, instructions) ranks last.
-        flagged = [p for p in passages if addresses_reader(p.text)]
+        clean, flagged = [], []
+        for passage in passages:
+            (flagged if addresses_reader(passage.text) else clean).append(passage)
         if flagged:
             result.warn(f"{len(flagged)} passage(s) hold text addressed to the reader (links, markup, "
                         f"instructions; PMID {', '.join(dict.fromkeys(p.pmid for p in flagged))}): ranked last, "
                         "never quoted")
-        result.passages = ([p for p in passages if p not in flagged] + flagged)[:options.top_n]
+        result.passages = (clean + flagged)[:options.top_n]
         if "rerank" in result.stages:  # the reranker ordered top_k; top_n of them go on
             result.stages["rerank"].info["kept"] = len(result.passages)
         return result
