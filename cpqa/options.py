@@ -82,6 +82,9 @@ class PassageOptions(_Section):
                                       "(None: every document HSRDR keeps)")
     top_k: int = Field(default=20, ge=1, description="passages kept by the dense retriever")
     top_n: int = Field(default=5, ge=1, description="passages kept by the reranker")
+    preclinical_demotion: int = Field(default=5, ge=0, description="patient mode: passages from animal or cell-line "
+                                      "studies move this many places down the reranked list, so human clinical "
+                                      "evidence is read first (0: off; clinician mode: off)")
     matryoshka_dim: int | None = Field(default=None, ge=1, description="passage embedding size (paper profile); "
                                        "fixed when the pipeline loads")
     multi_query: bool = Field(default=False, description="passage retrieval with the search intent and variants "

@@ -222,7 +222,8 @@ class Pipeline:
         notify("passage_retrieval")
         variants = (concept_queries(rewrite.model_copy(update={"search_intent": trace.search_intent}))[1:]
                     if options.passages.multi_query else [])
-        search = self.passages.search(trace.search_intent, nodes, options.passages, variants)
+        demotion = options.passages.preclinical_demotion if options.answer.mode == "patient" else 0
+        search = self.passages.search(trace.search_intent, nodes, options.passages, variants, demotion)
         trace.absorb(search)
         trace.passages = search.passages
         chain = context_postprocessors(

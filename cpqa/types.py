@@ -59,6 +59,7 @@ class Article(BaseModel):
     pub_date: str | None = None  # as precise as the record gives: "2019", "2019-03", "2019-03-14"
     article_type: str | None = None  # JATS article-type, e.g. "review-article"
     body_sections: list[BodySection] = Field(default_factory=list)
+    retracted_by: list[str] = Field(default_factory=list)  # PMIDs of retraction notices (CommentsCorrections)
 
     @property
     def abstract(self) -> str:
@@ -128,6 +129,7 @@ class Candidate(BaseModel):
     title: str = ""
     year: int | None = None
     journal: str | None = None
+    evidence_type: str | None = None  # cpqa.documents.study_type: "randomized controlled trial", "animal study"...
     kept: bool = True
     dropped_reason: str | None = None
 
@@ -149,6 +151,7 @@ class Passage(BaseModel):
     title: str = ""
     year: int | None = None
     journal: str | None = None
+    evidence_type: str | None = None  # the record's, from its publication types and MeSH (study_type)
     # The passage's sentences as [start, end) offsets into ``text``, when its segmenter recorded them (SEOS does).
     sentences: list[tuple[int, int]] | None = Field(default=None, exclude=True, repr=False)
 

@@ -17,6 +17,7 @@ from cpqa.models.encoders import resolve  # noqa: E402
 from cpqa.progress import DRAFT_TITLE  # noqa: E402
 from cpqa.documents.boolean_search import uses_local_store  # noqa: E402
 from cpqa.safety.screening import check_question, first_messages, install_log_redaction, prepare  # noqa: E402
+from cpqa.documents.study_type import badge as study_badge  # noqa: E402
 from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
 
 SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
@@ -115,7 +116,8 @@ def show_provenance(trace) -> None:
         if trace.candidates:
             kept = [c for c in trace.candidates if c.kept]
             st.markdown(f"**Candidate documents:** {len(kept)} kept of {len(trace.candidates)}")
-            st.dataframe([{"pmid": c.pmid, "found by": c.category, "source": c.source, "rrf": round(c.rrf, 4),
+            st.dataframe([{"pmid": c.pmid, "found by": c.category, "source": c.source,
+                           "study type": study_badge(c.evidence_type), "rrf": round(c.rrf, 4),
                            "semantic": c.semantic_score, "kept": c.kept, "why dropped": c.dropped_reason or ""}
                           for c in trace.candidates], hide_index=True)
 

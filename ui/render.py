@@ -8,6 +8,7 @@ import html
 import re
 
 from cpqa.answer.citations import MARKER, marker_pmids
+from cpqa.documents.study_type import PRECLINICAL, badge as study_badge
 from cpqa.types import Passage
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
@@ -80,17 +81,27 @@ def claims_citing(text: str, pmid: str) -> list[str]:
     return [s for s in _SENTENCE.split(text) if any(pmid in marker_pmids(m.group(0)) for m in MARKER.finditer(s))]
 
 
-def highlighted_passage(passage: Passage, answer_text: str, min_overlap: float = 0.3, min_shared: int = 2) -> str:
+_QUOTED = re.compile(r'"([^"]{20,})"')
+
+
+def highlighted_passage(passage: Passage, answer_text: str, min_overlap: float = 0.5, min_shared: int = 3) -> str:
     """The passage as HTML with the sentences that support the answer's claims citing it in <mark>.
 
-    A passage sentence is marked when it shares at least ``min_shared`` content words, and at least
-    ``min_overlap`` of its content words, with one claim citing this PMID."""
+    A claim that quotes (the extractive answer) marks the sentences it quotes and nothing else. A written claim
+    marks a passage sentence that shares at least ``min_shared`` content words, and at least ``min_overlap`` of
+    its content words, with it."""
     sentences = _SENTENCE.split(passage.text.strip())
-    claims = [_words(c) for c in claims_citing(answer_text, passage.pmid)]
+    claims = claims_citing(answer_text, passage.pmid)
+    quotes = [" ".join(q.split()) for claim in claims for q in _QUOTED.findall(claim)]
+    written = [_words(c) for c in claims if not _QUOTED.search(c)]
     marked = set()
     for i, sentence in enumerate(sentences):
+        flat = " ".join(sentence.split())
+        if any(flat in quote or quote in flat for quote in quotes):
+            marked.add(i)
+            continue
         words = _words(sentence)
-        for claim in claims:
+        for claim in written:
             shared = len(words & claim)
             if shared >= min_shared and shared / max(len(words), 1) >= min_overlap:
                 marked.add(i)
@@ -111,6 +122,9 @@ def evidence_card(number: int | None, passage: Passage, answer_text: str) -> str
     badges = badge(SOURCE_BADGES.get(passage.source, passage.source), "#2f6f9f")
     if passage.category:
         badges += badge(RETRIEVAL_BADGES.get(passage.category, passage.category), "#6b4f9f")
+    if passage.evidence_type:
+        colour = "#b5651d" if passage.evidence_type in PRECLINICAL else "#1f7a7a"
+        badges += badge(study_badge(passage.evidence_type), colour)
     badges += badge(f"rerank {passage.score:.3f}", "#4f7f4f")
     section = f"<div style='color:#666;font-size:0.85em'>Section: {html.escape(passage.section)}</div>" if passage.section else ""
     return (f"<div class='evidence-card' style='border:1px solid #ddd;border-radius:0.5em;padding:0.7em;margin:0.5em 0'>"

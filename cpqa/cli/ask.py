@@ -10,6 +10,7 @@ import typer
 
 from cpqa.cli.common import fail, print_json
 from cpqa.answer.citations import MARKER, marker_pmids
+from cpqa.documents.study_type import badge as study_badge
 from cpqa.progress import DRAFT_TITLE, Progress
 from cpqa.trace import RetrievalTrace
 from cpqa.types import Answer
@@ -121,11 +122,12 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
 
     cited = {pmid: i for i, pmid in enumerate(answer.citations, start=1)}
     table = Table(title="Evidence passages, best first", show_lines=False)
-    for column in ("cited as", "PMID", "score", "category", "source", "section", "year", "passage"):
+    for column in ("cited as", "PMID", "score", "study type", "category", "source", "section", "year", "passage"):
         table.add_column(column, overflow="fold")
     for p in trace.passages:
         text = p.text if len(p.text) <= 160 else p.text[:157] + "..."
-        table.add_row(escape(f"[{cited[p.pmid]}]") if p.pmid in cited else "", p.pmid, f"{p.score:.3f}", p.category or "", p.source, escape(p.section or ""),
+        table.add_row(escape(f"[{cited[p.pmid]}]") if p.pmid in cited else "", p.pmid, f"{p.score:.3f}",
+                      study_badge(p.evidence_type), p.category or "", p.source, escape(p.section or ""),
                       str(p.year or ""), escape(text))
     if trace.passages:
         console.print(table)

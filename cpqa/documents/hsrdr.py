@@ -28,6 +28,7 @@ from cpqa.documents.fusion import rrf_fuse
 from cpqa.documents.nodes import document_node
 from cpqa.documents.query import DocumentQuery, as_document_query, year_window
 from cpqa.documents.semantic import SemanticRetriever
+from cpqa.documents.study_type import EXCLUDED, evidence_type
 from cpqa.options import DocumentOptions
 from cpqa.types import (Article, Candidate, ComponentChoice, LadderLevel, RetrievedDocument, SearchResult, Source,
                         StageLog)
@@ -131,6 +132,10 @@ class HSRDRRetriever(BaseRetriever):
                 result.documents.append(RetrievedDocument(
                     candidate=candidate, article=body or article.model_copy(update={"body_sections": []})))
             record.info.update(kept=len(result.documents), dropped=len(fused) - len(result.documents))
+        withdrawn = [c.pmid for c in result.candidates if c.evidence_type in EXCLUDED]
+        if withdrawn:
+            result.warn(f"{len(withdrawn)} retracted publication(s) or retraction notice(s) excluded "
+                        f"(PMID {', '.join(withdrawn)})")
         result.ncbi_requests = getattr(self.fetcher, "requests_made", 0) - requests_before
         return result
 
@@ -196,6 +201,9 @@ class HSRDRRetriever(BaseRetriever):
             return "record unavailable"
         candidate.title, candidate.year = article.title, article.year
         candidate.journal, candidate.pmcid = article.journal, article.pmcid
+        candidate.evidence_type = evidence_type(article)
+        if candidate.evidence_type in EXCLUDED:
+            return f"{candidate.evidence_type} (not evidence)"
         if first or last:
             if article.year is None:
                 return "no publication year (temporal filter)"

@@ -23,7 +23,8 @@ from cpqa.models.encoders import EmbeddingCache, VectorStore, load_encoder
 from cpqa.options import PassageOptions
 from cpqa.passages.multi_query import ConceptFusionRetriever
 from cpqa.passages.rerank import load_reranker
-from cpqa.types import ComponentChoice, Passage, StageLog
+from cpqa.documents.study_type import PRECLINICAL
+from cpqa.types import ComponentChoice, Passage, StageLog, StageRecord
 
 _PASSAGE_FIELDS = set(Passage.model_fields) - {"node_id", "text", "score"}
 
@@ -128,9 +129,10 @@ class PassageRetriever:
         return cls(cache, reranker, choice, reranker_choice)
 
     def search(self, query: str, nodes: Sequence[BaseNode], options: PassageOptions | None = None,
-               variants: Sequence[str] = ()) -> PassageSearch:
+               variants: Sequence[str] = (), demotion: int = 0) -> PassageSearch:
         """The ``top_n`` best passages for ``query`` among ``nodes``; with ``variants`` (multi-query), each
-        variant is retrieved too and the rankings are fused by reciprocal rank."""
+        variant is retrieved too and the rankings are fused by reciprocal rank. ``demotion``: places animal and
+        cell-line passages move down (``PassageOptions.preclinical_demotion`` in patient mode)."""
         options = options or PassageOptions()
         if not query.strip():
             raise ValueError("query is empty")
@@ -146,15 +148,29 @@ class PassageRetriever:
             hits = two_stage.retrieve(query)
         result.absorb(two_stage.log)
         passages = [to_passage(h, two_stage.dense_scores.get(h.node.node_id)) for h in hits]
-        # Evidence is data: a passage that addresses its reader (links, markup, instructions) ranks last.
-        clean, flagged = [], []
-        for passage in passages:
-            (flagged if addresses_reader(passage.text) else clean).append(passage)
-        if flagged:
-            result.warn(f"{len(flagged)} passage(s) hold text addressed to the reader (links, markup, "
-                        f"instructions; PMID {', '.join(dict.fromkeys(p.pmid for p in flagged))}): ranked last, "
-                        "never quoted")
-        result.passages = (clean + flagged)[:options.top_n]
+        result.passages = self._ordered(passages, result, demotion)[:options.top_n]
         if "rerank" in result.stages:  # the reranker ordered top_k; top_n of them go on
             result.stages["rerank"].info["kept"] = len(result.passages)
         return result
+
+    @staticmethod
+    def _ordered(passages: list[Passage], log: StageLog, demotion: int) -> list[Passage]:
+        """The reranked passages with two priors applied. Evidence is data: a passage that addresses its reader
+        (links, markup, instructions) ranks last. ``demotion``: passages from animal or cell-line studies move that
+        many places down, behind human clinical evidence (patient mode)."""
+        flagged = {p.node_id: p.pmid for p in passages if addresses_reader(p.text)}
+        if flagged:
+            log.warn(f"{len(flagged)} passage(s) hold text addressed to the reader (links, markup, instructions; "
+                     f"PMID {', '.join(dict.fromkeys(flagged.values()))}): ranked last, never quoted")
+        last = len(passages) + demotion
+        moved = [p for p in passages if demotion and p.evidence_type in PRECLINICAL]
+        if moved:
+            log.stages.setdefault("rerank", StageRecord()).info["preclinical_demoted"] = len(moved)
+
+        def place(item: tuple[int, Passage]) -> int:
+            position, passage = item
+            if passage.node_id in flagged:
+                return last + position
+            return position + (demotion if passage.evidence_type in PRECLINICAL else 0)
+
+        return [p for _, p in sorted(enumerate(passages), key=place)]

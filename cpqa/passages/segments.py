@@ -33,9 +33,12 @@ class SegmentCache:
                           "|sentences")
 
     def key(self, article: Article, source: str) -> str:
-        return hashlib.sha1(f"{self._settings}\x00{source}\x00{article.model_dump_json()}".encode()).hexdigest()
+        # A retraction is the record's status, not its text: it does not change the segments.
+        text = article.model_dump_json(exclude={"retracted_by"})
+        return hashlib.sha1(f"{self._settings}\x00{source}\x00{text}".encode()).hexdigest()
 
-    def article_nodes(self, article: Article, source: str, category: str | None) -> list[TextNode]:
+    def article_nodes(self, article: Article, source: str, category: str | None,
+                      evidence_type: str | None = None) -> list[TextNode]:
         key = self.key(article, source)
         with self._lock:
             cached = self._items.get(key)
@@ -55,7 +58,8 @@ class SegmentCache:
             while len(self._items) > self.max_articles:
                 self._items.popitem(last=False)
         # Copies: cached nodes are shared between threads, the category belongs to this question.
-        return [n.model_copy(update={"metadata": {**n.metadata, "category": category}}) for n in cached]
+        update = {"category": category, "evidence_type": evidence_type}
+        return [n.model_copy(update={"metadata": {**n.metadata, **update}}) for n in cached]
 
     def prepare(self, items: Sequence[tuple[Article, str]]) -> int:
         """Embed, in one batch, the sentences of the records among ``items`` (article, source) that are neither
@@ -78,4 +82,5 @@ class SegmentCache:
     def nodes(self, documents: Sequence[RetrievedDocument]) -> list[TextNode]:
         self.prepare([(d.article, d.candidate.source) for d in documents])
         return [node for d in documents
-                for node in self.article_nodes(d.article, d.candidate.source, d.candidate.category)]
+                for node in self.article_nodes(d.article, d.candidate.source, d.candidate.category,
+                                               d.candidate.evidence_type)]

@@ -66,6 +66,8 @@ def parse_record(elem: etree._Element) -> Article:
                 article.doi = text(eloc) or None
     article.mesh = [_mesh_heading(h) for h in citation.iterfind("MeshHeadingList/MeshHeading")]
     article.keywords = [text(k) for k in citation.iterfind("KeywordList/Keyword") if text(k)]
+    article.retracted_by = [text(c.find("PMID")) for c in citation.iterfind("CommentsCorrectionsList/CommentsCorrections")
+                            if c.get("RefType") == "RetractionIn" and text(c.find("PMID"))]
     for other in citation.iterfind("OtherID"):
         value = text(other)
         if value.startswith("PMC") and not article.pmcid:
@@ -208,6 +210,12 @@ def article_to_pubmed_xml(article: Article) -> bytes:
         etree.SubElement(types, "PublicationType").text = name
     info = etree.SubElement(cit, "MedlineJournalInfo")
     etree.SubElement(info, "MedlineTA").text = article.journal or ""
+    if article.retracted_by:
+        comments = etree.SubElement(cit, "CommentsCorrectionsList")
+        for pmid in article.retracted_by:
+            notice = etree.SubElement(comments, "CommentsCorrections", RefType="RetractionIn")
+            etree.SubElement(notice, "RefSource").text = f"Retraction notice PMID {pmid}"
+            etree.SubElement(notice, "PMID", Version="1").text = pmid
     if article.mesh:
         mesh_list = etree.SubElement(cit, "MeshHeadingList")
         for heading in article.mesh:
