@@ -8,6 +8,7 @@ lives in the trace each ``ask`` creates, the shared caches are locked.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from typing import Any, Callable, Sequence
@@ -45,6 +46,7 @@ from cpqa.trace import RetrievalTrace
 from cpqa.types import Answer, ComponentChoice, Passage, StageLog, StageRecord
 
 LOAD_TIME_OPTIONS = frozenset({"matryoshka_dim"})
+MIN_RECORDS_FOR_SHARE = 1000
 NEEDS_CLAUDE = "{option} needs Claude (no Anthropic API key): {instead}"
 
 
@@ -240,7 +242,7 @@ class Pipeline:
         with trace.stage("answer", passages=len(context)):
             on_text = (lambda text: notify("drafting", draft=text)) if stream else None
             answer = self._write(asked, context, options, screened, trace, on_text)
-        missing = unaddressed(rewrite.concepts, context)
+        missing = unaddressed(rewrite.concepts, context, share=self.record_share)
         if missing:
             trace.warn(f"the evidence found does not mention {', '.join(missing)}")
             if answer.written_by == "extractive" and not answer.abstained:
@@ -248,6 +250,18 @@ class Pipeline:
                     f"The evidence found does not mention {', '.join(missing)}, so no answer is quoted from it. "
                     "Try a broader question, or ask your care team.")})
         return answer
+
+    def record_share(self, word: str) -> float | None:
+        """The share of the local store's records whose title or abstract holds ``word``; None when the store is
+        too small for the statistic to mean anything."""
+        records = self.store.count()
+        phrase = re.sub(r'["\[\]()*]', " ", word).strip()
+        if records < MIN_RECORDS_FOR_SHARE or not phrase:
+            return None
+        try:
+            return self.store.search(f'"{phrase}"[tiab]', retmax=0).count / records
+        except ValueError:
+            return None
 
     # ------------------------------------------------------------ stage helpers
     def _without_retrieval(self, question: str, options: PipelineOptions, screened: Screened,

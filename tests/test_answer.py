@@ -357,7 +357,45 @@ def test_extracts_prefer_conclusions_over_sentences_that_restate_the_question(of
         "METHODS: We randomised 200 survivors to exercise or usual care for 12 weeks. "
         "CONCLUSIONS: Exercise improved fatigue in breast cancer survivors compared with usual care."))
     answer = offline.answer("Does exercise improve fatigue in breast cancer survivors?", [passage], "patient")
-    assert answer.text.split("\n")[2].startswith('- "CONCLUSIONS: Exercise improved fatigue')
+    # The finding first, quoted without its structural label.
+    assert answer.text.split("\n")[2].startswith('- "Exercise improved fatigue in breast cancer survivors')
+    assert "OBJECTIVE" not in answer.text and "CONCLUSIONS" not in answer.text
+
+
+def test_extracts_are_whole_sentences_without_labels_repeats_or_mended_numbers(offline):
+    """A passage's window can begin mid-sentence; overlapping passages repeat sentences; NLM's capitalised labels
+    run into the text; and some records break decimals ("59. 3 percent"). None of that reaches a quote."""
+    cut = Passage(node_id="c1", pmid="61111111", text=(
+        "reduced recurrence in the tamoxifen arm of the trial as reported. BACKGROUND Tamoxifen lowered the risk "
+        "of breast cancer recurrence by a third in women with hormone receptor positive disease. "
+        "Survival with tamoxifen was 59. 3 percent against 33. 2 percent without it (P = 0. 03)."))
+    overlap = Passage(node_id="c2", pmid="61111111", text=(
+        "Tamoxifen lowered the risk of breast cancer recurrence by a third in women with hormone receptor "
+        "positive disease. Tamoxifen caused hot flashes"))
+    answer = offline.answer("Does tamoxifen lower the risk of breast cancer recurrence?", [cut, overlap], "patient")
+    quotes = [line for line in answer.text.splitlines() if line.startswith('- "')]
+    assert quotes and all(q.endswith('." [PMID:61111111]') for q in quotes)  # whole, closed quotations
+    assert not any(q.startswith('- "reduced') or "BACKGROUND" in q or "hot flashes" in q for q in quotes)
+    assert sum("lowered the risk" in q for q in quotes) == 1  # no repeats
+    # The sentences SEOS recorded for a real record (PMID 8929264) end inside its broken decimals; they are mended.
+    from cpqa.answer.extractive import passage_sentences
+
+    text = "In stage III, survival rates were 59. 3 percent and 33. 2 percent. DCC is a prognostic marker."
+    recorded = Passage(node_id="r", pmid="8929264", text=text, sentences=[(0, 37), (37, 66), (67, len(text))])
+    assert passage_sentences(recorded) == (
+        "In stage III, survival rates were 59. 3 percent and 33. 2 percent.", "DCC is a prognostic marker.")
+
+
+def test_later_extracts_cover_what_the_first_left_out(offline):
+    """The second quote covers the question's other concept rather than restating the first."""
+    passages = [Passage(node_id="k", pmid="62222222", text=(
+        "Olaparib prolonged progression-free survival in ovarian cancer with BRCA mutations. "
+        "Olaparib prolonged progression-free survival in women with ovarian cancer in this trial. "
+        "Anaemia and nausea were the most common side effects of olaparib."))]
+    answer = offline.answer("What are the benefits and side effects of olaparib in ovarian cancer?", passages,
+                            "patient")
+    quotes = [line for line in answer.text.splitlines() if line.startswith('- "')]
+    assert len(quotes) >= 2 and any("side effects" in q for q in quotes[:2])
 
 
 @pytest.mark.parametrize("text,expected_text,citations", [

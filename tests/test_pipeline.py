@@ -209,6 +209,25 @@ def test_history_reaches_the_rewriter(pipeline):
     assert "tamoxifen" in result.trace.search_intent.lower()
 
 
+@pytest.mark.parametrize("question,absent", [
+    ("Does tisagenlecleucel work for lymphoma?", "tisagenlecleucel"),  # a CAR-T therapy no vocabulary lists
+    ("Is nivolumab effective in melanoma?", "nivolumab"),  # a drug no record of the sample names
+])
+def test_extractive_answer_abstains_when_a_key_concept_the_vocabulary_lacks_is_absent(pipeline, question, absent):
+    result = pipeline.ask(question)
+    assert result.answer.abstained and not result.answer.citations
+    assert any(f"does not mention {absent}" in w for w in result.trace.warnings)
+
+
+def test_common_words_are_not_key_concepts(pipeline):
+    from cpqa.answer.extractive import key_concepts
+
+    concepts = pipeline.rewriter.rewrite("Does exercise help with fatigue during chemotherapy?").concepts
+    key = {c.text for c in key_concepts(concepts, pipeline.record_share)}
+    assert "chemotherapy" in key and "fatigue" in key  # a treatment the vocabulary knows; a rare word
+    assert "exercise" not in key and "help" not in key  # common in the records; generic
+
+
 def test_extractive_answer_abstains_when_the_evidence_never_names_the_treatment(pipeline):
     result = pipeline.ask("What are the side effects of pembrolizumab in lung cancer?")  # not in the sample
     assert result.answer.abstained and not result.answer.citations

@@ -196,7 +196,7 @@ class Answerer:
 
     def _extractive(self, question: str, passages: Sequence[Passage]) -> Answer:
         ranked, threshold = rank_sentences(question, passages, self.encoder)
-        chosen = select_extracts(ranked, threshold)
+        chosen = select_extracts(ranked, threshold, question=question)
         if not chosen:
             return Answer(text=THIN_EVIDENCE, abstained=True, written_by="extractive")
         lines = [EXTRACTIVE_LABEL, ""] + [f'- "{s.text}" [PMID:{s.pmid}]' for s in chosen]

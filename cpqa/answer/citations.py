@@ -19,7 +19,8 @@ MARKER = re.compile(
 )
 _DIGITS = re.compile(r"\d{1,9}")
 # Sentence ends: after . ! ? (optionally followed by closing quotes/brackets) and whitespace.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
+# The closing quote or bracket stays with its sentence (a quoted extract keeps both its quotation marks).
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))\s+(?=\S)")
 
 
 @dataclass

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -72,11 +72,22 @@ def split_sentences(text: str) -> tuple[str, ...]:
 
 
 def passage_sentences(passage: Passage) -> tuple[str, ...]:
-    """The passage's sentences of four words or more: those its segmenter recorded, else split now."""
+    """The passage's sentences of four words or more: those its segmenter recorded, else split now. A decimal that
+    the record itself breaks ("59. 3 percent") is mended, so no sentence ends inside a number."""
     if not passage.sentences:
-        return split_sentences(passage.text)
-    pieces = (passage.text[a:b].strip() for a, b in passage.sentences)
-    return tuple(p for p in pieces if len(p.split()) >= 4)
+        pieces = list(split_sentences(passage.text))
+    else:
+        pieces = [passage.text[a:b].strip() for a, b in passage.sentences]
+    mended: list[str] = []
+    for piece in pieces:
+        if mended and _BROKEN_NUMBER.search(mended[-1]) and piece[:1].isdigit():
+            mended[-1] = f"{mended[-1]} {piece}"
+        else:
+            mended.append(piece)
+    return tuple(p for p in mended if len(p.split()) >= 4)
+
+
+_BROKEN_NUMBER = re.compile(r"\d\.$")
 
 
 class Similarity:
@@ -120,9 +131,28 @@ class Similarity:
         return self._vectors @ self._encode([query])[0]
 
 
-_LABEL = re.compile(r"^([A-Z][A-Za-z /&-]{2,40}):\s")
+# A structured-abstract label: "RESULTS: ", "Conclusions: ", or NLM's capitalised headings run into the text
+# without a colon ("BACKGROUND Tamoxifen is ...", "UNLABELLED ABSTRACT ...").
+_LABEL = re.compile(r"^(?:[A-Z][A-Za-z /&-]{2,40}:\s+|(?:UNLABELLED|ABSTRACT|BACKGROUNDS?|INTRODUCTION|CONTEXT|"
+                    r"IMPORTANCE|OBJECTIVES?|AIMS?|PURPOSES?|GOALS?|RATIONALE|DESIGN|SETTINGS?|PATIENTS|PARTICIPANTS|"
+                    r"SUBJECTS|INTERVENTIONS?|MEASUREMENTS|METHODS?|MATERIALS?|AND|RESULTS?|FINDINGS|INTERPRETATION|"
+                    r"CONCLUSIONS?|SUMMARY|MAIN|OUTCOMES?|MEASURES?|SIGNIFICANCE|RELEVANCE)\s+(?=[A-Z]))")
 _RESTATES = ("objective", "aim", "purpose", "introduction", "background", "context", "rationale", "question")
 _ANSWERS = ("conclusion", "result", "finding", "interpretation", "summary")
+# A sentence that reports what a study found (a result, an effect, a comparison, a conclusion) ...
+_FINDING = re.compile(
+    r"(?i)\b(?:significant(?:ly)?|reduc(?:ed|es|ing|tion)|increas(?:ed|es|ing)|decreas(?:ed|es|ing)|improv(?:ed|es|ing|"
+    r"ement)|prolong(?:ed|s)|lower(?:ed)?|higher|associated with|correlat(?:ed|es|ion)|compared (?:with|to)|versus|"
+    r"hazard ratio|odds ratio|relative risk|confidence interval|showed|shown|"
+    r"demonstrat(?:ed|es)|found|suggest(?:ed|s)?|indicat(?:ed|es)|conclu(?:de|ded|sion)|effective|efficacy|no (?:significant "
+    r")?difference|did not|was not|were not|is not|are not|resulted in|led to|benefit(?:ed|s)?)\b"
+    r"|\d\s?%|\bp\s?[<=>]\s?0?\.\d")
+# ... and one that states what a study set out to do, which restates the question instead of answering it.
+_AIM = re.compile(r"(?i)^(?:the\s+)?(?:aims?|purposes?|objectives?|goals?)\b|\b(?:we|this study|this review|the present "
+                  r"study)\s+(?:aim|aimed|sought|seek|investigat\w*|evaluat\w*|examin\w*|assess\w*|explor\w*|review\w*)\b"
+                  r"|\bwas (?:to|designed to|conducted to)\b|\?\s*$")
+_WHOLE = re.compile(r"^[\"'(\[]?[A-Z0-9\u0391-\u03c9].*[.!?][\"')\]]?$", re.DOTALL)
+MAX_QUOTE_WORDS = 80  # longer "sentences" are tables or run-on text that a reader cannot check
 
 
 def _section_weight(label: str | None) -> float:
@@ -131,21 +161,43 @@ def _section_weight(label: str | None) -> float:
     if any(word in label for word in _RESTATES):
         return 0.7
     if any(word in label for word in _ANSWERS):
-        return 1.1
+        return 1.15
     return 1.0
 
 
+def _finding_weight(sentence: str) -> float:
+    """Findings first: a sentence stating a result outranks one stating an aim or asking a question."""
+    if _AIM.search(sentence):
+        return 0.75
+    return 1.1 if _FINDING.search(sentence) else 1.0
+
+
+def strip_labels(sentence: str) -> str:
+    """The sentence without the structured-abstract labels it opens with ("UNLABELLED ABSTRACT: BACKGROUND: ...")."""
+    previous = None
+    while previous != sentence:
+        previous, sentence = sentence, _LABEL.sub("", sentence, count=1)
+    return sentence.strip()
+
+
+def is_whole(sentence: str) -> bool:
+    """A complete sentence: it opens with a capital or a digit and ends with its full stop (not a passage's cut)."""
+    return bool(_WHOLE.match(sentence.strip())) and len(sentence.split()) <= MAX_QUOTE_WORDS
+
+
 def _labelled_sentences(passage: Passage) -> list[tuple[str, float]]:
-    """The passage's quotable sentences with the weight of the abstract section each falls in (a sentence that
-    addresses the reader, or carries a link, markup or citation marker, is evidence only as data: never quoted)."""
+    """The passage's quotable sentences, labels stripped, with a weight for the section each falls in and for
+    stating a finding. Never quoted: a sentence cut at the passage's edge, and one that addresses the reader or
+    carries a link, markup or citation marker (evidence is data)."""
     label = passage.section
     result = []
     for sentence in passage_sentences(passage):
         match = _LABEL.match(sentence)
         if match:
-            label = match.group(1)
-        if unquotable(sentence) is None:
-            result.append((sentence, _section_weight(label)))
+            label = match.group(0)
+        text = strip_labels(sentence)
+        if is_whole(text) and unquotable(text) is None:
+            result.append((text, _section_weight(label) * _finding_weight(text)))
     return result
 
 
@@ -157,25 +209,49 @@ def rank_sentences(question: str, passages: Sequence[Passage], encoder: Encoder 
     ]
     similarity = Similarity([s for _, _, s, _ in pool], encoder)
     scores = similarity.scores(question)
-    ranked = [Sentence(p.pmid, s, float(score) * w, rank) for (rank, p, s, w), score in zip(pool, scores)]
+    ranked = [Sentence(p.pmid, s, float(score) * w * (1.0 - RANK_DECAY * rank), rank)
+              for (rank, p, s, w), score in zip(pool, scores)]
     ranked.sort(key=lambda x: (-x.score, x.rank))
     return ranked, similarity.threshold
 
 
-def select_extracts(ranked: list[Sentence], threshold: float, limit: int = 3, per_pmid: int = 2) -> list[Sentence]:
-    """The best sentences above ``threshold`` and within reach of the best one, at most ``per_pmid`` each."""
+RANK_DECAY = 0.04  # the reranker's order counts too: the fifth passage's sentences weigh 16 % less than the first's
+COVERAGE_BONUS = 0.3  # a sentence covering question words no chosen sentence covers is worth up to 30 % more
+
+
+def select_extracts(ranked: list[Sentence], threshold: float, limit: int = 3, per_pmid: int = 2,
+                    question: str = "") -> list[Sentence]:
+    """The best sentences above ``threshold`` and within reach of the best one, at most ``per_pmid`` each, no
+    repeats (overlapping passages share sentences); each next pick favours the question's words not yet covered."""
     if not ranked or ranked[0].score < threshold:
         return []
     floor = max(threshold, ranked[0].score * 0.6)
+    wanted = set(terms(question))
+    pool = [s for s in ranked if s.score >= floor]
     chosen: list[Sentence] = []
+    covered: set[str] = set()
     per: Counter[str] = Counter()
-    for sentence in ranked:
-        if sentence.score < floor or len(chosen) == limit:
-            break
-        if per[sentence.pmid] < per_pmid and sentence.text not in {c.text for c in chosen}:
-            chosen.append(sentence)
-            per[sentence.pmid] += 1
+    while pool and len(chosen) < limit:
+        def gain(sentence: Sentence) -> float:
+            new = (set(terms(sentence.text)) & wanted) - covered
+            return sentence.score * (1.0 + COVERAGE_BONUS * len(new) / max(len(wanted), 1))
+
+        best = max(pool, key=gain)
+        pool.remove(best)
+        if per[best.pmid] >= per_pmid or any(_same(best.text, c.text) for c in chosen):
+            continue
+        chosen.append(best)
+        covered |= set(terms(best.text)) & wanted
+        per[best.pmid] += 1
     return chosen
+
+
+def _same(a: str, b: str) -> bool:
+    """Near-duplicates: one sentence inside the other, or nine tenths of their words shared."""
+    if a in b or b in a:
+        return True
+    ta, tb = set(terms(a)), set(terms(b))
+    return bool(ta and tb) and len(ta & tb) / min(len(ta), len(tb)) >= 0.9
 
 
 def score_options(question: str, options: dict[str, str], passages: Sequence[Passage],
@@ -193,16 +269,36 @@ def score_options(question: str, options: dict[str, str], passages: Sequence[Pas
     return result
 
 
-def unaddressed(concepts: Sequence, passages: Sequence[Passage]) -> list[str]:
-    """The question's named treatments that no passage mentions by any of their names.
+KEY_KINDS = frozenset({"treatment", "disease"})
+RARE_SHARE = 0.005  # a word in fewer than 0.5 % of the store's records names something specific
 
-    Quoting evidence about other drugs in answer to a question about one the evidence never names would mislead:
-    an extractive answer abstains instead (a language model makes that judgement itself)."""
+
+def key_concepts(concepts: Sequence, share: Callable[[str], float | None] | None = None) -> list:
+    """The question's concepts that an answer must be about: a treatment or disease the vocabulary knows, or a
+    word the store's own records rarely use (``share(word)``: the share of records holding it; a drug, gene, test
+    or procedure the vocabulary lacks). Generic and intent words are not key."""
+    key = []
+    for concept in concepts:
+        if concept.weak or concept.kind == "intent":
+            continue
+        if concept.kind in KEY_KINDS:
+            key.append(concept)
+        elif share is not None:
+            used = share(concept.text)
+            if used is not None and used < RARE_SHARE:
+                key.append(concept)
+    return key
+
+
+def unaddressed(concepts: Sequence, passages: Sequence[Passage],
+                share: Callable[[str], float | None] | None = None) -> list[str]:
+    """The question's key concepts (``key_concepts``) that no passage mentions by any of their names.
+
+    Quoting evidence about another drug, test or cancer in answer to a question about one the evidence never names
+    would mislead: an extractive answer abstains instead (a language model makes that judgement itself)."""
     text = " ".join(p.text for p in passages).lower()
     missing = []
-    for concept in concepts:
-        if concept.kind != "treatment":
-            continue
+    for concept in key_concepts(concepts, share):
         names = {concept.text, *concept.phrases, *concept.synonyms, *([concept.mesh] if concept.mesh else [])}
         if not any(re.search(rf"\b{re.escape(name.lower())}", text) for name in names if name.strip()):
             missing.append(concept.text)

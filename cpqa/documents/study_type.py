@@ -10,6 +10,7 @@ people by the age-group headings (Adult, Aged, Child...), which NLM gives only t
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from cpqa.types import Article
@@ -63,6 +64,8 @@ def evidence_type(article: Article) -> str:
     types |= {"clinical trial" for t in types if t.startswith("clinical trial, phase")}
     for kind, names in _BY_PUBLICATION_TYPE:
         if types & set(names):
+            if kind == "review" and _title_design(article.title) in ("meta-analysis", "systematic review"):
+                return _title_design(article.title)  # publishers label a systematic review plain "Review"
             return kind
     mesh = {h.descriptor.lower() for h in article.mesh}
     if mesh & _OBSERVATIONAL_MESH and (mesh & _AGE_GROUPS or "humans" in mesh):
@@ -72,7 +75,45 @@ def evidence_type(article: Article) -> str:
             return "animal study"
         if mesh & _CELL_MESH:
             return "in vitro study"
-    return "human study" if "humans" in mesh else "not indexed"
+    if "humans" in mesh:
+        return "human study"
+    return _from_text(article) if not mesh else "not indexed"
+
+
+# Records NLM has not indexed yet (no MeSH; a third of the sample): the design as the title names it, or the
+# study's subjects as the abstract counts them.
+_TITLE_DESIGNS: tuple[tuple[str, re.Pattern], ...] = (
+    ("meta-analysis", re.compile(r"(?i)\bmeta-?analys[ie]s\b")),
+    ("systematic review", re.compile(r"(?i)\bsystematic\s+(?:literature\s+)?review\b")),
+    ("guideline", re.compile(r"(?i)\b(?:guidelines?|consensus statement|recommendations? (?:of|from) the)\b")),
+    ("randomized controlled trial", re.compile(r"(?i)\brandomi[sz]ed\b.*\btrial\b|\btrial\b.*\brandomi[sz]ed\b")),
+    ("clinical trial", re.compile(r"(?i)\bphase (?:I{1,3}V?|[1-4])(?:/I{1,3}|/[1-4])?\b.*\btrial\b|\bclinical trial\b")),
+    ("case report", re.compile(r"(?i)\bcase report\b|\ba case of\b|\breport of (?:a|two|three) cases?\b")),
+    ("review", re.compile(r"(?i)\b(?:a |an )?(?:narrative |literature )?review\b\s*$|^review\b|\bliterature review\b")),
+)
+_ANIMALS = re.compile(r"(?i)\b(?:mice|mouse|murine|rats?|xenografts?|rabbits?|dogs|canine|zebrafish|porcine|pigs|"
+                      r"hamsters?|primates|monkeys|sheep|bovine|animal models?)\b")
+_CELLS = re.compile(r"(?i)\b(?:cell lines?|in vitro|cultured (?:cells|\w+ cells)|cells were (?:treated|transfected|"
+                    r"incubated|cultured))\b")
+_PEOPLE = re.compile(r"(?i)\b(?:patients?|women|men|participants?|children|adults?|volunteers?|subjects|cases|cohort|"
+                     r"survivors?|individuals|respondents|persons|people)\b")
+
+
+def _title_design(title: str) -> str | None:
+    return next((kind for kind, pattern in _TITLE_DESIGNS if pattern.search(title)), None)
+
+
+def _from_text(article: Article) -> str:
+    design = _title_design(article.title)
+    if design:
+        return design
+    text = f"{article.title} {article.abstract}"
+    animals, cells, people = (len(p.findall(text)) for p in (_ANIMALS, _CELLS, _PEOPLE))
+    if animals >= 2 and animals > people:
+        return "animal study"
+    if cells >= 2 and cells > people and not animals:
+        return "in vitro study"
+    return "not indexed"
 
 
 def badge(kind: str | None) -> str:
