@@ -242,6 +242,10 @@ class Pipeline:
         with trace.stage("answer", passages=len(context)):
             on_text = (lambda text: notify("drafting", draft=text)) if stream else None
             answer = self._write(asked, context, options, screened, trace, on_text)
+        trace.removed_sentences = answer.removed_sentences
+        if "treatment_change_advice_replaced" in answer.flags:
+            trace.warn("the answer advised starting, stopping or changing a treatment: replaced by the care-team "
+                       "referral")
         missing = unaddressed(rewrite.concepts, context, share=self.record_share)
         if missing:
             trace.warn(f"the evidence found does not mention {', '.join(missing)}")

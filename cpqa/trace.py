@@ -8,7 +8,7 @@ from pydantic import Field
 from cpqa.options import PipelineOptions
 from cpqa.rewrite.adaptive import RetrievalDecision
 from cpqa.rewrite.rewriter import RewriteResult
-from cpqa.types import Candidate, ComponentChoice, LadderLevel, Passage, StageLog
+from cpqa.types import Candidate, ComponentChoice, LadderLevel, Passage, RemovedSentence, StageLog
 
 
 class RetrievalTrace(StageLog):
@@ -29,6 +29,7 @@ class RetrievalTrace(StageLog):
     candidates: list[Candidate] = Field(default_factory=list)
     passages: list[Passage] = Field(default_factory=list)
     context: list[Passage] = Field(default_factory=list)  # the answerer's evidence when a postprocessor reshaped it
+    removed_sentences: list[RemovedSentence] = Field(default_factory=list)  # answer sentences their citations do not support
     ncbi_requests: int = 0
     lost_paths: dict[str, str] = Field(default_factory=dict)  # "E1"/"E2" -> why
 

@@ -157,6 +157,16 @@ class Passage(BaseModel):
 
 
 # ---------------------------------------------------------------- answer
+class RemovedSentence(BaseModel):
+    """An answer sentence the evidence it cites does not support, removed before the reader saw the answer."""
+
+    sentence: str
+    pmids: list[str] = Field(default_factory=list)
+    score: float | None = None  # offline support score (0..1)
+    judged_by: str = "support score"  # or "claude"
+    verdict: str = "unsupported"  # or "contradicted"
+
+
 class Answer(BaseModel):
     text: str
     citations: list[str] = Field(default_factory=list)  # PMIDs in order of first citation
@@ -167,6 +177,7 @@ class Answer(BaseModel):
     urgent: str | None = None  # urgent-care message, shown first
     notices: list[str] = Field(default_factory=list)  # e.g. "question truncated", "personal details removed"
     letter: str | None = None  # multiple-choice mode
+    removed_sentences: list[RemovedSentence] = Field(default_factory=list)  # unsupported by what they cite
 
 
 class StageRecord(BaseModel):

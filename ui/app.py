@@ -103,6 +103,10 @@ def show_provenance(trace) -> None:
     with st.expander("How this answer was found"):
         for warning in trace.warnings:
             st.warning(warning)
+        if trace.removed_sentences:
+            st.markdown("**Removed before you saw the answer** (not supported by the evidence they cite)")
+            st.table([{"sentence": r.sentence, "cited": ", ".join(r.pmids), "judged by": r.judged_by,
+                       "verdict": r.verdict} for r in trace.removed_sentences])
         if trace.search_intent:
             st.markdown(f"**Search intent:** {trace.search_intent}")
         if trace.ladder:

@@ -15,11 +15,13 @@ from typing import Callable, Sequence
 
 from pydantic import BaseModel, ValidationError
 
-from cpqa.answer.citations import check_citations, whole_sentences
+from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
+from cpqa.answer.verify import SUPPORT_THRESHOLD, TREATMENT_REFERRAL, SupportChecker
 from cpqa.config import Settings
 from cpqa.answer.letters import parse_answer_letter
 from cpqa.answer.extractive import rank_sentences, score_options, select_extracts
 from cpqa.models.encoders import Encoder
+from cpqa.passages.evidence import addresses_reader
 from cpqa.models.llm import Claude, LLMError, LLMStreamCut, LLMUnavailable, ToolSpec
 from cpqa.safety.phi import scrub_phi
 from cpqa.prompts import escape, template
@@ -108,11 +110,12 @@ class Answerer:
     """``answer`` a question from passages in a mode, or ``choose`` a multiple-choice option."""
 
     def __init__(self, settings: Settings, llm: Claude | None = None, encoder: Encoder | None = None,
-                 max_tokens: int = 2048):
+                 max_tokens: int = 2048, support_threshold: float = SUPPORT_THRESHOLD):
         self.settings = settings
         self.llm = llm if llm is not None and llm.available else None
         self.encoder = encoder
         self.max_tokens = max_tokens
+        self.checker = SupportChecker(encoder, self.llm, support_threshold)
 
     @property
     def choice(self) -> ComponentChoice:
@@ -126,17 +129,22 @@ class Answerer:
     # ------------------------------------------------------------ answers
     def answer(self, question: str, passages: Sequence[Passage], mode: Mode = "patient", *,
                screened: Screened | None = None, draft: str | None = None,
-               on_text: Callable[[str], None] | None = None) -> Answer:
+               on_text: Callable[[str], None] | None = None, verify: bool = True) -> Answer:
         """A cited answer. ``screened`` (from ``check_question``) carries the urgent message, notices and the
         personal-dosing flag of the user's own question (``question`` may be a rewrite of it). ``draft`` (COT-Refine)
         is an answer written without evidence, which Claude revises against the evidence. ``on_text`` streams
-        Claude's answer text as it is written, before the citation check; the returned answer is the checked one."""
+        Claude's answer text as it is written, before the citation check; the returned answer is the checked one.
+        ``verify``: every cited sentence checked against what it cites, and advice to change a treatment replaced
+        by the care-team referral (``cpqa.answer.verify``)."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         question = scrub_phi(question).text
         personal = (screened is not None and (screened.personal_dosing or screened.personal_decision)) or \
             is_personal_dosing(question)
         notices: list[str] = []
+        # Evidence is data: a record that addresses its reader (instructions, links, markup) is not evidence for
+        # the answer, whoever writes it; the trace still shows it, ranked last.
+        passages = [p for p in passages if not addresses_reader(p.text)]
         if not passages:
             result = Answer(text=NO_EVIDENCE, abstained=True, written_by="extractive")
         elif self.llm is None:
@@ -147,6 +155,8 @@ class Answerer:
             if result is None:
                 notices.append(f"Claude could not be used ({failure}), so this answer quotes the evidence instead.")
                 result = self._extractive(question, passages)
+        if verify and not result.abstained:
+            result = self._verified(result, passages)
         text = result.text
         if personal and ASK_CARE_TEAM not in text:
             text = f"{text}\n\n{ASK_CARE_TEAM}"
@@ -193,6 +203,24 @@ class Answerer:
             flags.append("no_supported_claims")
         return Answer(text=text, citations=citations, abstained=abstained, flags=flags, written_by="claude",
                       notices=notices), ""
+
+    def _verified(self, result: Answer, passages: Sequence[Passage]) -> Answer:
+        """The answer without the sentences its citations do not support; the referral if it advises a change."""
+        check = self.checker.verify(result.text, passages)
+        removed = result.removed_sentences + check.removed
+        if check.advice:
+            return result.model_copy(update={"text": TREATMENT_REFERRAL, "citations": [], "abstained": True,
+                                             "flags": [*result.flags, "treatment_change_advice_replaced"],
+                                             "removed_sentences": removed})
+        if not check.removed:
+            return result
+        cited = [pmid for m in MARKER.finditer(check.text) for pmid in marker_pmids(m.group(0))]
+        flags = [*result.flags, f"unsupported_sentences_removed:{len(check.removed)}:{check.method}"]
+        if not cited:
+            return result.model_copy(update={"text": UNSUPPORTED, "citations": [], "abstained": True,
+                                             "flags": flags, "removed_sentences": removed})
+        return result.model_copy(update={"text": check.text, "citations": [c for c in result.citations if c in cited],
+                                         "flags": flags, "removed_sentences": removed})
 
     def _extractive(self, question: str, passages: Sequence[Passage]) -> Answer:
         ranked, threshold = rank_sentences(question, passages, self.encoder)

@@ -50,7 +50,7 @@ def format_citation(pmids: list[str]) -> str:
     return "[" + ", ".join(f"PMID:{p}" for p in pmids) + "]"
 
 
-def _sentences(line: str) -> list[str]:
+def sentences_of(line: str) -> list[str]:
     """Split a line into sentences, keeping a citation marker that follows a full stop with its sentence."""
     parts = _SENTENCE_END.split(line)
     merged: list[str] = []
@@ -68,7 +68,7 @@ def whole_sentences(text: str) -> str:
     if not lines:
         return ""
     *done, last = lines
-    parts = _sentences(last)
+    parts = sentences_of(last)
     if parts and not re.search(r"[.!?][\"')\]]*$", MARKER.sub("", parts[-1]).rstrip()):
         parts = parts[:-1]
     return "\n".join([*done, " ".join(parts)]).strip()
@@ -86,7 +86,7 @@ def check_citations(text: str, known: set[str]) -> CitationCheck:
     lines_out: list[str] = []
     for line in text.splitlines():
         kept: list[str] = []
-        for sentence in _sentences(line):
+        for sentence in sentences_of(line):
             valid_here: list[str] = []
             invalid_here: list[str] = []
 

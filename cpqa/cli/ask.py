@@ -108,6 +108,9 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
         console.print(Panel(Markdown(number_citations(answer), hyperlinks=False), title=label, border_style="cyan"))
     for flag in answer.flags:
         console.print(f"[yellow]Flag:[/] {escape(flag)}")
+    for removed in answer.removed_sentences:
+        console.print(f"[yellow]Removed[/] (not supported by PMID {', '.join(removed.pmids)}, {removed.judged_by}): "
+                      f"{escape(removed.sentence)}")
 
     by_pmid = {p.pmid: p for p in reversed(trace.passages)}  # best passage per PMID
     if answer.citations:

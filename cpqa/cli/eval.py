@@ -3,6 +3,7 @@
 import typer
 
 from cpqa.cli.eval_ablation import ablation
+from cpqa.cli.eval_answers import support
 from cpqa.cli.eval_chunking import chunking
 from cpqa.cli.eval_cmmqa import cmmqa
 from cpqa.cli.eval_fusion import fusion
@@ -18,3 +19,4 @@ eval_app.command("cmmqa")(cmmqa)
 eval_app.command("pairs")(pairs)
 eval_app.command("reliability")(reliability)
 eval_app.command("ablation")(ablation)
+eval_app.command("support")(support)

@@ -11,42 +11,19 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
-from cpqa.evaluation.jsonl import read_records
+from cpqa.evaluation.bioasq_gold import bioasq_gold
 from cpqa.evaluation.pairs import Pair, passage_id
 
 GENERATION_TOOL_NAME = "write_question"
 
 
 # ---------------------------------------------------------------- BioASQ snippets
-class _QuestionId(BaseModel):
-    id: str
-
 def bioasq_pairs(raw_dir: Path, dev_questions: Path) -> list[Pair]:
     """(question, gold snippet) pairs from BioASQ golden files under ``raw_dir`` (``*/*_golden.json``),
     restricted to the question ids in ``dev_questions`` (JSONL with ``id``); a question is taken once."""
-    wanted = {q.id for q in read_records(dev_questions, _QuestionId, "question with an id")}
-    files = sorted(raw_dir.glob("*/*golden*.json")) or sorted(raw_dir.glob("*golden*.json"))
-    if not files:
-        raise FileNotFoundError(f"no BioASQ golden JSON files under {raw_dir}")
-    pairs: list[Pair] = []
-    seen_questions: set[str] = set()
-    for path in files:
-        for q in json.loads(path.read_text(encoding="utf-8")).get("questions", []):
-            qid = q.get("id")
-            if qid not in wanted or qid in seen_questions or not q.get("snippets"):
-                continue
-            seen_questions.add(qid)
-            seen_snippets: set[str] = set()
-            for snippet in q["snippets"]:
-                text = " ".join(str(snippet.get("text", "")).split())
-                pid = passage_id(text, "bioasq")
-                if not text or pid in seen_snippets:
-                    continue
-                seen_snippets.add(pid)
-                pmid = str(snippet.get("document", "")).rstrip("/").rsplit("/", 1)[-1] or None
-                pairs.append(Pair(query_id=qid, query=q["body"].strip(), passage_id=pid, passage=text,
-                                  pmid=pmid, source="bioasq"))
-    return pairs
+    return [Pair(query_id=q.id, query=q.question, passage_id=passage_id(s.text, "bioasq"), passage=s.text,
+                 pmid=s.pmid, source="bioasq")
+            for q in bioasq_gold(raw_dir, dev_questions) for s in q.snippets]
 
 
 # ---------------------------------------------------------------- synthetic questions with Claude

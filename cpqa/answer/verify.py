@@ -1,0 +1,165 @@
+"""Every answer sentence supported by the passages it cites, and no advice to change a treatment.
+
+Runs after any answerer. Each sentence that cites evidence gets a support score against the passages of the PMIDs
+it cites: half the best cosine similarity (passage embedder) between the sentence and one of their sentences, half
+the share of the sentence's content words (numbers included) that those passages contain. A sentence below
+``SUPPORT_THRESHOLD`` (set on BioASQ dev data by ``cpqa eval support``) is removed and listed. With Claude, a
+verification pass judges the (sentence, cited passages) pairs instead; a claim it leaves out, or a pass that fails,
+falls back to the score. A quote is verbatim, so the extractive answer always passes; the check bites on written
+answers. An answer advising the reader to start, stop or change a treatment is replaced by the care-team referral.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import numpy as np
+from pydantic import BaseModel
+
+from cpqa.answer.citations import MARKER, marker_pmids, sentences_of
+from cpqa.answer.extractive import passage_sentences, terms
+from cpqa.models.encoders import Encoder
+from cpqa.models.llm import Claude, LLMError, ToolSpec
+from cpqa.prompts import escape, template
+from cpqa.types import Passage, RemovedSentence
+
+SUPPORT_THRESHOLD = 0.55  # `cpqa eval support`: best balanced accuracy on the tuning half (0.957; held out 0.937)
+COSINE_SHARE = 0.5
+TREATMENT_REFERRAL = (
+    "This answer would have advised starting, stopping or changing a treatment. Research evidence cannot tell "
+    "you what is right for you: please talk to your care team (your oncologist, nurse or pharmacist) before "
+    "changing anything about your treatment.")
+
+# Advice, not a finding: a modal or an imperative aimed at the reader or at patients, followed by a change of
+# treatment. "Patients who stopped tamoxifen had ..." reports; "patients should stop tamoxifen" advises.
+_CHANGE = (r"(?:stop|stopping|discontinue|discontinuing|quit|quitting|cease|halt|pause|skip|start|starting|begin|"
+           r"switch|switching|change|changing|increase|increasing|decrease|decreasing|reduce|reducing|double|"
+           r"lower|raise|avoid|refuse|decline|come off|taper)")
+_ADVICE = re.compile(
+    rf"(?i)\b(?:should|must|ought to|need to|needs to|have to|has to|had better|is advised to|are advised to|"
+    rf"it is (?:best|advisable|important|recommended) to|we recommend|i recommend|recommend(?:s|ed)? that|"
+    rf"consider|may want to|can safely)\s+(?:\w+\s+){{0,2}}?{_CHANGE}\b"
+    rf"|^\W*(?:please\s+|now\s+|so\s+)?{_CHANGE}\s+(?:taking|using|your|the|all|any|this|that|it|them)\b"
+    rf"|\b(?:you|patients?|women|men|readers?)\s+(?:\w+\s+){{0,2}}?(?:should|must|need to)\b[^.]{{0,60}}\b{_CHANGE}\b")
+Verdict = Literal["supported", "unsupported", "contradicted"]
+VERDICTS: tuple[str, ...] = ("supported", "unsupported", "contradicted")  # the stand-in's default is the first
+
+VERIFY_TOOL = ToolSpec(
+    name="judge_claims",
+    description="Give one verdict per claim: is it supported by the evidence it cites?",
+    input_schema={
+        "type": "object",
+        "properties": {"verdicts": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"claim": {"type": "integer", "minimum": 1},
+                           "verdict": {"type": "string", "enum": list(VERDICTS)},
+                           "reason": {"type": "string"}},
+            "required": ["claim", "verdict"]}}},
+        "required": ["verdicts"],
+    },
+)
+
+
+def advises_treatment_change(sentence: str) -> bool:
+    """Whether a sentence tells the reader (or patients) to start, stop or change a treatment."""
+    return bool(_ADVICE.search(MARKER.sub("", sentence)))
+
+
+@dataclass
+class Claim:
+    line: int
+    position: int  # in the line
+    sentence: str
+    pmids: list[str]
+
+
+class Verification(BaseModel):
+    """The answer text with unsupported sentences removed, and what was removed."""
+
+    text: str
+    removed: list[RemovedSentence] = []
+    checked: int = 0  # sentences that cite evidence and were checked
+    method: str = "offline"  # "offline" (support score) or "claude" (verification pass, score as fallback)
+    advice: bool = False  # a sentence advised a treatment change: the answer must become the referral
+
+
+class SupportChecker:
+    """``verify(text, passages)``: keep the sentences the cited evidence supports."""
+
+    def __init__(self, encoder: Encoder | None = None, llm: Claude | None = None,
+                 threshold: float = SUPPORT_THRESHOLD):
+        self.encoder, self.llm, self.threshold = encoder, llm, threshold
+
+    def score(self, sentence: str, cited: Sequence[Passage]) -> float:
+        """Support of ``sentence`` by the ``cited`` passages (0..1): cosine and content-word coverage, halved."""
+        claim = MARKER.sub("", sentence).strip(' -*"')
+        words = set(terms(claim))
+        evidence = set(terms(" ".join(p.text for p in cited)))
+        coverage = len(words & evidence) / len(words) if words else 0.0
+        if self.encoder is None:
+            return coverage
+        pool = [s for p in cited for s in passage_sentences(p)] or [p.text for p in cited]
+        vectors = _unit(self.encoder.encode(pool))
+        cosine = float(np.max(vectors @ _unit(self.encoder.encode([claim]))[0])) if len(pool) else 0.0
+        return COSINE_SHARE * max(cosine, 0.0) + (1.0 - COSINE_SHARE) * coverage
+
+    def verify(self, text: str, passages: Sequence[Passage]) -> Verification:
+        by_pmid: dict[str, list[Passage]] = {}
+        for passage in passages:
+            by_pmid.setdefault(passage.pmid, []).append(passage)
+        lines = [sentences_of(line) for line in text.splitlines()]
+        claims = [Claim(i, j, s, [p for m in MARKER.finditer(s) for p in marker_pmids(m.group(0)) if p in by_pmid])
+                  for i, line in enumerate(lines) for j, s in enumerate(line)]
+        claims = [c for c in claims if c.pmids]
+        result = Verification(text=text, checked=len(claims),
+                              advice=any(advises_treatment_change(s) for line in lines for s in line))
+        verdicts = self._claude_verdicts(claims, by_pmid) if self.llm is not None and claims else {}
+        if verdicts:
+            result.method = "claude"
+        drop: set[tuple[int, int]] = set()
+        for index, claim in enumerate(claims):
+            cited = [p for pmid in claim.pmids for p in by_pmid[pmid]]
+            score = self.score(claim.sentence, cited)
+            verdict = verdicts.get(index)
+            supported = verdict == "supported" if verdict else score >= self.threshold
+            if not supported:
+                drop.add((claim.line, claim.position))
+                result.removed.append(RemovedSentence(sentence=claim.sentence, pmids=claim.pmids,
+                                                      score=round(score, 3),
+                                                      judged_by="claude" if verdict else "support score",
+                                                      verdict=verdict or "unsupported"))
+        if drop:
+            kept = [" ".join(s for j, s in enumerate(line) if (i, j) not in drop) for i, line in enumerate(lines)]
+            result.text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+        return result
+
+    def _claude_verdicts(self, claims: list[Claim], by_pmid: dict[str, list[Passage]]) -> dict[int, Verdict]:
+        """Claude's verdict per claim index; {} when the pass fails (the support score decides then)."""
+        tag = f"evidence-{secrets.token_hex(4)}"
+        blocks = []
+        for number, claim in enumerate(claims, 1):
+            evidence = "\n".join(f'<{tag} pmid="{escape(p.pmid)}">\n{escape(p.text)}\n</{tag}>'
+                                 for pmid in claim.pmids for p in by_pmid[pmid])
+            blocks.append(f"Claim {number}: {escape(MARKER.sub('', claim.sentence).strip())}\n{evidence}")
+        system = template("verify_system").substitute(tag=tag, tool=VERIFY_TOOL.name)
+        user = template("verify_user").substitute(pairs="\n\n".join(blocks), count=len(claims), tool=VERIFY_TOOL.name)
+        try:
+            data = self.llm.call_tool(system, [{"role": "user", "content": user}], VERIFY_TOOL, max_tokens=1024)
+        except LLMError:
+            return {}
+        verdicts: dict[int, Verdict] = {}
+        for item in data.get("verdicts") or []:
+            if not isinstance(item, dict):
+                continue
+            number, verdict = item.get("claim"), item.get("verdict")
+            if isinstance(number, int) and 1 <= number <= len(claims) and verdict in VERDICTS:
+                verdicts[number - 1] = verdict
+        return verdicts
+
+
+def _unit(vectors) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float32)
+    return array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-12)
