@@ -3,7 +3,7 @@
 import typer
 
 from cpqa.cli.eval_ablation import ablation
-from cpqa.cli.eval_answers import support
+from cpqa.cli.eval_answers import answers, support
 from cpqa.cli.eval_chunking import chunking
 from cpqa.cli.eval_cmmqa import cmmqa
 from cpqa.cli.eval_fusion import fusion
@@ -20,3 +20,4 @@ eval_app.command("pairs")(pairs)
 eval_app.command("reliability")(reliability)
 eval_app.command("ablation")(ablation)
 eval_app.command("support")(support)
+eval_app.command("answers")(answers)

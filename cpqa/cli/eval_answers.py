@@ -46,3 +46,56 @@ def support(
         typer.echo(f"threshold {chosen['threshold']}: tuning balanced accuracy {chosen['balanced_accuracy']}, "
                    f"held out {held['balanced_accuracy']} (supported kept {held['supported_kept']}, "
                    f"unsupported removed {held['unsupported_removed']})")
+
+
+def answers(
+    questions: Path = typer.Option(..., "--questions", help="BioASQ dev questions (JSONL with id and question; e.g. "
+                                   "../shared/data/bioasq/dev_cancer_questions.jsonl)"),
+    raw: Path = typer.Option(Path("../shared/data/mirage/rawdata/bioasq"), "--raw", help=RAW_HELP),
+    answers_file: list[Path] = typer.Option([], "--answers", help="also score answers another build wrote with "
+                                            "`cpqa ask --questions FILE --json` on the same FILE (NAME=PATH)"),
+    naive: bool = typer.Option(True, "--naive/--no-naive", help="score the naive baseline too"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N questions with gold snippets"),
+    save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
+    json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
+) -> None:
+    """Quote precision, snippet hit@5, abstention and removed sentences against BioASQ gold snippets."""
+    import statistics
+
+    from cpqa.config import get_settings
+    from cpqa.evaluation.answers import read_answers, run_naive, run_pipeline, summarise
+    from cpqa.evaluation.bioasq_gold import bioasq_gold
+    from cpqa.evaluation.jsonl import read_question_texts
+    from cpqa.pipeline import Pipeline
+
+    settings = get_settings()
+    try:
+        gold = bioasq_gold(raw, questions)
+        asked = read_question_texts(questions)
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+    gold = gold[:limit] if limit else gold
+    given = {}
+    for item in answers_file:
+        name, _, path = str(item).partition("=")
+        if not path:
+            fail(f"--answers takes NAME=PATH, got {item}")
+        given[name] = Path(path)
+    result: dict = {"questions_file": str(questions), "questions": len(gold), "profile": None, "systems": {}}
+    with Pipeline(settings) as pipeline:
+        result["profile"] = pipeline.profile
+        result["answerer"] = pipeline.answerer.choice.model
+        rows, seconds = run_pipeline(pipeline, gold)
+        result["systems"]["pipeline"] = {**summarise(rows), "seconds_p50": round(statistics.median(seconds), 2)}
+        if naive:
+            result["systems"]["naive_baseline"] = summarise(run_naive(pipeline, gold))
+    for name, path in given.items():
+        try:
+            result["systems"][name] = summarise(read_answers(path, gold, asked))
+        except (OSError, ValueError) as exc:
+            fail(str(exc))
+    emit(result, save, json_out, settings)
+    if not json_out:
+        for name, row in result["systems"].items():
+            typer.echo(f"{name}: quote precision {row['quote_precision']}, snippet hit@5 {row['snippet_hit_at_5']}, "
+                       f"abstention {row['abstention_rate']}, removed {row['unsupported_removed']}")

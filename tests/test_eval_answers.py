@@ -1,0 +1,104 @@
+"""``cpqa eval answers`` and ``cpqa eval support``: the scoring rules on hand-made cases, the BioASQ gold reader on
+the real golden files, and the command end to end (the product, the naive baseline, answers another build wrote)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cpqa.evaluation.answers import answer_sentences, holds_snippet, matches, score_question, summarise
+from cpqa.evaluation.bioasq_gold import GoldQuestion, Snippet, bioasq_gold
+from cpqa.answer.extractive import terms
+
+GOLD = GoldQuestion(id="q1", question="Does tamoxifen reduce breast cancer recurrence?", snippets=[
+    Snippet(pmid="1", text="Five years of adjuvant tamoxifen reduced breast cancer recurrence by 39% in women."),
+    Snippet(pmid="2", text="Hot flashes were the most common side effect of tamoxifen.")])
+
+
+def test_answer_sentences_are_the_quoted_or_cited_ones_without_markers():
+    text = ('Evidence extracts, not written by a language model: the sentences below.\n\n'
+            '- "Tamoxifen reduced recurrence by 39%." [PMID:1]\n- "Hot flashes were common." [PMID:2]\n'
+            'Written claim about tamoxifen [PMID:1]. A sentence without any citation at all.')
+    assert answer_sentences(text) == ["Tamoxifen reduced recurrence by 39%.", "Hot flashes were common.",
+                                      "Written claim about tamoxifen."]
+
+
+def test_a_sentence_matches_a_snippet_holding_six_tenths_of_its_words():
+    snippets = [set(terms(s.text)) for s in GOLD.snippets]
+    assert matches("Adjuvant tamoxifen reduced breast cancer recurrence.", snippets)
+    assert not matches("Aromatase inhibitors cause joint pain and bone loss in women.", snippets)
+    assert holds_snippet(["Hot flashes were the most common side effect of tamoxifen in the trial."], snippets)
+    assert not holds_snippet(["Tamoxifen was given."], snippets)
+
+
+def test_scores_pool_sentences_and_count_abstentions():
+    rows = [score_question(GOLD, '- "Adjuvant tamoxifen reduced breast cancer recurrence." [PMID:1]\n'
+                                 '- "Aromatase inhibitors cause joint pain." [PMID:3]', False, [GOLD.snippets[0].text]),
+            score_question(GOLD, "No answer.", True, [], removed=2)]
+    summary = summarise(rows)
+    assert summary["quote_precision"] == 0.5 and summary["quoted_sentences"] == 2
+    assert summary["snippet_hit_at_5"] == 0.5 and summary["abstention_rate"] == 0.5
+    assert summary["unsupported_removed"] == 2 and summary["questions_with_removals"] == 1
+
+
+def test_bioasq_gold_reads_dev_questions_with_snippets_and_ideal_answers():
+    from conftest import shared
+
+    gold = bioasq_gold(shared("mirage", "rawdata", "bioasq"), shared("bioasq", "dev_cancer_questions.jsonl"))
+    assert 150 <= len(gold) <= 179
+    assert all(q.snippets and q.question for q in gold)
+    assert sum(bool(q.ideal) for q in gold) > 0.9 * len(gold)
+    assert len({q.id for q in gold}) == len(gold)
+
+
+def test_support_calibration_separates_own_snippets_from_a_similar_questions():
+    from conftest import shared
+
+    from cpqa.answer.verify import SupportChecker
+    from cpqa.evaluation.support import calibrate, support_pairs
+
+    gold = bioasq_gold(shared("mirage", "rawdata", "bioasq"), shared("bioasq", "dev_cancer_questions.jsonl"))[:40]
+    result = calibrate(support_pairs(gold, SupportChecker()))  # term coverage alone (no encoder): fast
+    assert result["held_out"]["balanced_accuracy"] > 0.75
+    assert result["chosen"]["threshold"] in {row["threshold"] for row in result["sweep"]}
+
+
+@pytest.mark.slow  # two pipelines over two questions
+def test_eval_answers_scores_the_product_the_naive_baseline_and_answers_from_a_file(indexed_home, tmp_path,
+                                                                                   monkeypatch):
+    from conftest import shared
+
+    from cpqa.cli import app
+
+    monkeypatch.setenv("CPQA_HOME", str(indexed_home))
+    monkeypatch.setenv("CPQA_PROFILE", "offline")
+    gold = bioasq_gold(shared("mirage", "rawdata", "bioasq"), shared("bioasq", "dev_cancer_questions.jsonl"))[:2]
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps({"id": q.id, "question": q.question}) + "\n" for q in gold))
+    asked = CliRunner().invoke(app, ["ask", "--questions", str(questions), "--json"])
+    assert asked.exit_code == 0, asked.output
+    written = tmp_path / "answers.jsonl"
+    written.write_text(asked.stdout)
+    result = CliRunner().invoke(app, ["eval", "answers", "--questions", str(questions), "--raw",
+                                      str(shared("mirage", "rawdata", "bioasq")), "--answers", f"file={written}",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    systems = payload["systems"]
+    assert set(systems) == {"pipeline", "naive_baseline", "file"} and payload["questions"] == 2
+    # The same build answering the same questions scores the same, from the file or live.
+    for key in ("quote_precision", "snippet_hit_at_5", "abstention_rate"):
+        assert systems["file"][key] == systems["pipeline"][key]
+    assert systems["naive_baseline"]["quoted_sentences"] <= 6
+
+
+def test_eval_answers_refuses_a_malformed_answers_argument(tmp_path):
+    from conftest import shared
+
+    from cpqa.cli import app
+
+    result = CliRunner().invoke(app, ["eval", "answers", "--questions",
+                                      str(shared("bioasq", "dev_cancer_questions.jsonl")), "--answers", "nofile"])
+    assert result.exit_code == 2 and "NAME=PATH" in result.output
