@@ -39,6 +39,7 @@ from cpqa.rewrite.hyde import hyde_transform
 from cpqa.rewrite.query_variants import concept_queries
 from cpqa.rewrite.rewriter import Rewriter, RewriteResult
 from cpqa.rewrite.vocabulary import load_vocabulary
+from cpqa.safety.meaning import MeaningTriage
 from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, prepare as prepare_screening, scrub_phi
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
@@ -100,6 +101,8 @@ class Pipeline:
                                         bm25=self.bm25)
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
+        self.triage = MeaningTriage(sentence_encoder)  # urgent by meaning, beside the instant rules
+        self.triage.prepare()
         self.passage_store = _open_passage_store(settings)
         # Sentence vectors are stored too: offline the sentence and passage embedders are one model, so the
         # extractive answer finds its evidence sentences' vectors there instead of embedding them per question.
@@ -165,7 +168,7 @@ class Pipeline:
 
         notify("safety")
         with trace.stage("safety") as record:
-            screened = check_question(question)
+            screened = check_question(question, meaning=self.triage)
             turns = [scrub_phi(turn).text for turn in history if turn.strip()]
             record.info.update(urgent=screened.urgent is not None, removed_phi=list(screened.removed_phi),
                                personal_dosing=screened.personal_dosing, history_turns=len(turns))

@@ -341,11 +341,11 @@ def test_medical_numbers_are_not_phone_numbers():
 
 
 # ---------------------------------------------------------------- phrasing sets (precision and recall)
-def _scores(path: str) -> dict[str, dict[str, float]]:
+def _scores(path: str, meaning=None) -> dict[str, dict[str, float]]:
     """Per rule (urgent, dosing, decision): precision over every question it flags and recall over its own set;
     a dosing question flagged as a personal decision counts as a correct referral (the dosing referral is shown)."""
     sets = json.loads((Path(__file__).parent / "data" / path).read_text())
-    screened = {cat: [check_question(q) for q in qs] for cat, qs in sets.items()}
+    screened = {cat: [check_question(q, meaning) for q in qs] for cat, qs in sets.items() if not cat.startswith("_")}
     rules = {"urgent": lambda s: s.urgent is not None, "dosing": lambda s: s.personal_dosing,
              "decision": lambda s: s.personal_decision and not s.personal_dosing}
     out = {}
@@ -369,6 +369,33 @@ def test_safety_rules_on_held_out_phrasings_raise_no_false_alarms():
     scores = _scores("safety_phrasings_heldout.json")
     assert all(score["precision"] >= 0.95 for score in scores.values()), scores
     assert scores["dosing"]["recall"] >= 0.8 and scores["decision"]["recall"] >= 0.7, scores
+
+
+@pytest.fixture(scope="module")
+def meaning():
+    """Triage by meaning with the offline sentence encoder (the pipeline's own)."""
+    from cpqa.config import get_settings
+    from cpqa.models.encoders import load_encoder
+    from cpqa.safety.meaning import MeaningTriage
+
+    encoder, _ = load_encoder("sentence_embedder", get_settings(cpqa_profile="offline"))
+    return MeaningTriage(encoder)
+
+
+def test_triage_by_meaning_keeps_the_dev_set_perfect(meaning):
+    assert _scores("safety_phrasings.json", meaning)["urgent"] == {"precision": 1.0, "recall": 1.0}
+
+
+def test_triage_by_meaning_finds_urgent_phrasings_no_pattern_lists(meaning):
+    """The second held-out set was written after the prototypes and never tuned on: rules alone find 9 of its 20
+    urgent phrasings; with meaning, at least 14, still without flagging ordinary questions about the same symptoms."""
+    rules, both = _scores("safety_phrasings_heldout2.json"), _scores("safety_phrasings_heldout2.json", meaning)
+    assert rules["urgent"]["recall"] <= 0.5
+    assert both["urgent"]["recall"] >= 0.7 and both["urgent"]["precision"] >= 0.9, both
+    assert _scores("safety_phrasings_heldout.json", meaning)["urgent"]["recall"] >= 0.9
+    assert meaning.sign("someone is sitting on my chest and I'm sweating") == "chest pain"
+    assert meaning.sign("What does chest pain mean after radiotherapy?") is None  # a general question
+    assert meaning.sign("I'm fine, just wondering how tamoxifen works") is None
 
 
 def test_a_personal_decision_gets_the_care_team_referral_first():

@@ -11,12 +11,16 @@ import logging
 import re
 import unicodedata
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
 from cpqa.safety.phi import PHIRedaction, scrub_phi
 from cpqa.safety.triage import is_personal_decision, is_personal_dosing, red_flags, urgent_message
+
+if TYPE_CHECKING:  # the encoder stays unloaded until a pipeline brings one
+    from cpqa.safety.meaning import MeaningTriage
 
 __all__ = [
     "InvalidQuestion", "Screened", "check_question", "prepare", "scrub_phi", "PHIRedaction", "install_log_redaction",
@@ -151,8 +155,9 @@ def _is_english(text: str) -> bool:
 
 
 # ---------------------------------------------------------------- screening
-def check_question(text: str | None) -> Screened:
-    """Screen a user's question. Raises :class:`InvalidQuestion` when nothing usable is left."""
+def check_question(text: str | None, meaning: "MeaningTriage | None" = None) -> Screened:
+    """Screen a user's question. Raises :class:`InvalidQuestion` when nothing usable is left. ``meaning`` adds triage
+    by meaning (a loaded sentence encoder) to the instant rules."""
     if text is None or not str(text).strip():
         raise InvalidQuestion("Please type a question: the question is empty.")
     cleaned = _clean(str(text))
@@ -178,11 +183,13 @@ def check_question(text: str | None) -> Screened:
     if not language_ok:
         notices.append(ENGLISH_ONLY)
     flags = red_flags(scrubbed)  # the whole text: a red flag at the end of a long question still counts
+    if not flags and meaning is not None:
+        flags = [sign for sign in [meaning.sign(question)] if sign]
     return Screened(
         question=question,
         notices=notices,
         removed_phi=removed,
-        urgent=urgent_message(scrubbed),
+        urgent=urgent_message(scrubbed, flags),
         personal_dosing=is_personal_dosing(scrubbed),
         personal_decision=is_personal_decision(scrubbed),
         language_ok=language_ok,

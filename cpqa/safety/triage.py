@@ -159,25 +159,34 @@ CRISIS = (
 )
 
 
+SELF_HARM_SIGN = "thoughts of suicide or self-harm"
+
+
 def red_flags(text: str) -> list[str]:
     """Names of the red flags the text mentions, in a fixed order."""
-    someone = _SOMEONE.search(text) is not None
+    someone = names_someone(text)
     found = [flag.name for flag in RED_FLAGS
              if someone and flag.pattern.search(text) and (flag.requires is None or flag.requires.search(text))]
     if "possible spinal cord compression" in found and "loss of bladder or bowel control" in found:
         found.remove("loss of bladder or bowel control")
     if SELF_HARM.search(text):
-        found.append("thoughts of suicide or self-harm")
+        found.append(SELF_HARM_SIGN)
     return found
 
 
-def urgent_message(text: str) -> str | None:
-    """The urgent-care message to show first, or None when the question raises no red flag."""
-    flags = red_flags(text)
+def names_someone(text: str) -> bool:
+    """Whether the text is about someone's own situation (a person or a moment is named), not a general question."""
+    return _SOMEONE.search(text) is not None
+
+
+def urgent_message(text: str, extra: list[str] | None = None) -> str | None:
+    """The urgent-care message to show first, or None when the question raises no red flag. ``extra``: signs found
+    another way (by meaning, ``cpqa.safety.meaning``)."""
+    flags = list(dict.fromkeys([*red_flags(text), *(extra or [])]))
     if not flags:
         return None
     parts = []
-    medical = [f for f in flags if f != "thoughts of suicide or self-harm"]
+    medical = [f for f in flags if f != SELF_HARM_SIGN]
     if medical:
         parts.append(URGENT_CARE.format(signs=", ".join(medical)))
     if len(medical) != len(flags):
