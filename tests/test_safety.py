@@ -404,3 +404,31 @@ def test_a_personal_decision_gets_the_care_team_referral_first():
     screened = check_question("Should I take olaparib for my ovarian cancer?")
     assert screened.personal_decision and not screened.personal_dosing
     assert first_messages(screened)[0] == DECISION_REFERRAL
+
+
+# ---------------------------------------------------------------- names nobody announced
+@pytest.mark.parametrize("text,kept", [
+    ("This is Margaret Olsen writing. Should I take tamoxifen after surgery?", "Should I take tamoxifen after surgery?"),
+    ("Priya Sharma here: what are the side effects of olaparib?", "what are the side effects of olaparib?"),
+    ("Can Thomas Müller and Wei Zhang both get nivolumab?", "nivolumab"),
+])
+def test_full_names_without_a_cue_are_removed(text, kept):
+    result = scrub_phi(text)
+    assert "name" in result.removed and kept.lower() in result.text.lower()
+    assert not any(n in result.text for n in ("Margaret", "Olsen", "Priya", "Sharma", "Zhang"))
+
+
+def test_medical_phrases_and_eponyms_are_not_names():
+    """Pairs of capitalised words that are not a person (the real questions of the shared data hold a few)."""
+    for text in ("What is Di George syndrome?", "Can Low dose naltrexone be used for depression?",
+                 "Is the Kaplan Meier estimate biased?", "Does Hodgkin Lymphoma respond to nivolumab?",
+                 "Are Gram positive bacteria able to release vesicles?", "Is Li Fraumeni syndrome inherited?"):
+        assert scrub_phi(text) == (text, []), text
+
+
+def test_names_lists_are_built_from_names_dataset_and_hold_common_names():
+    from cpqa.safety.names import _lists
+
+    given, family = _lists()
+    assert {"Margaret", "Priya", "Wei", "Mohammed"} <= given and {"Olsen", "Sharma", "Zhang", "Smith"} <= family
+    assert "Tamoxifen" not in given | family and len(given) > 10_000 and len(family) > 10_000

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Callable, NamedTuple
 
+from cpqa.safety.names import full_names
+
 # Kinds, as shown to the user ("We removed: name, phone number").
 NAME = "name"
 DATE_OF_BIRTH = "date of birth"
@@ -174,6 +176,9 @@ def scrub_phi(text: str) -> PHIRedaction:
     text, count = _phone_numbers(text)
     if count and PHONE not in removed:
         removed.append(PHONE)
+    text, count = _unannounced_names(text)
+    if count and NAME not in removed:
+        removed.append(NAME)
     return PHIRedaction(drop_placeholders(text) if removed else text, removed)
 
 
@@ -189,6 +194,14 @@ def _phone_numbers(text: str) -> tuple[str, int]:
              for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID)}
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + "[phone]" + text[end:]
+    return text, len(spans)
+
+
+def _unannounced_names(text: str) -> tuple[str, int]:
+    """Full names nobody announced ("This is Margaret Olsen writing"), by common given and family names."""
+    spans = full_names(text)
+    for start, end in reversed(spans):
+        text = text[:start] + "[name]" + text[end:]
     return text, len(spans)
 
 
