@@ -35,12 +35,14 @@ def test_a_sentence_matches_a_snippet_holding_six_tenths_of_its_words():
 
 def test_scores_pool_sentences_and_count_abstentions():
     rows = [score_question(GOLD, '- "Adjuvant tamoxifen reduced breast cancer recurrence." [PMID:1]\n'
-                                 '- "Aromatase inhibitors cause joint pain." [PMID:3]', False, [GOLD.snippets[0].text]),
+                                 '- "Aromatase inhibitors cause joint pain." [PMID:3]', False, [GOLD.snippets[0].text],
+                           types={"1": "randomized controlled trial", "3": "animal study"}),
             score_question(GOLD, "No answer.", True, [], removed=2)]
     summary = summarise(rows)
     assert summary["quote_precision"] == 0.5 and summary["quoted_sentences"] == 2
     assert summary["snippet_hit_at_5"] == 0.5 and summary["abstention_rate"] == 0.5
     assert summary["unsupported_removed"] == 2 and summary["questions_with_removals"] == 1
+    assert summary["preclinical_quote_share"] == 0.5
 
 
 def test_bioasq_gold_reads_dev_questions_with_snippets_and_ideal_answers():

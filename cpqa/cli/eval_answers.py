@@ -55,6 +55,8 @@ def answers(
     answers_file: list[Path] = typer.Option([], "--answers", help="also score answers another build wrote with "
                                             "`cpqa ask --questions FILE --json` on the same FILE (NAME=PATH)"),
     naive: bool = typer.Option(True, "--naive/--no-naive", help="score the naive baseline too"),
+    without_prior: bool = typer.Option(False, "--without-prior", help="also run the pipeline without the patient-"
+                                       "mode prior (preclinical_demotion 0), to measure it"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N questions with gold snippets"),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
     json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
@@ -87,6 +89,9 @@ def answers(
         result["answerer"] = pipeline.answerer.choice.model
         rows, seconds = run_pipeline(pipeline, gold)
         result["systems"]["pipeline"] = {**summarise(rows), "seconds_p50": round(statistics.median(seconds), 2)}
+        if without_prior:
+            result["systems"]["pipeline_without_prior"] = summarise(run_pipeline(pipeline, gold,
+                                                                                 preclinical_demotion=0)[0])
         if naive:
             result["systems"]["naive_baseline"] = summarise(run_naive(pipeline, gold))
     for name, path in given.items():

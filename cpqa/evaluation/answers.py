@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from cpqa.answer.citations import MARKER, sentences_of
+from cpqa.answer.citations import MARKER, marker_pmids, sentences_of
+from cpqa.documents.study_type import PRECLINICAL
 from cpqa.answer.extractive import Similarity, split_sentences, terms
 from cpqa.evaluation.bioasq_gold import GoldQuestion
 from cpqa.evaluation.retrieval import NAIVE_HYBRID_OPTIONS
@@ -28,16 +29,22 @@ TOP_PASSAGES = 5
 BASELINE_SENTENCES = 3
 
 
-def answer_sentences(text: str) -> list[str]:
-    """The sentences of an answer that quote or cite evidence, without markers, quotation marks or bullets."""
+def cited_sentences(text: str) -> list[tuple[str, list[str]]]:
+    """The sentences of an answer that quote or cite evidence (without markers, quotation marks or bullets), each
+    with the PMIDs it cites."""
     found = []
     for line in text.splitlines():
         for sentence in sentences_of(line):
-            if MARKER.search(sentence):
+            pmids = [p for m in MARKER.finditer(sentence) for p in marker_pmids(m.group(0))]
+            if pmids:
                 bare = re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", sentence)).strip().strip('-*• "“”').strip()
                 if bare:
-                    found.append(bare)
+                    found.append((bare, pmids))
     return found
+
+
+def answer_sentences(text: str) -> list[str]:
+    return [sentence for sentence, _ in cited_sentences(text)]
 
 
 def matches(sentence: str, snippets: Sequence[set[str]]) -> bool:
@@ -51,11 +58,14 @@ def holds_snippet(passages: Sequence[str], snippets: Sequence[set[str]]) -> bool
 
 
 def score_question(gold: GoldQuestion, answer_text: str, abstained: bool, passages: Sequence[str],
-                   removed: int = 0) -> dict:
+                   removed: int = 0, types: dict[str, str | None] | None = None) -> dict:
+    """One question's row. ``types``: evidence type per PMID of the passages, to count animal and cell evidence."""
     snippets = [set(terms(s.text)) for s in gold.snippets]
-    sentences = [] if abstained else answer_sentences(answer_text)
-    return {"id": gold.id, "abstained": abstained, "sentences": len(sentences),
-            "matched": sum(matches(s, snippets) for s in sentences),
+    cited = [] if abstained else cited_sentences(answer_text)
+    types = types or {}
+    return {"id": gold.id, "abstained": abstained, "sentences": len(cited),
+            "matched": sum(matches(s, snippets) for s, _ in cited),
+            "preclinical_quotes": sum(any(types.get(p) in PRECLINICAL for p in pmids) for _, pmids in cited),
             "snippet_hit_at_5": holds_snippet(passages[:TOP_PASSAGES], snippets), "removed": removed}
 
 
@@ -68,19 +78,22 @@ def summarise(rows: Sequence[dict]) -> dict:
             "quoted_sentences": sentences,
             "snippet_hit_at_5": round(sum(r["snippet_hit_at_5"] for r in rows) / max(len(rows), 1), 4),
             "abstention_rate": round(sum(r["abstained"] for r in rows) / max(len(rows), 1), 4),
+            "preclinical_quote_share": round(sum(r.get("preclinical_quotes", 0) for r in answered) / sentences, 4)
+            if sentences else None,
             "unsupported_removed": sum(r["removed"] for r in rows),
             "questions_with_removals": sum(r["removed"] > 0 for r in rows)}
 
 
-def run_pipeline(pipeline, questions: Sequence[GoldQuestion]) -> tuple[list[dict], list[float]]:
-    """The product as configured, per question; and each question's seconds."""
+def run_pipeline(pipeline, questions: Sequence[GoldQuestion], **overrides) -> tuple[list[dict], list[float]]:
+    """The product as configured (with option ``overrides``), per question; and each question's seconds."""
     rows, seconds = [], []
     for gold in questions:
         started = time.perf_counter()
-        result = pipeline.ask(gold.question)
+        result = pipeline.ask(gold.question, **overrides)
         seconds.append(time.perf_counter() - started)
-        rows.append(score_question(gold, result.answer.text, result.answer.abstained,
-                                   [p.text for p in result.trace.passages], len(result.answer.removed_sentences)))
+        passages = result.trace.passages
+        rows.append(score_question(gold, result.answer.text, result.answer.abstained, [p.text for p in passages],
+                                   len(result.answer.removed_sentences), {p.pmid: p.evidence_type for p in passages}))
     return rows, seconds
 
 
