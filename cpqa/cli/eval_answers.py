@@ -14,6 +14,16 @@ RAW_HELP = "folder of BioASQ golden files (e.g. ../shared/data/mirage/rawdata/bi
 DEV_HELP = "dev question ids (JSONL with id; e.g. ../shared/data/bioasq/dev_questions.jsonl)"
 
 
+def _gold(raw: Path, questions: Path) -> list:
+    """The BioASQ dev questions with gold snippets, or a one-line error."""
+    from cpqa.evaluation.bioasq_gold import bioasq_gold
+
+    try:
+        return bioasq_gold(raw, questions)
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+
+
 def support(
     raw: Path = typer.Option(..., "--raw", help=RAW_HELP),
     questions: Path = typer.Option(..., "--questions", help=DEV_HELP),
@@ -26,15 +36,11 @@ def support(
 
     from cpqa.answer.verify import SupportChecker
     from cpqa.config import get_settings
-    from cpqa.evaluation.bioasq_gold import bioasq_gold
     from cpqa.evaluation.support import calibrate, support_pairs
     from cpqa.models.encoders import EmbeddingCache, load_encoder
 
     settings = get_settings()
-    try:
-        gold = bioasq_gold(raw, questions)
-    except (FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
+    gold = _gold(raw, questions)
     gold = random.Random(13).sample(gold, min(limit or len(gold), len(gold)))
     encoder, choice = load_encoder("passage_retriever", settings)
     checker = SupportChecker(EmbeddingCache(encoder))
@@ -66,17 +72,13 @@ def answers(
 
     from cpqa.config import get_settings
     from cpqa.evaluation.answers import read_answers, run_naive, run_pipeline, summarise
-    from cpqa.evaluation.bioasq_gold import bioasq_gold
     from cpqa.evaluation.jsonl import read_question_texts
     from cpqa.pipeline import Pipeline
 
     settings = get_settings()
-    try:
-        gold = bioasq_gold(raw, questions)
-        asked = read_question_texts(questions)
-    except (FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
+    gold = _gold(raw, questions)
     gold = gold[:limit] if limit else gold
+    asked = read_question_texts(questions)
     given = {}
     for item in answers_file:
         name, _, path = str(item).partition("=")
