@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 from pydantic import BaseModel
 
 from cpqa.answer.answerer import DISCLAIMERS, Answerer
-from cpqa.answer.extractive import unaddressed
+from cpqa.answer.extractive import is_specialist, unaddressed
 from cpqa.answer.refine import Refiner
 from cpqa.config import Settings, get_settings
 from cpqa.documents.bm25 import Bm25Retriever
@@ -82,6 +82,7 @@ class Pipeline:
         self.options = options or PipelineOptions()
         settings = self.settings
         prepare_screening()  # screening answers within milliseconds from the first question on
+        is_specialist("warm")  # general-English word frequencies load now, not during the first answer
         self.llm = Claude(settings)
         llm = self.llm if self.llm.available else None
         # Sources: the local store, and E-utilities (NCBI or a mirror) unless the store answers Boolean search.

@@ -270,20 +270,29 @@ def score_options(question: str, options: dict[str, str], passages: Sequence[Pas
 
 
 KEY_KINDS = frozenset({"treatment", "disease"})
-RARE_SHARE = 0.005  # a word in fewer than 0.5 % of the store's records names something specific
+RARE_SHARE = 0.005  # a word in fewer than 0.5 % of the store's records ...
+RARE_ZIPF = 3.0  # ... and rarer than once per million words of general English (wordfreq) names something specific
+
+
+def is_specialist(word: str) -> bool:
+    """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair")."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en") < RARE_ZIPF
 
 
 def key_concepts(concepts: Sequence, share: Callable[[str], float | None] | None = None) -> list:
     """The question's concepts that an answer must be about: a treatment or disease the vocabulary knows, or a
-    word the store's own records rarely use (``share(word)``: the share of records holding it; a drug, gene, test
-    or procedure the vocabulary lacks). Generic and intent words are not key."""
+    specialist word (``is_specialist``) that the store's own records rarely use either (``share(word)``: the share of
+    records holding it) -- a drug, gene, test or procedure the vocabulary lacks. Generic and intent words are not
+    key."""
     key = []
     for concept in concepts:
         if concept.weak or concept.kind == "intent":
             continue
         if concept.kind in KEY_KINDS:
             key.append(concept)
-        elif share is not None:
+        elif share is not None and is_specialist(concept.text):
             used = share(concept.text)
             if used is not None and used < RARE_SHARE:
                 key.append(concept)
