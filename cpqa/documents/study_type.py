@@ -11,14 +11,9 @@ people by the age-group headings (Adult, Aged, Child...), which NLM gives only t
 from __future__ import annotations
 
 import re
-from typing import Literal
-
 from cpqa.types import Article
 
-EvidenceType = Literal["retracted", "retraction notice", "meta-analysis", "systematic review", "guideline",
-                       "randomized controlled trial", "clinical trial", "observational study", "case report",
-                       "review", "animal study", "in vitro study", "human study", "not indexed"]
-
+# Every evidence type, with the badge a reader sees.
 BADGES: dict[str, str] = {
     "retracted": "Retracted", "retraction notice": "Retraction notice", "meta-analysis": "Meta-analysis",
     "systematic review": "Systematic review", "guideline": "Guideline",
@@ -57,7 +52,7 @@ _CELL_MESH = frozenset({"cell line", "cell line, tumor", "cells, cultured", "in 
 
 
 def evidence_type(article: Article) -> str:
-    """The record's evidence type (one of ``EvidenceType``)."""
+    """The record's evidence type (a key of ``BADGES``)."""
     if article.retracted_by:
         return "retracted"
     types = {t.lower() for t in article.publication_types}

@@ -109,7 +109,8 @@ def run_naive(pipeline, questions: Sequence[GoldQuestion]) -> list[dict]:
         scores = Similarity([s for _, s in pool], pipeline.passages.cache).scores(gold.question) if pool else []
         best = sorted(range(len(pool)), key=lambda i: -scores[i])[:BASELINE_SENTENCES]
         text = "\n".join(f'- "{pool[i][1]}" [PMID:{pool[i][0]}]' for i in best)
-        rows.append(score_question(gold, text, not best, [a for _, a in abstracts]))
+        types = {d.candidate.pmid: d.candidate.evidence_type for d in found.documents}
+        rows.append(score_question(gold, text, not best, [a for _, a in abstracts], types=types))
     return rows
 
 

@@ -3,7 +3,6 @@ questions that Claude writes for SEOS passages of the local store."""
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from pathlib import Path
