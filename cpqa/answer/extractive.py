@@ -312,6 +312,20 @@ def unaddressed(concepts: Sequence, passages: Sequence[Passage],
     missing = []
     for concept in key_concepts(concepts, share):
         names = {concept.text, *concept.phrases, *concept.synonyms, *([concept.mesh] if concept.mesh else [])}
-        if not any(re.search(rf"\b{re.escape(name.lower())}", text) for name in names if name.strip()):
+        if not any(_mentioned(name.lower(), text) for name in names if name.strip()):
             missing.append(concept.text)
     return missing
+
+
+DISTINCTIVE_ZIPF = 4.0  # words of a name rarer than this in general English carry it ("hodgkin", not "disease")
+
+
+def _mentioned(name: str, text: str) -> bool:
+    """The name itself, or each of its distinctive words by its stem ("Hodgkin disease" is mentioned by "Hodgkin
+    lymphoma", "Wilm's tumor" by "Wilms tumour")."""
+    if re.search(rf"\b{re.escape(name)}", text):
+        return True
+    from wordfreq import zipf_frequency
+
+    words = [w for w in re.findall(r"[a-z0-9]+", name) if len(w) > 2 and zipf_frequency(w, "en") < DISTINCTIVE_ZIPF]
+    return bool(words) and all(re.search(rf"\b{re.escape(w[:max(4, len(w) - 2)])}", text) for w in words)
