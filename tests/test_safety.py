@@ -341,19 +341,10 @@ def test_medical_numbers_are_not_phone_numbers():
 
 
 # ---------------------------------------------------------------- phrasing sets (precision and recall)
-def _scores(path: str, meaning=None) -> dict[str, dict[str, float]]:
-    """Per rule (urgent, dosing, decision): precision over every question it flags and recall over its own set;
-    a dosing question flagged as a personal decision counts as a correct referral (the dosing referral is shown)."""
-    sets = json.loads((Path(__file__).parent / "data" / path).read_text())
-    screened = {cat: [check_question(q, meaning) for q in qs] for cat, qs in sets.items() if not cat.startswith("_")}
-    rules = {"urgent": lambda s: s.urgent is not None, "dosing": lambda s: s.personal_dosing,
-             "decision": lambda s: s.personal_decision and not s.personal_dosing}
-    out = {}
-    for rule, flagged in rules.items():
-        hits = sum(flagged(s) for s in screened[rule])
-        raised = sum(flagged(s) for cat in screened for s in screened[cat])
-        out[rule] = {"precision": hits / raised if raised else 1.0, "recall": hits / len(screened[rule])}
-    return out
+def _scores(name: str, meaning=None) -> dict[str, dict[str, float]]:
+    from cpqa.evaluation.safety_sets import phrasing_scores
+
+    return phrasing_scores(Path(__file__).parent / "data" / name, meaning)
 
 
 def test_safety_rules_on_the_dev_phrasing_set():

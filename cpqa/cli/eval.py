@@ -3,7 +3,7 @@
 import typer
 
 from cpqa.cli.eval_ablation import ablation
-from cpqa.cli.eval_answers import answers, support
+from cpqa.cli.eval_answers import answers, safety, support
 from cpqa.cli.eval_chunking import chunking
 from cpqa.cli.eval_cmmqa import cmmqa
 from cpqa.cli.eval_fusion import fusion
@@ -21,3 +21,4 @@ eval_app.command("reliability")(reliability)
 eval_app.command("ablation")(ablation)
 eval_app.command("support")(support)
 eval_app.command("answers")(answers)
+eval_app.command("safety")(safety)

@@ -106,3 +106,31 @@ def answers(
         for name, row in result["systems"].items():
             typer.echo(f"{name}: quote precision {row['quote_precision']}, snippet hit@5 {row['snippet_hit_at_5']}, "
                        f"abstention {row['abstention_rate']}, removed {row['unsupported_removed']}")
+
+
+def safety(
+    phrasings: list[Path] = typer.Option(..., "--phrasings", help="phrasing set JSON (lists urgent, dosing, decision, "
+                                         "ordinary; e.g. tests/data/safety_phrasings_heldout2.json); repeatable"),
+    save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
+    json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
+) -> None:
+    """Precision and recall of urgent triage (rules, and rules + meaning), dosing and personal-decision screens."""
+    from cpqa.config import get_settings
+    from cpqa.evaluation.safety_sets import phrasing_scores
+    from cpqa.models.encoders import load_encoder
+    from cpqa.safety.meaning import MeaningTriage
+
+    settings = get_settings()
+    encoder, choice = load_encoder("sentence_embedder", settings)
+    meaning = MeaningTriage(encoder)
+    result: dict = {"encoder": choice.model, "sets": {}}
+    for path in phrasings:
+        try:
+            result["sets"][path.name] = {"rules": phrasing_scores(path), "rules_and_meaning": phrasing_scores(path, meaning)}
+        except (OSError, ValueError) as exc:
+            fail(str(exc))
+    emit(result, save, json_out, settings)
+    if not json_out:
+        for name, scores in result["sets"].items():
+            typer.echo(f"{name}: urgent rules {scores['rules']['urgent']}, with meaning "
+                       f"{scores['rules_and_meaning']['urgent']}")
