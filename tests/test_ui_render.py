@@ -56,3 +56,20 @@ def test_evidence_renders_as_plain_text_and_answers_link_only_their_citations():
     linked = linked_answer("Tamoxifen helps [PMID:11111111]. More at [site](https://evil.example).",
                            {"11111111": 1}, [])
     assert "evil.example" not in linked and "site" in linked and "[[1]](https://pubmed.ncbi.nlm.nih.gov/11111111/)" in linked
+
+
+def test_an_extractive_answer_highlights_exactly_the_sentences_it_quotes():
+    passage = Passage(node_id="q", pmid="555", text=(
+        "Tamoxifen was given to 300 women with breast cancer. Tamoxifen reduced recurrence by a third in women with "
+        "breast cancer. Tamoxifen caused hot flashes in women with breast cancer."))
+    answer = ('Evidence extracts, not written by a language model.\n\n'
+              '- "Tamoxifen reduced recurrence by a third in women with breast cancer." [PMID:555]')
+    html = highlighted_passage(passage, answer)
+    assert html.count("<mark>") == 1 and "<mark>Tamoxifen reduced recurrence" in html
+
+
+def test_evidence_cards_carry_the_study_type_badge():
+    animal = PASSAGES[0].model_copy(update={"evidence_type": "animal study"})
+    trial = PASSAGES[0].model_copy(update={"evidence_type": "randomized controlled trial"})
+    assert "Animal study" in evidence_card(1, animal, ANSWER) and "Randomised trial" in evidence_card(1, trial, ANSWER)
+    assert "Study type" not in evidence_card(1, PASSAGES[0], ANSWER)  # none recorded, none shown
