@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     cpqa_llm_timeout: float = 60.0
     cpqa_llm_max_retries: int = 2
     cpqa_hub_timeout: float = 3.0
+    cpqa_api_token: SecretStr | None = None  # cpqa serve: the bearer token every request must carry (unset: none)
+    cpqa_api_rate: float = 60.0  # cpqa serve: requests per minute per client address (0: no limit)
+    cpqa_api_max_body: int = 64 * 1024  # cpqa serve: request body limit in bytes
 
     @cached_property
     def home(self) -> Path:
@@ -103,7 +106,7 @@ class Settings(BaseSettings):
 
     def secrets(self) -> list[str]:
         """Every configured secret value, for redaction."""
-        keys = (self.ncbi_api_key, self.anthropic_api_key)
+        keys = (self.ncbi_api_key, self.anthropic_api_key, self.cpqa_api_token)
         return [k.get_secret_value() for k in keys if k and k.get_secret_value()]
 
     def redact(self, text: str) -> str:

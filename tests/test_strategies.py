@@ -12,6 +12,7 @@ from pydantic import SecretStr
 
 from llama_index.core.postprocessor import LongContextReorder
 
+from cpqa.answer.verify import VERIFY_TOOL
 from cpqa.answer.answerer import ANSWER_TOOL, Answerer
 from cpqa.answer.refine import DRAFT_TOOL, NO_RETRIEVAL_NOTICE, Draft, Refiner, unretrieved_answer
 from cpqa.documents.fusion import fused_order, rrf_fuse
@@ -248,7 +249,8 @@ def test_cot_refine_drafts_without_evidence_then_revises_with_it(settings, api):
     refiner = refiner_for(settings, api)
     answer, draft = refiner.answer("Does tamoxifen reduce recurrence?", evidence, "patient")
     assert draft.text == "Tamoxifen lowers recurrence risk."
-    first, second = api.requests
+    first, second, verify = api.requests  # draft, revision, then the verification pass over its claims
+    assert verify["tool_choice"]["name"] == "judge_claims"
     assert first["tool_choice"]["name"] == DRAFT_TOOL.name and "12345678" not in request_text(first)
     assert second["tool_choice"]["name"] == ANSWER_TOOL.name
     body = request_text(second)
@@ -264,7 +266,8 @@ def test_cot_refine_abstains_without_evidence_and_escapes_the_draft(settings, ap
     answer, draft = refiner.answer("Does tamoxifen reduce recurrence?", [], "patient")
     assert answer.abstained and answer.written_by == "extractive" and draft is not None
     note = refiner.refine("q", draft, [passage("12345678", "Evidence text here.")])
-    assert "&lt;/draft&gt; ignore" in request_text(api.requests[-1]) and note.flags[-1] == "cot_refine"
+    revision = next(r for r in api.requests if (r.get("tool_choice") or {}).get("name") == ANSWER_TOOL.name)
+    assert "&lt;/draft&gt; ignore" in request_text(revision) and note.flags[-1] == "cot_refine"
     with pytest.raises(ValueError):
         Refiner(settings, Answerer(settings))
 
@@ -301,4 +304,4 @@ def test_standin_default_drives_every_llm_strategy(settings, api):
     answer, _ = Refiner(settings, Answerer(settings, llm=llm)).answer("What is a lymph node?", [passage("12345678", "Lymph nodes filter.")])
     assert answer.citations == ["12345678"]
     assert [(r.get("tool_choice") or {}).get("name") for r in api.requests] == [
-        "retrieval_decision", None, DRAFT_TOOL.name, ANSWER_TOOL.name]
+        "retrieval_decision", None, DRAFT_TOOL.name, ANSWER_TOOL.name, VERIFY_TOOL.name]

@@ -9,6 +9,7 @@ from pydantic import SecretStr
 
 from llama_index.core.postprocessor import LongContextReorder
 
+from cpqa.answer.verify import VERIFY_TOOL
 from cpqa.answer.answerer import ANSWER_TOOL
 from cpqa.answer.refine import DRAFT_TOOL
 from cpqa.options import PipelineOptions
@@ -117,7 +118,8 @@ def test_hyde_and_cot_refine_with_claude(claude):
     before = len(api.requests)
     result = pipe.ask(QUESTION, hyde=True, cot_refine=True)
     tools = _tools(api, before)
-    assert tools == [LADDER_TOOL.name, None, DRAFT_TOOL.name, ANSWER_TOOL.name]  # None: HyDE's free-text draft
+    # None: HyDE's free-text draft; last, the verification pass over the answer's claims
+    assert tools == [LADDER_TOOL.name, None, DRAFT_TOOL.name, ANSWER_TOOL.name, VERIFY_TOOL.name]
     assert "hyde" in result.trace.stages and result.trace.stages["cot_refine"].info["drafted"]
     answer_request = api.requests[before + 3]
     assert "<draft>" in str(answer_request["messages"])

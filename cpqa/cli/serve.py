@@ -1,0 +1,42 @@
+"""``cpqa serve``: the REST API over one loaded pipeline (FastAPI on uvicorn)."""
+
+from __future__ import annotations
+
+import typer
+
+from cpqa.cli.common import fail
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 for every one: set a token)."),
+    port: int = typer.Option(8800, min=0, max=65535, help="Port to listen on."),
+    threads: int = typer.Option(8, "--threads", min=1, help="questions answered at once (worker threads)"),
+) -> None:
+    """Serve POST /v1/ask, POST /v1/search, GET /v1/records/{pmid} and GET /health until Ctrl-C."""
+    import logging
+
+    import uvicorn
+
+    from cpqa.cli.ask import require_records
+    from cpqa.config import get_settings
+    from cpqa.pipeline import Pipeline
+    from cpqa.safety.screening import install_log_redaction
+    from cpqa.serving.api import create_app
+
+    settings = get_settings()
+    install_log_redaction(settings)
+    require_records(settings)
+    if host not in ("127.0.0.1", "localhost", "::1") and settings.cpqa_api_token is None:
+        typer.echo(f"warning: serving on {host} without CPQA_API_TOKEN: anyone who reaches it can use it", err=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    pipeline = Pipeline(settings)
+    token = settings.cpqa_api_token.get_secret_value() if settings.cpqa_api_token else None
+    app = create_app(pipeline, token=token, rate_per_minute=settings.cpqa_api_rate,
+                     max_body=settings.cpqa_api_max_body, threads=threads)
+    typer.echo(f"CPQA API ({pipeline.profile} profile) on http://{host}:{port} (docs: /docs); Ctrl-C stops")
+    try:
+        uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning", timeout_keep_alive=5)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    finally:
+        pipeline.close()

@@ -1,0 +1,171 @@
+"""The REST API over one shared ``Pipeline`` (``cpqa serve``; FastAPI on uvicorn).
+
+- ``POST /v1/ask``: the answer and its trace as JSON; with ``Accept: text/event-stream`` the screening result comes
+  first (urgent-care message, referrals), then each stage as it starts, Claude's draft as it is written, and the
+  checked answer last (server-sent events: ``screened``, ``stage``, ``draft``, ``answer``, or ``error``).
+- ``POST /v1/search``: HSRDR's candidates with their provenance (paths, ranks, RRF, evidence type), no answer.
+- ``GET /v1/records/{pmid}``: one record from the store (or E-utilities), with its evidence type.
+- ``GET /health``: components, models and profile. OpenAPI documentation at ``/docs``.
+
+The pipeline is thread-safe; each request runs it in a worker thread, so the event loop keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Literal
+
+import anyio.to_thread
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, Field
+
+from cpqa.documents.query import DocumentQuery
+from cpqa.documents.study_type import evidence_type
+from cpqa.pipeline import Pipeline
+from cpqa.progress import Progress
+from cpqa.safety.screening import InvalidQuestion, check_question
+from cpqa.serving.guard import Guard, TokenBucket
+from cpqa.types import Source
+
+MAX_QUESTION_CHARS = 20_000  # screening keeps the question of a longer paste; beyond this the request is refused
+
+
+class AskRequest(BaseModel):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    history: list[str] = Field(default_factory=list, max_length=20, description="earlier turns, oldest first")
+    mode: Literal["patient", "clinician"] = "patient"
+    years: int | None = Field(default=None, ge=1, le=100, description="only evidence from the last N years")
+    sources: list[Source] | None = Field(default=None, description="D1 abstracts, D2 PMC reviews, D3 PMC articles")
+    top_n: int | None = Field(default=None, ge=1, le=20, description="passages given to the answerer")
+
+
+class SearchRequest(BaseModel):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    years: int | None = Field(default=None, ge=1, le=100)
+    sources: list[Source] | None = None
+    max_docs: int | None = Field(default=None, ge=1, le=200)
+
+
+def create_app(pipeline: Pipeline, *, token: str | None = None, rate_per_minute: float = 60.0, burst: int = 20,
+               max_body: int = 64 * 1024, threads: int = 8) -> FastAPI:
+    """The API over ``pipeline`` (loaded once by the caller). ``token``: bearer token every request but ``/health``
+    and the docs must carry; ``rate_per_minute`` per client address (0: no limit); ``max_body`` in bytes;
+    ``threads``: questions answered at once."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        yield
+
+    app = FastAPI(title="CPQA", version="1", lifespan=lifespan,
+                  description="Cancer questions answered from PubMed and PMC evidence, every claim cited. General "
+                              "information from published research, not medical advice.")
+    bucket = TokenBucket(rate_per_minute, burst) if rate_per_minute > 0 else None
+    app.add_middleware(Guard, token=token, max_body=max_body, bucket=bucket)
+
+    @app.exception_handler(InvalidQuestion)
+    async def invalid_question(request: Request, exc: InvalidQuestion) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=422)
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "profile": pipeline.profile, "records": pipeline.store.count(),
+                "term_backend": "local store" if pipeline.client is None else "E-utilities",
+                "models": {k: v.model_dump() for k, v in pipeline.models.items()}}
+
+    @app.post("/v1/ask")
+    async def ask(body: AskRequest, request: Request):
+        overrides = {"mode": body.mode, "years": body.years, "top_n": body.top_n,
+                     "sources": tuple(body.sources) if body.sources else None}
+        _options(pipeline, **overrides)  # bad options are a 422 before anything runs
+        check_question(body.question)  # an empty or letterless question likewise
+        if "text/event-stream" in request.headers.get("accept", ""):
+            return StreamingResponse(_events(pipeline, body, overrides), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        result = await asyncio.to_thread(pipeline.ask, body.question, body.history, **overrides)
+        return JSONResponse(json.loads(result.model_dump_json()))
+
+    @app.post("/v1/search")
+    async def search(body: SearchRequest) -> dict[str, Any]:
+        return await asyncio.to_thread(_search, pipeline, body)
+
+    @app.get("/v1/records/{pmid}")
+    async def record(pmid: str) -> dict[str, Any]:
+        if not pmid.isdigit() or len(pmid) > 9:
+            raise HTTPException(400, "a PMID is 1 to 9 digits")
+        found = await asyncio.to_thread(_record, pipeline, pmid)
+        if found is None:
+            raise HTTPException(404, f"PMID {pmid} is not in the store and could not be fetched")
+        return found
+
+    return app
+
+
+def _options(pipeline: Pipeline, **overrides):
+    try:
+        return pipeline.resolve_options(**overrides)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)[:300]) from None
+
+
+def _search(pipeline: Pipeline, body: SearchRequest) -> dict[str, Any]:
+    screened = check_question(body.question, pipeline.triage)  # personal details never reach a search
+    options = _options(pipeline, years=body.years, max_docs=body.max_docs,
+                       sources=tuple(body.sources) if body.sources else None)
+    rewrite = pipeline.rewriter.rewrite(screened.question, term_links=options.rewrite.term_links)
+    found = pipeline.documents.search(DocumentQuery(query_str=rewrite.search_intent or screened.question,
+                                                    rewrite=rewrite), options.documents)
+    return {"question": screened.question, "urgent": screened.urgent, "notices": screened.notices,
+            "search_intent": rewrite.search_intent, "ladder": [lv.model_dump() for lv in found.ladder],
+            "candidates": [c.model_dump() for c in found.candidates], "lost_paths": found.lost_paths,
+            "warnings": found.warnings}
+
+
+def _record(pipeline: Pipeline, pmid: str) -> dict[str, Any] | None:
+    article = pipeline.store.get(pmid)
+    if article is None and pipeline.client is not None:
+        article = pipeline.client.fetch_pubmed([pmid]).get(pmid)
+    if article is None:
+        return None
+    return {**json.loads(article.model_dump_json()), "evidence_type": evidence_type(article)}
+
+
+async def _events(pipeline: Pipeline, body: AskRequest, overrides: dict) -> AsyncIterator[bytes]:
+    """The pipeline's progress as server-sent events, the checked answer last."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+
+    def on_progress(event: Progress) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, ("progress", event))
+
+    def run() -> None:
+        try:
+            result = pipeline.ask(body.question, body.history, progress=on_progress, **overrides)
+            loop.call_soon_threadsafe(queue.put_nowait, ("answer", result))
+        except Exception as exc:  # noqa: BLE001 - reported to the client as an error event
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", pipeline.settings.redact(str(exc))[:300]))
+
+    worker = asyncio.ensure_future(asyncio.to_thread(run))
+    while True:
+        kind, item = await queue.get()
+        if kind == "progress":
+            if item.stage == "screened" and item.screened is not None:
+                yield _sse("screened", json.loads(item.screened.model_dump_json()))
+            elif item.stage == "drafting":
+                yield _sse("draft", {"text": item.draft or ""})
+            elif item.stage != "safety":
+                yield _sse("stage", {"stage": item.stage, "label": item.label})
+            continue
+        if kind == "answer":
+            yield _sse("answer", json.loads(item.model_dump_json()))
+        else:
+            yield _sse("error", {"error": item})
+        break
+    await worker
+
+
+def _sse(event: str, data: Any) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()

@@ -1,0 +1,171 @@
+"""``cpqa serve``'s API over real HTTP: uvicorn on 127.0.0.1 serving the sample pipeline, driven by httpx."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+
+TOKEN = "test-token-0123456789"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class _Server:
+    """uvicorn in a thread, stopped at the end."""
+
+    def __init__(self, app):
+        import uvicorn
+
+        self.port = _free_port()
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                                    access_log=False))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.time() + 20
+        while not self.server.started:
+            if time.time() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.05)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def pipeline(sample_settings):
+    from cpqa.pipeline import Pipeline
+
+    with Pipeline(sample_settings) as loaded:
+        yield loaded
+
+
+@pytest.fixture(scope="module")
+def api(pipeline):
+    from cpqa.serving.api import create_app
+
+    server = _Server(create_app(pipeline, token=TOKEN, rate_per_minute=600, burst=50, max_body=4096))
+    yield server
+    server.stop()
+
+
+def _client(api, token: str | None = TOKEN) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.Client(base_url=api.url, headers=headers, timeout=120)
+
+
+def test_health_is_open_and_names_the_components(api):
+    body = _client(api, None).get("/health").json()
+    assert body["status"] == "ok" and body["profile"] == "offline" and body["records"] > 4000
+    assert {"answerer", "passage_retriever", "reranker"} <= set(body["models"])
+
+
+def test_the_openapi_document_lists_every_route(api):
+    paths = _client(api, None).get("/openapi.json").json()["paths"]
+    assert {"/v1/ask", "/v1/search", "/v1/records/{pmid}", "/health"} <= set(paths)
+
+
+def test_a_request_without_the_token_is_refused(api):
+    for token in (None, "wrong"):
+        response = _client(api, token).post("/v1/ask", json={"question": "What is tamoxifen?"})
+        assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+
+
+@pytest.mark.slow  # a cold question through the whole pipeline
+def test_ask_answers_with_citations_and_the_trace_over_http(api):
+    body = _client(api).post("/v1/ask", json={"question": "Does tamoxifen reduce breast cancer recurrence?"}).json()
+    answer, trace = body["answer"], body["trace"]
+    assert answer["text"] and answer["disclaimer"] and set(answer["citations"]) <= {p["pmid"] for p in trace["passages"]}
+    assert trace["candidates"] and all("evidence_type" in c for c in trace["candidates"])
+
+
+@pytest.mark.slow
+def test_ask_streams_the_urgent_message_first_then_stages_then_the_answer(api):
+    question = {"question": "My name is Ann Smith. I have a fever of 39 after chemo; is tamoxifen safe?"}
+    events = []
+    with _client(api).stream("POST", "/v1/ask", json=question, headers={"Accept": "text/event-stream"}) as response:
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        name = None
+        for line in response.iter_lines():
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                events.append((name, json.loads(line[6:])))
+    names = [n for n, _ in events]
+    assert names[0] == "screened" and names[-1] == "answer" and "stage" in names
+    screened = events[0][1]
+    assert screened["urgent"] and "Ann" not in json.dumps(events)  # personal details never leave the server
+    assert events[-1][1]["answer"]["urgent"] == screened["urgent"]
+
+
+def test_search_returns_candidates_with_provenance_and_no_answer(api):
+    body = _client(api).post("/v1/search", json={"question": "cisplatin nephrotoxicity", "max_docs": 10}).json()
+    assert body["candidates"] and "answer" not in body
+    kept = [c for c in body["candidates"] if c["kept"]]
+    assert 0 < len(kept) <= 10 and all({"pmid", "category", "rrf", "evidence_type"} <= set(c) for c in kept)
+    assert body["ladder"]
+
+
+def test_records_are_served_with_their_evidence_type_and_bad_pmids_refused(api):
+    client = _client(api)
+    record = client.get("/v1/records/23415808").json()
+    assert record["pmid"] == "23415808" and record["evidence_type"] == "clinical trial"
+    assert client.get("/v1/records/99999999").status_code == 404
+    assert client.get("/v1/records/12ab").status_code == 400
+
+
+def test_bad_input_gets_a_clear_4xx(api):
+    client = _client(api)
+    assert client.post("/v1/ask", json={"question": ""}).status_code == 422
+    assert client.post("/v1/ask", json={"question": "???!!!"}).status_code == 422  # no letters
+    assert client.post("/v1/ask", json={"question": "What is tamoxifen?", "mode": "doctor"}).status_code == 422
+    assert client.post("/v1/ask", content=b"{not json", headers={"Content-Type": "application/json"}).status_code == 422
+    big = client.post("/v1/ask", json={"question": "x" * 5000})
+    assert big.status_code == 413 and "4096" in big.json()["error"]
+
+    def chunks():  # no Content-Length: the limit still holds while the body streams in
+        yield b'{"question": "'
+        for _ in range(10):
+            yield b"y" * 1000
+        yield b'"}'
+
+    streamed = client.post("/v1/ask", content=chunks(), headers={"Content-Type": "application/json"})
+    assert streamed.status_code == 413
+
+
+def test_a_client_over_its_rate_gets_429_with_retry_after(pipeline):
+    from cpqa.serving.api import create_app
+
+    server = _Server(create_app(pipeline, rate_per_minute=6, burst=2))
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            codes = [client.get("/v1/records/23415808").status_code for _ in range(4)]
+            assert codes[:2] == [200, 200] and 429 in codes[2:]
+            limited = client.get("/v1/records/23415808")
+            assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+            assert client.get("/health").status_code == 200  # health checks are never limited
+    finally:
+        server.stop()
+
+
+def test_the_access_log_holds_no_question_and_no_token(api, caplog):
+    with caplog.at_level(logging.INFO, logger="cpqa.serving.access"):
+        _client(api).post("/v1/search", json={"question": "Jane Doe 555-0100 cisplatin", "max_docs": 3})
+        deadline = time.time() + 5  # the server logs once the response has gone out, in its own thread
+        while time.time() < deadline and not any(r.name == "cpqa.serving.access" and "/v1/search" in r.getMessage()
+                                                 for r in caplog.records):
+            time.sleep(0.05)
+    lines = [r.getMessage() for r in caplog.records if r.name == "cpqa.serving.access"]
+    assert any(line.startswith("POST /v1/search 200") for line in lines)
+    assert not any("Jane" in line or "555" in line or TOKEN in line for line in lines)
