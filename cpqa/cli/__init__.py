@@ -13,12 +13,13 @@ from cpqa.cli.ask import ask
 from cpqa.cli.bench import bench_app
 from cpqa.cli.eval import eval_app
 from cpqa.cli.mirror import mirror_app
-from cpqa.cli.serve import serve
+from cpqa.cli.serve import mcp, serve
 
 app = typer.Typer(help="CPQA: cancer patient question answering grounded in PubMed and PMC.",
                   no_args_is_help=True, pretty_exceptions_show_locals=False)
 app.command("ask")(ask)
 app.command("serve")(serve)
+app.command("mcp")(mcp)
 app.add_typer(mirror_app, name="mirror")
 app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")

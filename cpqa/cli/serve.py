@@ -40,3 +40,23 @@ def serve(
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     finally:
         pipeline.close()
+
+
+def mcp(
+    transport: str = typer.Option("stdio", "--transport", help="stdio (Claude Desktop, local clients) or http "
+                                  "(streamable HTTP at http://HOST:PORT/mcp)"),
+    host: str = typer.Option("127.0.0.1", help="HTTP transport: interface to listen on."),
+    port: int = typer.Option(8900, min=1, max=65535, help="HTTP transport: port to listen on."),
+) -> None:
+    """Serve CPQA's tools (search_pubmed, get_passages, answer_question) over the Model Context Protocol."""
+    from cpqa.cli.ask import require_records
+    from cpqa.config import get_settings
+    from cpqa.serving.mcp_server import build_server
+
+    if transport not in ("stdio", "http"):
+        fail("--transport is stdio or http")
+    settings = get_settings()
+    require_records(settings)
+    if transport == "http":
+        typer.echo(f"CPQA MCP server on http://{host}:{port}/mcp (streamable HTTP); Ctrl-C stops", err=True)
+    build_server(settings, host=host, port=port).run(transport="stdio" if transport == "stdio" else "streamable-http")
