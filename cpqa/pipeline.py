@@ -56,6 +56,13 @@ class Result(BaseModel):
     trace: RetrievalTrace
 
 
+class Retrieved(BaseModel):
+    """``Pipeline.retrieve``: the screening result and the trace of the evidence found, no answer."""
+
+    screened: Screened
+    trace: RetrievalTrace
+
+
 def _rewriter_choice(llm: Claude, settings: Settings) -> ComponentChoice:
     if llm.available:
         return ComponentChoice(component="rewriter", model=settings.cpqa_llm_model, profile="paper",
@@ -212,6 +219,28 @@ class Pipeline:
             if unretrieved is not None:
                 return unretrieved
 
+        context = self._evidence(rewrite, options, trace, notify)
+        notify("answer")
+        with trace.stage("answer", passages=len(context)):
+            on_text = (lambda text: notify("drafting", draft=text)) if stream else None
+            answer = self._write(asked, context, options, screened, trace, on_text)
+        trace.removed_sentences = answer.removed_sentences
+        if "treatment_change_advice_replaced" in answer.flags:
+            trace.warn("the answer advised starting, stopping or changing a treatment: replaced by the care-team "
+                       "referral")
+        missing = unaddressed(rewrite.concepts, context, share=self.record_share)
+        if missing:
+            trace.warn(f"the evidence found does not mention {', '.join(missing)}")
+            if answer.written_by == "extractive" and not answer.abstained:
+                answer = answer.model_copy(update={"abstained": True, "citations": [], "text": (
+                    f"The evidence found does not mention {', '.join(missing)}, so no answer is quoted from it. "
+                    "Try a broader question, or ask your care team.")})
+        return answer
+
+    def _evidence(self, rewrite: RewriteResult, options: PipelineOptions, trace: RetrievalTrace,
+                  notify: Callable[..., None]) -> list[Passage]:
+        """Documents (HSRDR), their SEOS passages, the reranked passages and the answerer's context, recorded in
+        ``trace``; the context is returned."""
         notify("documents")
         query = self.document_query(rewrite, trace.search_intent, options, trace)
         with trace.stage("documents") as record:
@@ -235,29 +264,31 @@ class Pipeline:
         chain = context_postprocessors(
             options.passages, siblings=node_spans(nodes), encoder=self.passages.cache, reranker=self.passages.reranker,
             sources=article_sources(d.article for d in documents) if options.passages.small_to_big != "off" else {})
-        context = search.passages
-        if chain:
-            with trace.stage("context", postprocessors=[type(p).__name__ for p in chain]) as record:
-                context = apply(chain, search.passages, trace.search_intent)
-                record.info.update(passages=len(context), words=sum(len(p.text.split()) for p in context))
-            trace.context = context
+        if not chain:
+            return search.passages
+        with trace.stage("context", postprocessors=[type(p).__name__ for p in chain]) as record:
+            context = apply(chain, search.passages, trace.search_intent)
+            record.info.update(passages=len(context), words=sum(len(p.text.split()) for p in context))
+        trace.context = context
+        return context
 
-        notify("answer")
-        with trace.stage("answer", passages=len(context)):
-            on_text = (lambda text: notify("drafting", draft=text)) if stream else None
-            answer = self._write(asked, context, options, screened, trace, on_text)
-        trace.removed_sentences = answer.removed_sentences
-        if "treatment_change_advice_replaced" in answer.flags:
-            trace.warn("the answer advised starting, stopping or changing a treatment: replaced by the care-team "
-                       "referral")
-        missing = unaddressed(rewrite.concepts, context, share=self.record_share)
-        if missing:
-            trace.warn(f"the evidence found does not mention {', '.join(missing)}")
-            if answer.written_by == "extractive" and not answer.abstained:
-                answer = answer.model_copy(update={"abstained": True, "citations": [], "text": (
-                    f"The evidence found does not mention {', '.join(missing)}, so no answer is quoted from it. "
-                    "Try a broader question, or ask your care team.")})
-        return answer
+    def retrieve(self, question: str, history: Sequence[str] = (), **overrides: Any) -> "Retrieved":
+        """The evidence for ``question`` without an answer: screening, rewrite, documents and passages, in the trace
+        (for search tools and researchers). Raises ``InvalidQuestion`` for empty input."""
+        options = self.resolve_options(**overrides)
+        trace = RetrievalTrace(profile=self.profile, options=options, models=dict(self.models))
+        started = time.perf_counter()
+        with trace.stage("safety"):
+            screened = check_question(question, meaning=self.triage)
+        trace.question = screened.question
+        turns = [scrub_phi(turn).text for turn in history if turn.strip()]
+        if screened.language_ok:
+            with trace.stage("rewrite"):
+                rewrite = self.rewriter.rewrite(screened.question, history=turns, term_links=options.rewrite.term_links)
+            trace.rewrite, trace.search_intent = rewrite, rewrite.search_intent or screened.question
+            self._evidence(rewrite, options, trace, lambda *args, **kwargs: None)
+        trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
+        return Retrieved(screened=screened, trace=trace)
 
     def record_share(self, word: str) -> float | None:
         """The share of the local store's records whose title or abstract holds ``word``; None when the store is

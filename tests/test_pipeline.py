@@ -235,3 +235,10 @@ def test_extractive_answer_abstains_when_the_evidence_never_names_the_treatment(
     assert result.answer.abstained and not result.answer.citations
     assert "pembrolizumab" in result.answer.text
     assert any("does not mention pembrolizumab" in w for w in result.trace.warnings)
+
+
+def test_retrieve_finds_the_evidence_without_writing_an_answer(pipeline):
+    found = pipeline.retrieve("My name is Ann Smith. Does tamoxifen reduce breast cancer recurrence?", top_n=3)
+    assert found.trace.passages and len(found.trace.passages) <= 3
+    assert "answer" not in found.trace.stages and {"safety", "rewrite", "documents"} <= set(found.trace.stages)
+    assert "Ann" not in found.trace.model_dump_json() and found.screened.removed_phi == ["name"]

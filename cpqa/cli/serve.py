@@ -59,4 +59,8 @@ def mcp(
     require_records(settings)
     if transport == "http":
         typer.echo(f"CPQA MCP server on http://{host}:{port}/mcp (streamable HTTP); Ctrl-C stops", err=True)
-    build_server(settings, host=host, port=port).run(transport="stdio" if transport == "stdio" else "streamable-http")
+    server = build_server(settings)
+    if transport == "stdio":
+        server.run(transport="stdio")
+    else:
+        server.run(transport="streamable-http", host=host, port=port)
