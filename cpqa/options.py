@@ -39,7 +39,7 @@ class DocumentOptions(_Section):
     1.5, RRF k 10) was chosen by ``cpqa eval fusion`` on 400 BioASQ dev questions drawn at random outside the cancer
     set, and measured on the questions it was not tuned on; the sweep and the held-out numbers are in the README."""
 
-    years: int | None = Field(default=None, ge=1, le=200, description="only evidence from the last N years")
+    years: int | None = Field(default=None, ge=1, le=100, description="only evidence from the last N years (1-100)")
     sources: tuple[Source, ...] = Field(default=("D1", "D2"), min_length=1,
                                         description="D1 abstracts, D2 PMC reviews, D3 other PMC full texts")
     e1_k: int = Field(default=100, ge=1, description="semantic hits taken into fusion")

@@ -28,4 +28,4 @@ def ingest_pubmed_command(
     settings = get_settings()
     with Store(settings.store_path) as store:
         summary = ingest_pubmed_files(store, files, progress=not json_out)
-        report(summary, json_out, store.count())
+        report(summary, json_out, store.count(), files)

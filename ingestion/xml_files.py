@@ -62,16 +62,29 @@ def _progress_bar():
     return Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
 
 
-def report(summary: UpsertSummary, json_out: bool, store_count: int) -> None:
-    """Print the summary: JSON, or a short human-readable block (first 20 skipped reasons)."""
+def report(summary: UpsertSummary, json_out: bool, store_count: int, files: Iterable[str | Path] = ()) -> None:
+    """Print the summary: JSON, or a short human-readable block (first 20 skipped reasons). Exits with code 1 when
+    any of ``files`` was skipped (missing, empty, malformed, truncated or of another kind), after the summary: the
+    records read are kept, and a script must still see that something was not loaded."""
     from cpqa.cli.common import print_json
 
+    names = {str(Path(f)) for f in files}
+    failed = sorted({key for key, _ in summary.skipped if key in names})
     payload = {"added": summary.added, "updated": summary.updated, "unchanged": summary.unchanged,
                "deleted": summary.deleted, "skipped": len(summary.skipped), "skipped_reasons": [list(s) for s in summary.skipped],
-               "store_records": store_count}
+               "store_records": store_count, "files_skipped": failed}
     if json_out:
         print_json(payload)
-        return
+    else:
+        _print_summary(summary, store_count)
+    if failed:
+        import typer
+
+        typer.echo(f"error: {len(failed)} of {len(names)} file(s) not loaded (reasons above)", err=True)
+        raise typer.Exit(1)
+
+
+def _print_summary(summary: UpsertSummary, store_count: int) -> None:
     from rich.console import Console
 
     console = Console()

@@ -175,14 +175,28 @@ def test_ingest_cli_reports_summary(tmp_path, monkeypatch):
     runner = CliRunner()
     pubmed = shared("eutils", "biopython_Tests_Entrez", "pubmed4.xml")
     result = runner.invoke(ingest_app, ["pubmed", str(pubmed), str(tmp_path / "missing.xml"), "--json"])
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.output)
+    assert result.exit_code == 1, result.output  # a file was not loaded: the records of the others still were
+    payload = json.loads(result.stdout)
     assert payload["added"] == 1 and payload["skipped_reasons"] == [[str(tmp_path / "missing.xml"), "file not found"]]
+    assert payload["files_skipped"] == [str(tmp_path / "missing.xml")] and "1 of 2 file(s) not loaded" in result.stderr
     result = runner.invoke(ingest_app, ["pmc", str(shared("corpus", "pmc", "PMC2775679.xml"))])
     assert result.exit_code == 0 and "added 1" in result.output
     esearch = shared("eutils", "biopython_Tests_Entrez", "esearch1.xml")
     result = runner.invoke(ingest_app, ["pubmed", str(esearch), "--json"])
-    assert "unexpected root element <eSearchResult>" in json.loads(result.output)["skipped_reasons"][0][1]
+    assert result.exit_code == 1
+    assert "unexpected root element <eSearchResult>" in json.loads(result.stdout)["skipped_reasons"][0][1]
+
+
+@pytest.mark.parametrize("content", [b"", b"<PubmedArticleSet><PubmedArticle>", b"not xml at all"],
+                         ids=["empty", "truncated", "junk"])
+def test_ingest_exits_non_zero_when_a_file_is_skipped(tmp_path, monkeypatch, content):
+    from ingestion.cli import ingest_app
+
+    monkeypatch.setenv("CPQA_HOME", str(tmp_path / "home"))
+    bad = tmp_path / "bad.xml"
+    bad.write_bytes(content)
+    result = CliRunner().invoke(ingest_app, ["pubmed", str(bad)])
+    assert result.exit_code == 1 and "skipped" in result.stdout and "not loaded" in result.stderr
 
 
 def test_update_file_deletions(store, tmp_path):
@@ -218,3 +232,18 @@ def test_fts_index_rebuilds_when_its_version_changes(tmp_path):
         assert s.search("asthma").count == 0
     with Store(path) as s:
         assert s.search("asthma").pmids == before == ["29768149"]
+
+
+def test_a_damaged_store_gives_one_line_naming_the_file_and_the_fix(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "store.sqlite").write_bytes(os.urandom(50_000))
+    env = {**os.environ, "CPQA_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    for command in (["ask", "tamoxifen side effects"], ["ingest", "pubmed", str(tmp_path / "none.xml")]):
+        done = subprocess.run([sys.executable, "-m", "cpqa.cli", *command], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+        line = done.stderr.strip().splitlines()[-1]
+        assert str(tmp_path / "store.sqlite") in line and "is damaged" in line and "cpqa ingest pubmed" in line

@@ -211,3 +211,22 @@ def test_cli_ingest_medcpt_and_index_build_errors(settings, medcpt_dir):
         store.upsert([(a, None) for a in _articles()])
     result = runner.invoke(app, ["index", "build", "--json"])
     assert result.exit_code == 2 and "MedCPT-Article-Encoder" in result.stderr
+
+
+def test_rows_appended_survive_a_kill_before_close(tmp_path):
+    """A build killed mid-way keeps every row it wrote: the ids reach the file with their vectors."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, numpy as np\n"
+        "from pathlib import Path\n"
+        "from cpqa.documents.vectorstore import FlatFile\n"
+        f"f = FlatFile(Path({str(tmp_path)!r}), 8)\n"
+        "for start in range(0, 300, 100):\n"
+        "    f.append(np.arange(start + 1, start + 101), np.ones((100, 8), dtype=np.float32))\n"
+        "os._exit(9)  # killed: no close, no interpreter shutdown\n")
+    assert subprocess.run([sys.executable, "-c", script], timeout=60).returncode == 9
+    from cpqa.documents.vectorstore import FlatFile, read_ids
+
+    assert FlatFile(tmp_path, 8).count == 300 and len(read_ids(tmp_path)) == 300

@@ -35,11 +35,16 @@ def main() -> None:
     from cpqa.safety.screening import install_log_redaction
 
     install_log_redaction(get_settings())
+    from cpqa.sources.store import StoreDamaged
+
     try:
         app()
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except StoreDamaged as exc:  # any command: one line naming the file and the fix, not a traceback
+        typer.echo(f"error: {exc}", err=True)
+        code = 1
     _exit_now(code)
 
 

@@ -26,12 +26,16 @@ def empty_store_message(store_path: str) -> str:
 
 
 def require_records(settings) -> None:
-    """Stop with how to ingest when the evidence store is empty."""
-    from cpqa.sources.store import Store
+    """Stop with how to ingest when the evidence store is empty, and with how to recover when it is damaged."""
+    from cpqa.sources.store import Store, StoreDamaged
 
-    with Store(settings.store_path) as store:
-        if store.count() == 0:
-            fail(empty_store_message(str(settings.store_path)))
+    try:
+        with Store(settings.store_path) as store:
+            count = store.count()
+    except StoreDamaged as exc:
+        fail(str(exc))
+    if count == 0:
+        fail(empty_store_message(str(settings.store_path)))
 
 
 def number_citations(answer: Answer) -> str:
@@ -153,7 +157,7 @@ def ask(
                                              "each (index, question as searched, answer, trace) on stdout."),
     json_out: bool = typer.Option(False, "--json", help="Print the answer and the whole retrieval trace as JSON."),
     mode: str = typer.Option("patient", "--mode", help="patient (plain language) or clinician."),
-    years: Optional[int] = typer.Option(None, "--years", min=1, help="Only evidence from the last N years."),
+    years: Optional[int] = typer.Option(None, "--years", min=1, max=100, help="Only evidence from the last N years (1-100)."),
     source: Optional[list[str]] = typer.Option(None, "--source", help="D1 abstracts, D2 PMC reviews, D3 other PMC "
                                                "(repeat; default D1 and D2)."),
 ) -> None:

@@ -140,10 +140,14 @@ class FlatFile:
         self._patch()
 
     def append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Vectors, then their ids, each flushed to the OS at once: a killed build keeps every row it embedded
+        (buffered ids were lost before, and ``open`` then trimmed their vectors away)."""
         self._flat.seek(0, os.SEEK_END)
         self._flat.write(vectors.tobytes())
+        self._flat.flush()
         self._ids.seek(0, os.SEEK_END)
         self._ids.write(ids.astype(np.int64).tobytes())
+        self._ids.flush()
         self.count += len(ids)
 
     def _patch(self) -> None:
@@ -232,8 +236,6 @@ class FaissIndex(VectorIndex):
             self.meta.ivfpq["k_factor"] = k_factor
 
     def id_set(self) -> set[str]:
-        if self._writer is not None:
-            self._writer._ids.flush()
         return {str(i) for i in read_ids(self.directory)}
 
     def search(self, queries: np.ndarray, k: int) -> Hits:

@@ -63,6 +63,10 @@ def _chunks(items: list, size: int = _CHUNK) -> Iterator[list]:
         yield items[i:i + size]
 
 
+class StoreDamaged(sqlite3.DatabaseError):
+    """The store file is not a usable SQLite database; the message names the file and the way out."""
+
+
 class Store:
     """SQLite store at ``path``; use as a context manager or call ``close()``."""
 
@@ -73,9 +77,14 @@ class Store:
         self._pool_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._closed = False
-        with self._conn() as conn:
-            conn.executescript(_SCHEMA)
-            row = conn.execute("SELECT value FROM meta WHERE key='fts_version'").fetchone()
+        try:
+            with self._conn() as conn:
+                conn.executescript(_SCHEMA)
+                row = conn.execute("SELECT value FROM meta WHERE key='fts_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreDamaged(f"the evidence store {self.path} is damaged ({exc}): move it aside and ingest again "
+                               "(`cpqa ingest pubmed FILE...`, then `cpqa index build`), or restore it from a "
+                               "backup") from None
         if row is None or row[0] != FTS_VERSION:
             self.rebuild_fts()
 
