@@ -225,6 +225,7 @@ class Pipeline:
             on_text = (lambda text: notify("drafting", draft=text)) if stream else None
             answer = self._write(asked, context, options, screened, trace, on_text)
         trace.removed_sentences = answer.removed_sentences
+        trace.use_model(self.answerer.used(answer))  # the fallback, named, when Claude could not be reached
         if "treatment_change_advice_replaced" in answer.flags:
             trace.warn("the answer advised starting, stopping or changing a treatment: replaced by the care-team "
                        "referral")

@@ -152,6 +152,19 @@ def claude(sample_home):
         yield api, Pipeline(_claude_settings(sample_home, api.url), OPTIONS)
 
 
+def test_the_trace_names_the_extractive_fallback_when_claude_cannot_be_reached(claude):
+    api, pipe = claude
+    api.default = lambda request: Reply.error(529)
+    try:
+        result = pipe.ask(QUESTION)
+    finally:
+        api.default = default_responder
+    assert result.answer.written_by == "extractive"
+    assert result.trace.models["answerer"].model.startswith("extractive") and "Claude" in result.trace.models[
+        "answerer"].reason
+    assert pipe.models["answerer"].model != result.trace.models["answerer"].model  # the pipeline's own stays Claude
+
+
 def test_citation_outside_the_evidence_is_removed_and_flagged(claude):
     api, pipe = claude
     api.default = _answer_with({"reasoning": "r", "abstained": False, "citations": ["{pmid}", OUTSIDE],

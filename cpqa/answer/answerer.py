@@ -122,9 +122,18 @@ class Answerer:
         if self.llm is not None:
             return ComponentChoice(component="answerer", model=self.llm.model, profile="paper",
                                    reason="Anthropic API key configured")
+        return self._extractive_choice("no Anthropic API key")
+
+    def _extractive_choice(self, reason: str) -> ComponentChoice:
         scorer = "embedding similarity" if self.encoder is not None else "lexical similarity"
         return ComponentChoice(component="answerer", model=f"extractive evidence answer ({scorer})",
-                               profile="offline", reason="no Anthropic API key")
+                               profile="offline", reason=reason)
+
+    def used(self, answer: Answer) -> ComponentChoice:
+        """The answerer that actually wrote ``answer``: the extractive fallback when Claude could not be used."""
+        if self.llm is not None and answer.written_by == "extractive":
+            return self._extractive_choice("Claude could not be used for this answer (see the notices)")
+        return self.choice
 
     # ------------------------------------------------------------ answers
     def answer(self, question: str, passages: Sequence[Passage], mode: Mode = "patient", *,
