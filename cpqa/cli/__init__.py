@@ -13,6 +13,7 @@ from cpqa.cli.ask import ask
 from cpqa.cli.bench import bench_app
 from cpqa.cli.eval import eval_app
 from cpqa.cli.mirror import mirror_app
+from cpqa.cli.models import models_app
 from cpqa.cli.serve import mcp, serve
 
 app = typer.Typer(help="CPQA: cancer patient question answering grounded in PubMed and PMC.",
@@ -21,6 +22,7 @@ app.command("ask")(ask)
 app.command("serve")(serve)
 app.command("mcp")(mcp)
 app.add_typer(mirror_app, name="mirror")
+app.add_typer(models_app, name="models")
 app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
 

@@ -19,10 +19,10 @@ the product's real loading code runs. The outputs are noise: use them to test pl
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 import tempfile
 from pathlib import Path
+
+from cpqa.models.hub_cache import to_hub_layout
 
 MEDCPT_QUERY = "ncbi/MedCPT-Query-Encoder"
 MEDCPT_ARTICLE = "ncbi/MedCPT-Article-Encoder"
@@ -117,30 +117,6 @@ def _save_sentence_transformer(directory: Path, seed: int) -> None:
         SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(directory))
 
 
-def _to_hub_layout(staged: Path, repo_dir: Path, commit: str) -> Path:
-    """Move ``staged``'s files into ``repo_dir`` as the hub cache stores them: content-addressed blobs,
-    snapshot entries linking to them, and ``refs/main`` naming the commit. Returns the snapshot folder."""
-    snapshot = repo_dir / "snapshots" / commit
-    blobs = repo_dir / "blobs"
-    blobs.mkdir(parents=True, exist_ok=True)
-    (repo_dir / "refs").mkdir(parents=True, exist_ok=True)
-    for source in sorted(p for p in staged.rglob("*") if p.is_file()):
-        relative = source.relative_to(staged)
-        blob = blobs / hashlib.sha256(source.read_bytes()).hexdigest()
-        if not blob.exists():
-            shutil.move(str(source), blob)
-        target = snapshot / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if target.exists() or target.is_symlink():
-            target.unlink()
-        try:
-            target.symlink_to(os.path.relpath(blob, target.parent))
-        except OSError:  # no symlinks here (some Windows setups): the hub cache then holds copies
-            shutil.copyfile(blob, target)
-    (repo_dir / "refs" / "main").write_text(commit)
-    return snapshot
-
-
 _BUILDERS = {
     MEDCPT_QUERY: _save_medcpt_encoder,
     MEDCPT_ARTICLE: _save_medcpt_encoder,
@@ -166,7 +142,7 @@ def build_tiny_paper_models(cache_dir: str | Path) -> dict[str, Path]:
         if not ((repo_dir / "refs" / "main").exists() and snapshot.is_dir()):
             with tempfile.TemporaryDirectory(dir=cache) as staged:
                 save(Path(staged), seed)
-                _to_hub_layout(Path(staged), repo_dir, commit)
+                to_hub_layout(Path(staged), repo_dir, commit, move=True)
         paths[model_id] = snapshot
     return paths
 
