@@ -10,7 +10,6 @@ evidence (:mod:`cpqa.answer.citations`). Prompt templates live in ``cpqa/prompts
 from __future__ import annotations
 
 import re
-import secrets
 from typing import Callable, Sequence
 
 from pydantic import BaseModel, ValidationError
@@ -24,7 +23,7 @@ from cpqa.models.encoders import Encoder
 from cpqa.passages.evidence import addresses_reader
 from cpqa.models.llm import Claude, LLMError, LLMStreamCut, LLMUnavailable, ToolSpec
 from cpqa.safety.phi import scrub_phi
-from cpqa.prompts import escape, template
+from cpqa.prompts import escape, evidence_tag, template
 from cpqa.safety.screening import Screened
 from cpqa.safety.triage import is_personal_dosing
 from cpqa.types import Answer, ComponentChoice, Mode, Passage
@@ -101,11 +100,6 @@ def format_evidence(passages: Sequence[Passage]) -> str:
     return "\n".join(blocks)
 
 
-def _evidence_tag() -> str:
-    """A delimiter name nobody can predict, fresh for each request."""
-    return f"evidence-{secrets.token_hex(4)}"
-
-
 class Answerer:
     """``answer`` a question from passages in a mode, or ``choose`` a multiple-choice option."""
 
@@ -179,7 +173,7 @@ class Answerer:
     def _claude_answer(self, question: str, passages: Sequence[Passage], mode: str, personal: bool,
                        draft: str | None = None, on_text: Callable[[str], None] | None = None,
                        ) -> tuple[Answer | None, str]:
-        tag = _evidence_tag()
+        tag = evidence_tag()
         system = template("answer_system").substitute(
             register=template(f"register_{mode}").template, tag=tag,
             personal=template("personal_dosing").template if personal else "",
@@ -266,7 +260,7 @@ class Answerer:
 
     def _claude_choose(self, question: str, options: dict[str, str], passages: Sequence[Passage],
                        draft: str | None = None) -> tuple[Answer | None, str]:
-        tag = _evidence_tag()
+        tag = evidence_tag()
         basis = "the evidence documents and what you know" if passages else "what you know"
         system = template("choose_system").substitute(basis=basis, tag=tag)
         evidence = f"<{tag}>\n{format_evidence(passages)}\n</{tag}>\n\n" if passages else ""

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from cpqa.models.encoders import EmbeddingCache, Encoder
+from cpqa.models.encoders import EmbeddingCache, Encoder, unit_rows
 from cpqa.passages.evidence import unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
@@ -113,9 +113,7 @@ class Similarity:
             raw = self.encoder.encode(texts, persist=True)
         else:
             raw = self.encoder.encode(texts)
-        vectors = np.asarray(raw, dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.maximum(norms, 1e-12)
+        return unit_rows(raw)
 
     def lexical(self, query: str) -> np.ndarray:
         """Share of the query's IDF weight that each pool text covers (0..1)."""

@@ -12,7 +12,6 @@ answers. An answer advising the reader to start, stop or change a treatment is r
 from __future__ import annotations
 
 import re
-import secrets
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
@@ -21,9 +20,9 @@ from pydantic import BaseModel
 
 from cpqa.answer.citations import MARKER, marker_pmids, sentences_of
 from cpqa.answer.extractive import passage_sentences, terms
-from cpqa.models.encoders import Encoder
+from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.models.llm import Claude, LLMError, ToolSpec
-from cpqa.prompts import escape, template
+from cpqa.prompts import escape, evidence_tag, template
 from cpqa.types import Passage, RemovedSentence
 
 SUPPORT_THRESHOLD = 0.55  # `cpqa eval support`: best balanced accuracy on the tuning half (0.957; held out 0.937)
@@ -102,8 +101,8 @@ class SupportChecker:
         if self.encoder is None:
             return coverage
         pool = [s for p in cited for s in passage_sentences(p)] or [p.text for p in cited]
-        vectors = _unit(self.encoder.encode(pool))
-        cosine = float(np.max(vectors @ _unit(self.encoder.encode([claim]))[0])) if len(pool) else 0.0
+        vectors = unit_rows(self.encoder.encode(pool))
+        cosine = float(np.max(vectors @ unit_rows(self.encoder.encode([claim]))[0])) if len(pool) else 0.0
         return COSINE_SHARE * max(cosine, 0.0) + (1.0 - COSINE_SHARE) * coverage
 
     def verify(self, text: str, passages: Sequence[Passage]) -> Verification:
@@ -121,14 +120,14 @@ class SupportChecker:
             result.method = "claude"
         drop: set[tuple[int, int]] = set()
         for index, claim in enumerate(claims):
-            cited = [p for pmid in claim.pmids for p in by_pmid[pmid]]
-            score = self.score(claim.sentence, cited)
             verdict = verdicts.get(index)
+            # The score only when Claude gave no verdict: embedding every claim again would be wasted work.
+            score = None if verdict else self.score(claim.sentence, [p for pmid in claim.pmids for p in by_pmid[pmid]])
             supported = verdict == "supported" if verdict else score >= self.threshold
             if not supported:
                 drop.add((claim.line, claim.position))
                 result.removed.append(RemovedSentence(sentence=claim.sentence, pmids=claim.pmids,
-                                                      score=round(score, 3),
+                                                      score=None if score is None else round(score, 3),
                                                       judged_by="claude" if verdict else "support score",
                                                       verdict=verdict or "unsupported"))
         if drop:
@@ -138,7 +137,7 @@ class SupportChecker:
 
     def _claude_verdicts(self, claims: list[Claim], by_pmid: dict[str, list[Passage]]) -> dict[int, Verdict]:
         """Claude's verdict per claim index; {} when the pass fails (the support score decides then)."""
-        tag = f"evidence-{secrets.token_hex(4)}"
+        tag = evidence_tag()
         blocks = []
         for number, claim in enumerate(claims, 1):
             evidence = "\n".join(f'<{tag} pmid="{escape(p.pmid)}">\n{escape(p.text)}\n</{tag}>'
@@ -159,7 +158,3 @@ class SupportChecker:
                 verdicts[number - 1] = verdict
         return verdicts
 
-
-def _unit(vectors) -> np.ndarray:
-    array = np.asarray(vectors, dtype=np.float32)
-    return array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-12)

@@ -16,6 +16,7 @@ import numpy as np
 from cpqa.answer.citations import sentences_of
 from cpqa.answer.verify import SupportChecker
 from cpqa.evaluation.bioasq_gold import GoldQuestion
+from cpqa.models.encoders import unit_rows
 from cpqa.types import Passage
 
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.2, 0.86, 0.025))
@@ -40,8 +41,7 @@ def support_pairs(questions: Sequence[GoldQuestion], checker: SupportChecker) ->
     if len(usable) < 2:
         raise ValueError("support calibration needs at least two questions with ideal answers and snippets")
     if checker.encoder is not None:
-        vectors = np.asarray(checker.encoder.encode([q.question for q in usable]), dtype=np.float32)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        vectors = unit_rows(checker.encoder.encode([q.question for q in usable]))
         similar = vectors @ vectors.T
         np.fill_diagonal(similar, -np.inf)
         nearest = similar.argmax(axis=1)

@@ -48,6 +48,12 @@ OFFLINE_MODELS = {
 }
 
 
+def unit_rows(vectors) -> np.ndarray:
+    """Rows scaled to unit length (float32), so inner products are cosines; zero rows stay zero."""
+    array = np.asarray(vectors, dtype=np.float32)
+    return array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-12)
+
+
 class Encoder(Protocol):
     """Anything that embeds texts as rows of a float32 array: ``TextEncoder``, ``EmbeddingCache``."""
 

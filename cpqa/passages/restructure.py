@@ -19,7 +19,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import BaseModel, Field
 
-from cpqa.models.encoders import Encoder
+from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.passages.seos import split_sentences
 from cpqa.types import Passage
 
@@ -66,11 +66,6 @@ def evidence_sentences(passages: Sequence[Passage]) -> list[EvidenceSentence]:
     return out
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-
-
 def cluster(vectors: np.ndarray, similarity: float = DEFAULT_SIMILARITY) -> list[int]:
     """A topic label per vector: average-linkage clusters whose mean cosine similarity is at least ``similarity``."""
     n = len(vectors)
@@ -80,7 +75,7 @@ def cluster(vectors: np.ndarray, similarity: float = DEFAULT_SIMILARITY) -> list
 
     model = AgglomerativeClustering(n_clusters=None, metric="cosine", linkage="average",
                                     distance_threshold=1.0 - similarity)
-    return [int(label) for label in model.fit_predict(_unit(vectors))]
+    return [int(label) for label in model.fit_predict(unit_rows(vectors))]
 
 
 def textrank(vectors: np.ndarray, damping: float = DAMPING, iterations: int = 100) -> np.ndarray:
@@ -88,7 +83,7 @@ def textrank(vectors: np.ndarray, damping: float = DAMPING, iterations: int = 10
     n = len(vectors)
     if n == 0:
         return np.zeros(0)
-    unit = _unit(vectors)
+    unit = unit_rows(vectors)
     weights = np.clip(unit @ unit.T, 0.0, None)
     np.fill_diagonal(weights, 0.0)
     out_weight = weights.sum(axis=1, keepdims=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from functools import lru_cache
 from importlib.resources import files
 from string import Template
@@ -16,6 +17,11 @@ def text(name: str) -> str:
 def template(name: str) -> Template:
     """The prompt file as a ``string.Template`` (``$name`` placeholders)."""
     return Template(text(name).strip())
+
+
+def evidence_tag() -> str:
+    """A delimiter name for evidence that nobody can predict, fresh for each request."""
+    return f"evidence-{secrets.token_hex(4)}"
 
 
 def escape(untrusted: str) -> str:

@@ -17,7 +17,7 @@ from importlib.resources import files
 
 import numpy as np
 
-from cpqa.models.encoders import Encoder
+from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.safety.triage import names_someone
 
 THRESHOLD = 0.5  # cosine to the nearest urgent prototype
@@ -35,8 +35,7 @@ class MeaningTriage:
         self._ordinary_texts = list(data["ordinary"])
 
     def _unit(self, texts: list[str]) -> np.ndarray:
-        vectors = np.asarray(self.encoder.encode(texts), dtype=np.float32)
-        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return unit_rows(self.encoder.encode(texts))
 
     @cached_property
     def _prototypes(self) -> tuple[np.ndarray, np.ndarray]:
