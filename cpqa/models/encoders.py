@@ -13,7 +13,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -128,17 +128,22 @@ class TextEncoder:
     normalize: bool
     _encode: object = None  # callable(list[str], batch_size) -> np.ndarray
     _count: object = None  # callable(list[str]) -> list[int]: word pieces per text, without special tokens
+    # A fast tokenizer sets its padding and truncation per call, so two threads at once can break each other's
+    # batch ("Unable to create tensor"); one model call at a time (torch still uses every core inside it).
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Word pieces of each text as this model's tokenizer counts them (an estimate from words without one)."""
         if self._count is not None:
-            return list(self._count(list(texts)))  # type: ignore[operator]
+            with self._lock:
+                return list(self._count(list(texts)))  # type: ignore[operator]
         return [math.ceil(len(t.split()) / WORDS_PER_TOKEN) for t in texts]
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = np.asarray(self._encode(list(texts), batch_size), dtype=np.float32)  # type: ignore[operator]
+        with self._lock:
+            vectors = np.asarray(self._encode(list(texts), batch_size), dtype=np.float32)  # type: ignore[operator]
         return np.ascontiguousarray(vectors)
 
 
