@@ -45,7 +45,7 @@ class DocumentOptions(_Section):
     e1_k: int = Field(default=100, ge=1, description="semantic hits taken into fusion")
     ladder_min_docs: int = Field(default=200, ge=1, description="the Boolean ladder stops once this many PMIDs "
                                  "are found (a depth budget)")
-    ladder_retmax: int = Field(default=100, ge=1, le=10_000, description="PMIDs asked for per ladder level")
+    ladder_retmax: int = Field(default=100, ge=1, le=9_999, description="PMIDs asked for per ladder level (PubMed esearch serves the first 9,999)")
     ladder_ranking: LadderRanking = Field(default="bestmatch", description="E2's order: 'ladder' = earlier, more "
                                           "specific levels first; 'rrf' = every level run and fused by RRF; "
                                           "'weighted' = the levels run within the budget, fused by RRF with "

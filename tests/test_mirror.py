@@ -5,6 +5,7 @@ nothing cached from a bad response, and ``cpqa mirror serve``."""
 from __future__ import annotations
 
 import io
+import re
 import os
 import shutil
 import subprocess
@@ -17,8 +18,8 @@ import pytest
 from Bio import Entrez
 
 from cpqa.config import get_settings
-from cpqa.sources.mirror import MirrorServer
-from cpqa.sources.ncbi.client import EutilsClient, NCBIError
+from cpqa.sources.mirror_server import MirrorServer
+from cpqa.sources.ncbi.client import EutilsClient, NCBIError, error_document
 from cpqa.sources.ncbi.jats import iter_pmc_records
 from cpqa.sources.store import Store
 from cpqa.testing.faulty_server import Fault, FaultyServer
@@ -143,6 +144,7 @@ def test_responses_validate_with_bio_entrez(mirror, sample_store):
 
     zero = entrez(mirror.url + "esearch.fcgi", db="pubmed", term="zzqqxxnotaword")
     assert zero["Count"] == "0" and zero["IdList"] == []
+    assert zero["ErrorList"]["PhraseNotFound"] == ["zzqqxxnotaword"]
     assert zero["WarningList"]["OutputMessage"] == ["No items found."]
 
     bad = entrez(mirror.url + "esearch.fcgi", db="pubmed", term='(cancer AND "')
@@ -157,7 +159,8 @@ def test_responses_validate_with_bio_entrez(mirror, sample_store):
 def test_zero_hits_and_bad_terms_reach_the_client_as_ncbi_warnings(mirror, local):
     client = EutilsClient(client_settings(mirror.url), local)
     zero = client.search("zzqqxxnotaword")
-    assert zero.count == 0 and zero.pmids == [] and zero.warnings == ["OutputMessage: No items found."]
+    assert zero.count == 0 and zero.pmids == []
+    assert zero.warnings == ["PhraseNotFound: zzqqxxnotaword", "OutputMessage: No items found."]
     bad = client.search("cancer AND (")
     assert bad.count == 0 and bad.warnings[0] == "PhraseNotFound: cancer AND ("
 
@@ -172,17 +175,61 @@ def test_get_and_post_agree(mirror, sample_store):
         assert got.content == posted.content
 
 
+def test_zero_hits_name_each_phrase_that_matches_nothing_as_ncbi_does(mirror, sample_store):
+    recorded = Entrez.read(open(shared("eutils", "biopython_Tests_Entrez", "esearch8.xml"), "rb"))
+    ours = entrez(mirror.url + "esearch.fcgi", db="pubmed", term="abcXYZ")
+    assert ours["ErrorList"] == recorded["ErrorList"] and ours["WarningList"] == recorded["WarningList"]
+    assert ours["Count"] == recorded["Count"] == "0" and ours["IdList"] == recorded["IdList"] == []
+    # a phrase that exists is not listed, and a combination that matches nothing lists nobody
+    mixed = entrez(mirror.url + "esearch.fcgi", db="pubmed", term="cancer AND abcXYZ")
+    assert mixed["ErrorList"]["PhraseNotFound"] == ["abcXYZ"]
+    assert sample_store.search("breast[ti]").count and sample_store.search("pancreatic[ti]").count
+    disjoint = entrez(mirror.url + "esearch.fcgi", db="pubmed", term="breast[ti] AND pancreatic[ti]")
+    assert disjoint["Count"] == "0" and "ErrorList" not in disjoint
+    assert disjoint["WarningList"]["OutputMessage"] == ["No items found."]
+
+
+def test_the_pubmed_window_of_9999_records_is_kept_with_ncbi_messages(mirror, local):
+    whole = entrez(mirror.url + "esearch.fcgi", db="pubmed", term="cancer", retmax=10000)
+    assert whole["WarningList"]["OutputMessage"] == ["Restrictions achieved. start and count adjusted to 0, 9999"]
+    tail = entrez(mirror.url + "esearch.fcgi", db="pubmed", term="cancer", retstart=9990, retmax=10)
+    assert tail["WarningList"]["OutputMessage"][0] == "Restrictions achieved. start and count adjusted to 9990, 9"
+    reply = httpx.get(mirror.url + "esearch.fcgi", params={"db": "pubmed", "term": "cancer", "retstart": 9999})
+    assert reply.status_code == 200
+    with pytest.raises(RuntimeError, match="'retstart' cannot be larger than 9998"):
+        Entrez.read(io.BytesIO(reply.content))
+    client = EutilsClient(client_settings(mirror.url), local)
+    with pytest.raises(NCBIError, match="cannot be larger than 9998"):
+        client.search("cancer", retstart=9999)
+    assert client.requests_made == 1  # a parameter error is not retried, although NCBI calls it a backend failure
+
+
 @pytest.mark.parametrize("endpoint,params,message", [
-    ("efetch.fcgi", {"db": "pubmed"}, "Empty id list"),
-    ("efetch.fcgi", {"db": "pubmed", "id": "12,abc"}, "not a PMID"),
-    ("efetch.fcgi", {"db": "protein", "id": "1"}, "not served"),
-    ("esearch.fcgi", {"db": "pubmed"}, "Empty term"),
-    ("esearch.fcgi", {"db": "pubmed", "term": "x", "retmax": "-1"}, "retmax"),
-    ("esearch.fcgi", {"db": "pubmed", "term": "x", "mindate": "last year"}, "mindate"),
+    ("esearch.fcgi", {"db": "nothing", "term": "x"}, "Invalid db name specified: nothing"),
+    ("esearch.fcgi", {"db": "pubmed"}, "Empty term and query_key - nothing todo"),
+    ("esearch.fcgi", {"db": "pubmed", "term": "x", "retmax": "-1"}, "retmax must be a non-negative integer"),
+    ("esearch.fcgi", {"db": "pubmed", "term": "x", "retmax": "\u00b2"}, "retmax must be a non-negative integer"),
+    ("esearch.fcgi", {"db": "pubmed", "term": "x", "mindate": "last year"}, "mindate must be"),
+    ("esearch.fcgi", {"db": "pubmed", "term": "breast\x00cancer"}, "Invalid character in parameter 'term'"),
 ])
-def test_bad_requests_get_ncbi_error_documents(mirror, endpoint, params, message):
-    reply = httpx.get(mirror.url + endpoint, params=params)
-    assert reply.status_code == 400 and b"<ERROR>" in reply.content and message.encode() in reply.content
+def test_esearch_errors_are_ncbi_error_documents_that_bio_entrez_raises(mirror, endpoint, params, message):
+    for reply in (httpx.get(mirror.url + endpoint, params=params), httpx.post(mirror.url + endpoint, data=params)):
+        assert reply.status_code == 200 and reply.content.startswith(b'<?xml version="1.0" encoding="UTF-8" ?>\n'
+                                                                       b"<!DOCTYPE eSearchResult PUBLIC")
+        with pytest.raises(RuntimeError, match=re.escape(message)):  # NCBI's behaviour, not a ValueError
+            Entrez.read(io.BytesIO(reply.content))
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"db": "pubmed"}, "Empty id list - nothing todo"),
+    ({"db": "pubmed", "id": "12,abc"}, "not a PMID"),
+    ({"db": "protein", "id": "1"}, "Invalid db name specified: protein"),
+    ({"db": "pubmed", "id": "1\x00"}, "Invalid character"),
+])
+def test_efetch_errors_are_ncbi_error_documents(mirror, local, params, message):
+    reply = httpx.post(mirror.url + "efetch.fcgi", data=params)
+    assert reply.status_code == 200 and b"<!DOCTYPE eFetchResult PUBLIC" in reply.content
+    assert error_document(reply.content).startswith(message)
     assert httpx.get(mirror.url + "einfo.fcgi").status_code == 404
 
 

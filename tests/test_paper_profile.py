@@ -122,7 +122,7 @@ def test_tiny_models_sit_in_the_hub_cache_with_the_real_architectures(hf_home):
 @pytest.fixture(scope="module")
 def paper_run(hf_home, tmp_path_factory) -> PaperRun:
     sample = shared("corpus", "pubmed_sample.xml.gz")
-    from cpqa.sources.mirror import MirrorServer
+    from cpqa.sources.mirror_server import MirrorServer
     from cpqa.testing.anthropic_standin import AnthropicStandIn
     from cpqa.testing.faulty_server import FaultyServer
 

@@ -133,7 +133,7 @@ def test_levels_relax_in_order_with_the_mesh_tables(settings, sample_settings):
 
 def test_levels_relax_in_order_on_the_mirror(sample_settings):
     from cpqa.config import get_settings
-    from cpqa.sources.mirror import MirrorServer
+    from cpqa.sources.mirror_server import MirrorServer
     from cpqa.sources.ncbi.client import EutilsClient
 
     rewriter = Rewriter(sample_settings)

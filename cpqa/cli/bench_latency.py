@@ -118,7 +118,7 @@ def latency(
             fail(f"the local store is empty ({settings.store_path}); ingest records first (cpqa ingest pubmed FILE)")
     with ExitStack() as stack:
         if mirror:
-            from cpqa.sources.mirror import MirrorServer
+            from cpqa.sources.mirror_server import MirrorServer
 
             server = stack.enter_context(MirrorServer(settings.store_path))
             overrides["cpqa_eutils_url"] = server.url

@@ -95,7 +95,7 @@ class World:
         self._stack = ExitStack()
 
     def __enter__(self) -> "World":
-        from cpqa.sources.mirror import MirrorServer
+        from cpqa.sources.mirror_server import MirrorServer
         from cpqa.pipeline import Pipeline
 
         stack = self._stack

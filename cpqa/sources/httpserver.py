@@ -1,6 +1,7 @@
-"""The lifecycle shared by CPQA's HTTP servers (the E-utilities mirror and the local protocol peers in
-``cpqa.testing``): serve in a daemon thread as a context manager (tests, in-process use), or in the calling
-thread until interrupted (the CLI)."""
+"""The lifecycle shared by CPQA's HTTP servers: serve in a daemon thread as a context manager (tests,
+in-process use), or in the calling thread until interrupted (the CLI). ``BackgroundHTTPServer`` runs the
+standard library's server, kept for the local protocol peers in ``cpqa.testing`` that must misbehave at
+socket level; the mirror runs on uvicorn (``cpqa.sources.asgi_server``)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,40 @@ import threading
 from http.server import HTTPServer
 from typing import TypeVar
 
-Self = TypeVar("Self", bound="BackgroundHTTPServer")
+Self = TypeVar("Self", bound="BackgroundServer")
 
 
-class BackgroundHTTPServer:
-    """Subclasses set ``self._server`` in ``__init__`` and free their own resources in ``_release``."""
+class BackgroundServer:
+    """Subclasses serve on ``base_url``; ``_release`` frees what they hold besides the socket."""
 
     thread_name = "http-server"
+
+    @property
+    def base_url(self) -> str:
+        raise NotImplementedError
+
+    def start(self: Self) -> Self:
+        raise NotImplementedError
+
+    def serve_forever(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Free what the subclass holds besides the socket (a store, an HTTP client)."""
+
+    def __enter__(self: Self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class BackgroundHTTPServer(BackgroundServer):
+    """Subclasses set ``self._server`` in ``__init__``."""
+
     _server: HTTPServer
     _thread: threading.Thread | None = None
 
@@ -30,7 +58,6 @@ class BackgroundHTTPServer:
         return self
 
     def serve_forever(self) -> None:
-        """Serve in the calling thread until interrupted."""
         try:
             self._server.serve_forever()
         finally:
@@ -43,12 +70,3 @@ class BackgroundHTTPServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._release()
-
-    def _release(self) -> None:
-        """Free what the subclass holds besides the socket (a store, an HTTP client)."""
-
-    def __enter__(self: Self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

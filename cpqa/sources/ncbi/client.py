@@ -36,6 +36,8 @@ TOOL = "cpqa"
 _PMID = re.compile(r"^\d{1,9}$")
 _PMCID = re.compile(r"^(?:PMC)?(\d{1,9})$", re.IGNORECASE)
 _TRANSIENT_ERROR = re.compile(r"backend|temporar|try again|unavailable", re.IGNORECASE)
+# NCBI wraps some parameter errors in "Search Backend failed" too: asking again cannot help those.
+_PARAMETER_ERROR = re.compile(r"cannot be larger|out of acceptable range|invalid", re.IGNORECASE)
 _XML_PARSER = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=True)
 
 
@@ -277,7 +279,7 @@ class EutilsClient:
                                                  f"{_short(reply.content)}"))
         error = error_document(reply.content)
         if error is not None:
-            if _TRANSIENT_ERROR.search(error):  # NCBI's "Search Backend failed" and the like pass
+            if _TRANSIENT_ERROR.search(error) and not _PARAMETER_ERROR.search(error):  # "Search Backend failed"
                 raise _Retryable(f"NCBI error {error!r}")
             raise NCBIError(self.settings.redact(f"E-utilities {endpoint} error: {error}"))
         try:
