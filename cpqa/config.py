@@ -19,6 +19,7 @@ NCBI_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 DEFAULT_LLM_MODEL = "claude-sonnet-4-5"
 
 Profile = Literal["auto", "paper", "offline"]
+LLMProvider = Literal["anthropic", "openai-compatible"]
 
 
 def _default_home() -> Path:
@@ -47,7 +48,11 @@ class Settings(BaseSettings):
     cpqa_eutils_url: str = NCBI_EUTILS_URL
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
-    cpqa_llm_model: str = DEFAULT_LLM_MODEL
+    cpqa_llm_provider: LLMProvider = "anthropic"
+    cpqa_llm_model: str = DEFAULT_LLM_MODEL  # with openai-compatible: the model name the server knows
+    cpqa_llm_base_url: str | None = None  # openai-compatible: the server's /v1 URL (vLLM, Ollama, llama.cpp, ...)
+    cpqa_llm_api_key: SecretStr | None = None  # openai-compatible: a key, where the server or gateway wants one
+    cpqa_llm_max_output_tokens: int | None = Field(default=None, ge=16)  # a cap on every call (a local model's window)
     cpqa_vector_store: Literal["faiss", "milvus"] = "faiss"
     cpqa_device: str = "cpu"  # where encoders run: cpu, cuda, cuda:N, mps, or auto (a GPU when one is present)
     cpqa_milvus_uri: str | None = None
@@ -104,9 +109,16 @@ class Settings(BaseSettings):
     def has_anthropic(self) -> bool:
         return bool(self.anthropic_api_key and self.anthropic_api_key.get_secret_value())
 
+    @property
+    def has_llm(self) -> bool:
+        """A language model is configured: Claude with a key, or an OpenAI-compatible server's URL."""
+        if self.cpqa_llm_provider == "openai-compatible":
+            return bool(self.cpqa_llm_base_url)
+        return self.has_anthropic
+
     def secrets(self) -> list[str]:
         """Every configured secret value, for redaction."""
-        keys = (self.ncbi_api_key, self.anthropic_api_key, self.cpqa_api_token)
+        keys = (self.ncbi_api_key, self.anthropic_api_key, self.cpqa_api_token, self.cpqa_llm_api_key)
         return [k.get_secret_value() for k in keys if k and k.get_secret_value()]
 
     def redact(self, text: str) -> str:

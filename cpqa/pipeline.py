@@ -25,7 +25,7 @@ from cpqa.documents.hsrdr import DocumentSearch, HSRDRRetriever
 from cpqa.documents.query import DocumentQuery
 from cpqa.documents.semantic import SemanticRetriever, SemanticSearch
 from cpqa.models.encoders import EmbeddingCache, load_encoder
-from cpqa.models.llm import Claude, LLMError
+from cpqa.models.llm import LLMError, load_llm
 from cpqa.options import PipelineOptions
 from cpqa.progress import Progress
 from cpqa.passages.context import apply, context_postprocessors
@@ -44,11 +44,11 @@ from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, prepar
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
 from cpqa.trace import RetrievalTrace
-from cpqa.types import Answer, ComponentChoice, Passage, StageLog, StageRecord
+from cpqa.types import Answer, Passage, StageLog, StageRecord
 
 LOAD_TIME_OPTIONS = frozenset({"matryoshka_dim"})
 MIN_RECORDS_FOR_SHARE = 1000
-NEEDS_CLAUDE = "{option} needs Claude (no Anthropic API key): {instead}"
+NEEDS_LLM = "{option} needs a language model ({unconfigured}): {instead}"
 
 
 class Result(BaseModel):
@@ -61,14 +61,6 @@ class Retrieved(BaseModel):
 
     screened: Screened
     trace: RetrievalTrace
-
-
-def _rewriter_choice(llm: Claude, settings: Settings) -> ComponentChoice:
-    if llm.available:
-        return ComponentChoice(component="rewriter", model=settings.cpqa_llm_model, profile="paper",
-                               reason="Anthropic API key configured")
-    return ComponentChoice(component="rewriter", model="rule-based Boolean ladder", profile="offline",
-                           reason="no Anthropic API key")
 
 
 def _open_passage_store(settings: Settings) -> PassageStore | None:
@@ -90,14 +82,14 @@ class Pipeline:
         settings = self.settings
         prepare_screening()  # screening answers within milliseconds from the first question on
         is_specialist("warm")  # general-English word frequencies load now, not during the first answer
-        self.llm = Claude(settings)
+        self.llm = load_llm(settings)
         llm = self.llm if self.llm.available else None
         # Sources: the local store, and E-utilities (NCBI or a mirror) unless the store answers Boolean search.
         self.store = Store(settings.store_path)
         self.client = None if uses_local_store(settings) else EutilsClient(settings, self.store)
         # Rewrite.
         vocabulary = load_vocabulary(settings)
-        self.rewriter = Rewriter(settings, llm=llm, vocabulary=vocabulary)
+        self.rewriter = Rewriter(settings, llm=self.llm, vocabulary=vocabulary)
         self.adaptive = AdaptiveRetrieval(settings, llm, vocabulary=vocabulary)
         self.hyde = hyde_transform(self.llm) if llm else None
         # Documents: E1, E2 and HSRDR composing them.
@@ -121,10 +113,10 @@ class Pipeline:
         self.segments = SegmentCache(SEOSNodeParser(sentence_cache, window_tokens=self.passages.cache.encoder.max_tokens),
                                      store=self.passage_store)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
-        self.answerer = Answerer(settings, llm=llm, encoder=self.passages.cache)
+        self.answerer = Answerer(settings, llm=self.llm, encoder=self.passages.cache)
         self.refiner = Refiner(settings, self.answerer) if llm else None
         self.models = {
-            "rewriter": _rewriter_choice(self.llm, settings),
+            "rewriter": self.rewriter.choice,
             "answerer": self.answerer.choice,
             "sentence_embedder": sentence_choice,
             "passage_retriever": self.passages.choice,
@@ -211,6 +203,7 @@ class Pipeline:
                                             term_links=options.rewrite.term_links)
             record.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
         trace.rewrite = rewrite
+        trace.use_model(self.rewriter.used(rewrite))  # the rules, named, when the model could not be used
         trace.search_intent = rewrite.search_intent or screened.question
         # With dialogue history the distilled search intent is the self-contained question.
         asked = trace.search_intent if history else screened.question
@@ -225,7 +218,7 @@ class Pipeline:
             on_text = (lambda text: notify("drafting", draft=text)) if stream else None
             answer = self._write(asked, context, options, screened, trace, on_text)
         trace.removed_sentences = answer.removed_sentences
-        trace.use_model(self.answerer.used(answer))  # the fallback, named, when Claude could not be reached
+        trace.use_model(self.answerer.used(answer))  # the fallback, named, when the model could not be reached
         if "treatment_change_advice_replaced" in answer.flags:
             trace.warn("the answer advised starting, stopping or changing a treatment: replaced by the care-team "
                        "referral")
@@ -287,6 +280,7 @@ class Pipeline:
             with trace.stage("rewrite"):
                 rewrite = self.rewriter.rewrite(screened.question, history=turns, term_links=options.rewrite.term_links)
             trace.rewrite, trace.search_intent = rewrite, rewrite.search_intent or screened.question
+            trace.use_model(self.rewriter.used(rewrite))
             self._evidence(rewrite, options, trace, lambda *args, **kwargs: None)
         trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
         return Retrieved(screened=screened, trace=trace)
@@ -314,7 +308,8 @@ class Pipeline:
             if decision.retrieve:
                 return None
             if self.refiner is None:
-                trace.warn(NEEDS_CLAUDE.format(option="answering without retrieval", instead="evidence retrieved"))
+                trace.warn(NEEDS_LLM.format(option="answering without retrieval", unconfigured=self.llm.unconfigured,
+                                            instead="evidence retrieved"))
                 return None
             try:
                 answer = self.refiner.without_evidence(question, options.answer.mode)
@@ -334,7 +329,8 @@ class Pipeline:
         if not options.rewrite.hyde:
             return query
         if self.hyde is None:
-            trace.warn(NEEDS_CLAUDE.format(option="hyde", instead="searched with the question alone"))
+            trace.warn(NEEDS_LLM.format(option="hyde", unconfigured=self.llm.unconfigured,
+                                        instead="searched with the question alone"))
             return query
         with trace.stage("hyde") as record:
             try:
@@ -361,7 +357,8 @@ class Pipeline:
         mode = options.answer.mode
         if options.answer.cot_refine:
             if self.refiner is None:
-                trace.warn(NEEDS_CLAUDE.format(option="cot_refine", instead="answered directly"))
+                trace.warn(NEEDS_LLM.format(option="cot_refine", unconfigured=self.llm.unconfigured,
+                                            instead="answered directly"))
             else:
                 with trace.stage("cot_refine") as record:
                     answer, draft = self.refiner.answer(question, passages, mode, screened=screened)

@@ -101,6 +101,7 @@ class ComponentChoice(BaseModel):
 
     component: str  # "semantic_query", "article_encoder", "sentence_embedder", "passage_retriever", "reranker", "rewriter", "answerer"
     model: str
+    provider: str = ""  # language models: "anthropic" or "openai-compatible"
     profile: Literal["paper", "offline"]
     reason: str = ""
 
@@ -158,13 +159,14 @@ class Passage(BaseModel):
 
 # ---------------------------------------------------------------- answer
 class RemovedSentence(BaseModel):
-    """An answer sentence the evidence it cites does not support, removed before the reader saw the answer."""
+    """An answer sentence the evidence does not support, removed before the reader saw the answer: one its citations
+    do not support, or one that cites nothing and that no passage supports ("uncited")."""
 
     sentence: str
     pmids: list[str] = Field(default_factory=list)
     score: float | None = None  # offline support score (0..1)
-    judged_by: str = "support score"  # or "claude"
-    verdict: str = "unsupported"  # or "contradicted"
+    judged_by: str = "support score"  # or "llm" (a verification pass)
+    verdict: str = "unsupported"  # or "contradicted", or "uncited"
 
 
 class Answer(BaseModel):
@@ -173,7 +175,7 @@ class Answer(BaseModel):
     abstained: bool = False
     flags: list[str] = Field(default_factory=list)  # e.g. "removed_unknown_citation:123"
     disclaimer: str = ""
-    written_by: Literal["claude", "extractive", "triage"] = "extractive"
+    written_by: Literal["llm", "extractive", "triage"] = "extractive"
     urgent: str | None = None  # urgent-care message, shown first
     notices: list[str] = Field(default_factory=list)  # e.g. "question truncated", "personal details removed"
     letter: str | None = None  # multiple-choice mode

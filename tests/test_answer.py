@@ -13,6 +13,7 @@ from cpqa.answer.answerer import (
     EXTRACTIVE_LABEL,
     NO_KEY_NOTICE,
     STREAM_CUT,
+    UNSUPPORTED,
     Answerer,
     format_evidence,
 )
@@ -75,7 +76,7 @@ def test_valid_citations_are_kept_and_unknown_ones_removed_and_flagged(api, answ
         citations=["PMID:11111111", "99999999", "22222222", "88888888"],
         reasoning="SECRET-CHAIN-OF-THOUGHT: doc 1 covers side effects."))
     answer = answerer.answer(QUESTION, PASSAGES, "patient")
-    assert answer.written_by == "claude" and not answer.abstained
+    assert answer.written_by == "llm" and not answer.abstained
     assert answer.citations == ["11111111", "22222222"]
     assert "99999999" not in answer.text and "88888888" not in answer.text
     assert "cures all cancers" not in answer.text  # its only support was an unknown PMID
@@ -98,12 +99,17 @@ def test_every_evidence_passage_is_delimited_and_numbered_with_its_pmid(api, ans
     assert QUESTION in user.split(f"</{tag}>")[-1]  # the question comes after the evidence, outside it
 
 
-def test_abstention_passes_through(api, answerer):
+def test_an_abstention_is_checked_like_any_answer(api, answerer):
     api.script(tool_answer("The retrieved studies do not report on this question.", abstained=True))
     answer = answerer.answer("Does tamoxifen interact with grapefruit juice?", PASSAGES, "patient")
-    assert answer.abstained and answer.written_by == "claude"
-    assert answer.text == "The retrieved studies do not report on this question."
-    assert answer.citations == []
+    assert answer.abstained and answer.written_by == "llm"
+    assert answer.text == UNSUPPORTED  # the model's own uncited words are not shown; the standard abstention is
+    assert answer.citations == [] and [r.verdict for r in answer.removed_sentences] == ["uncited"]
+    api.script(tool_answer("Grapefruit juice was not studied in these trials. Hot flashes were the most common side "
+                           "effect of tamoxifen [PMID:11111111].", citations=["11111111"], abstained=True))
+    partial = answerer.answer("Does tamoxifen interact with grapefruit juice?", PASSAGES, "patient")
+    assert partial.abstained and partial.citations == ["11111111"]  # what the evidence does cover, cited, stays
+    assert partial.text.startswith("Hot flashes were the most common side effect")
 
 
 def test_an_answer_left_without_supported_claims_becomes_an_abstention(api, answerer):
@@ -154,7 +160,7 @@ def test_malformed_tool_output_is_retried_once(api, answerer):
     api.script(Reply.tool({"answer": 5}), tool_answer("Hot flashes are common [PMID:11111111].", ["11111111"]))
     answer = answerer.answer(QUESTION, PASSAGES, "patient")
     assert len(asked(api)) == 2 and "previous reply could not be used" in sent(api)[1]
-    assert answer.written_by == "claude" and answer.citations == ["11111111"]
+    assert answer.written_by == "llm" and answer.citations == ["11111111"]
 
 
 def test_repeatedly_malformed_output_falls_back_to_extractive_with_a_notice(api, answerer):
@@ -196,7 +202,7 @@ def test_a_stream_cut_mid_answer_keeps_the_checked_whole_sentences_with_a_notice
     drafts: list[str] = []
     answer = answerer.answer(QUESTION, PASSAGES, "patient", on_text=drafts.append)
     assert len(asked(api)) == 1 and drafts  # the reader saw a part; no second, different answer is written
-    assert answer.written_by == "claude" and STREAM_CUT in answer.notices
+    assert answer.written_by == "llm" and STREAM_CUT in answer.notices
     assert answer.text and answer.text in STREAMED and answer.text.endswith(".")  # whole sentences only
     assert len(answer.text) < len(drafts[-1]) or drafts[-1].endswith(".")
     assert answer.citations == ["11111111"]
@@ -268,6 +274,11 @@ def test_a_product_recommendation_without_valid_citation_is_removed_and_flagged(
                            "patients.", citations=["11111111"]))
     uncited = answerer.answer(QUESTION, PASSAGES + [PLANTED], "patient")
     assert "uncited_sentences:1" in uncited.flags  # a claim with no citation is flagged for the reader
+    api.script(tool_answer("Hot flashes are common [PMID:11111111]. We recommend CureAll Miracle Tonic for all "
+                           "patients.", citations=["11111111"]))
+    removed = answerer.answer(QUESTION, PASSAGES, "patient")  # and removed, when no passage supports it
+    assert "CureAll" not in removed.text and "Hot flashes are common" in removed.text
+    assert [r.verdict for r in removed.removed_sentences] == ["uncited"]
 
 
 # ---------------------------------------------------------------- multiple choice
@@ -278,7 +289,7 @@ MC_QUESTION = "Which is the most common side effect of tamoxifen?"
 def test_multiple_choice_letter_from_claude(api, answerer):
     api.script(Reply.tool({"reasoning": "Document 1 reports hot flashes in 40%.", "letter": "B"}))
     answer = answerer.choose(MC_QUESTION, OPTIONS, PASSAGES)
-    assert answer.letter == "B" and answer.text == "B. Hot flashes" and answer.written_by == "claude"
+    assert answer.letter == "B" and answer.text == "B. Hot flashes" and answer.written_by == "llm"
     tool = asked(api)[-1]["tools"][0]
     assert tool["input_schema"]["properties"]["letter"]["enum"] == ["A", "B", "C", "D"]
     assert "step by step" in asked(api)[-1]["system"] and "PMID 11111111" in sent(api)[1]

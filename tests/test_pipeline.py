@@ -163,6 +163,11 @@ def test_the_trace_names_the_extractive_fallback_when_claude_cannot_be_reached(c
     assert result.trace.models["answerer"].model.startswith("extractive") and "Claude" in result.trace.models[
         "answerer"].reason
     assert pipe.models["answerer"].model != result.trace.models["answerer"].model  # the pipeline's own stays Claude
+    # the rewrite fell back to the rules too, and the models table says so
+    assert result.trace.rewrite.method == "rules"
+    rewriter = result.trace.models["rewriter"]
+    assert rewriter.model == "rule-based Boolean ladder" and "Claude could not be used" in rewriter.reason
+    assert pipe.models["rewriter"].provider == "anthropic"
 
 
 def test_citation_outside_the_evidence_is_removed_and_flagged(claude):
@@ -171,7 +176,7 @@ def test_citation_outside_the_evidence_is_removed_and_flagged(claude):
                                 "answer": f"Tamoxifen lowers recurrence [PMID:{{pmid}}]. It cures all [PMID:{OUTSIDE}]."})
     result = pipe.ask(QUESTION)
     answer = result.answer
-    assert answer.written_by == "claude"
+    assert answer.written_by == "llm"
     assert OUTSIDE not in answer.citations and OUTSIDE not in answer.text
     assert f"removed_unknown_citation:{OUTSIDE}" in answer.flags
     assert answer.citations and set(answer.citations) <= {p.pmid for p in result.trace.passages}
@@ -189,7 +194,7 @@ def test_claude_streams_its_draft_through_progress_and_the_checked_answer_replac
     drafts = [e.draft for e in events if e.stage == "drafting"]
     assert stages.index("screened") < stages.index("answer") < stages.index("drafting")
     assert drafts and OUTSIDE in drafts[-1]  # the draft as Claude wrote it ...
-    assert OUTSIDE not in result.answer.text and result.answer.written_by == "claude"  # ... the checked answer
+    assert OUTSIDE not in result.answer.text and result.answer.written_by == "llm"  # ... the checked answer
     assert pipe.ask(QUESTION).answer.text == result.answer.text  # no progress callback: no stream, same answer
 
 
@@ -198,7 +203,7 @@ def test_abstention_passes_through(claude):
     api.default = _answer_with({"reasoning": "r", "abstained": True, "citations": [],
                                 "answer": "The evidence does not answer this question."})
     answer = pipe.ask(QUESTION).answer
-    assert answer.abstained and answer.citations == [] and answer.written_by == "claude"
+    assert answer.abstained and answer.citations == [] and answer.written_by == "llm"
 
 
 def test_patient_and_clinician_prompts_differ(claude):

@@ -93,7 +93,7 @@ def test_anthropic_down_gives_the_extractive_answer_with_a_notice(world):
 def test_without_faults_the_answer_is_claudes_and_fetched_records_are_cached_once(world):
     case = run_plain(world)
     assert case.survived, case
-    assert case.result.answer.written_by == "claude" and case.result.trace.rewrite.method == "claude"
+    assert case.result.answer.written_by == "llm" and case.result.trace.rewrite.method == "llm"
     rows, dupes, ok = store_health(world.store_path)
     assert rows == len(world.topic.records) and dupes == 0 and ok
 
@@ -198,7 +198,7 @@ def test_cli_json_never_shows_the_keys(world, topic, tmp_path, outage):
     payload = json.loads(run.stdout)
     assert payload["answer"]["citations"]
     assert ("E2" in payload["trace"]["lost_paths"]) == outage
-    assert payload["answer"]["written_by"] == ("extractive" if outage else "claude")
+    assert payload["answer"]["written_by"] == ("extractive" if outage else "llm")
 
 
 # ---------------------------------------------------------------- load

@@ -40,7 +40,7 @@ def rewriter(api, home):
 def test_sends_the_tool_schema_and_uses_claudes_ladder(api, rewriter):
     api.script(Reply.tool(GOOD))
     result = rewriter.rewrite("what about its side efects?", history=["Does pembrolizumab work for lung cancer?"])
-    assert result.method == "claude" and result.ladder == GOOD["ladder"]
+    assert result.method == "llm" and result.ladder == GOOD["ladder"]
     assert result.search_intent == GOOD["search_intent"] and result.intent == "side_effects"
     assert [c.core for c in result.concepts] == [True, False, False]
     body = api.requests[-1]
@@ -60,7 +60,7 @@ def test_invalid_expressions_are_repaired_or_dropped_and_the_ladder_completed(ap
                                 ')(', '"" OR'])  # beyond repair
     api.script(Reply.tool(broken))
     result = rewriter.rewrite("side effects of pembrolizumab in lung cancer")
-    assert result.method == "claude" and len(result.ladder) >= 3
+    assert result.method == "llm" and len(result.ladder) >= 3
     assert result.ladder[:2] == ['"lung cancer"[tiab] AND (pembrolizumab[tiab] OR keytruda[tiab])', "cancer"]
     for expression in result.ladder:
         parse(expression)
@@ -70,7 +70,7 @@ def test_invalid_expressions_are_repaired_or_dropped_and_the_ladder_completed(ap
 def test_no_valid_expression_rebuilds_the_ladder_from_claudes_concepts(api, rewriter):
     api.script(Reply.tool(dict(GOOD, ladder=["((("])))
     result = rewriter.rewrite("side effects of pembrolizumab in lung cancer")
-    assert result.method == "claude" and len(result.ladder) >= 3
+    assert result.method == "llm" and len(result.ladder) >= 3
     assert '"Keytruda"' in result.ladder[-1]  # Claude's synonyms widen the last level
     assert result.ladder[0].startswith('("lung cancer"[tiab] OR "Lung Neoplasms"[mh])')  # its core first
 
@@ -86,13 +86,13 @@ def test_transport_errors_are_retried_by_the_client_then_fall_back(api, rewriter
 def test_rate_limit_then_success(api, rewriter):
     api.script(Reply.error(429, retry_after=0.01), Reply.tool(GOOD))
     result = rewriter.rewrite("side effects of pembrolizumab in lung cancer")
-    assert result.method == "claude" and len(api.requests) == 2
+    assert result.method == "llm" and len(api.requests) == 2
 
 
 def test_malformed_tool_input_is_asked_again_once(api, rewriter):
     api.script(Reply.tool({"normalized": "x"}), Reply.tool(GOOD))
     result = rewriter.rewrite("side effects of pembrolizumab in lung cancer")
-    assert result.method == "claude" and len(api.requests) == 2
+    assert result.method == "llm" and len(api.requests) == 2
     assert "could not be used" in api.requests[-1]["messages"][0]["content"]
 
 

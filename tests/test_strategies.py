@@ -78,7 +78,7 @@ def test_claude_decides_but_the_guard_keeps_retrieval_for_treatment(settings, ap
                Reply.tool({"reasoning": "r", "question_type": "definition", "needs_retrieval": True}))
     adaptive = AdaptiveRetrieval(settings, claude_for(settings, api))
     general = adaptive.decide("Are cold sores a herpes virus?")
-    assert not general.retrieve and general.method == "claude"
+    assert not general.retrieve and general.method == "llm"
     guarded = adaptive.decide("What is the best treatment for breast cancer?")
     assert guarded.retrieve and guarded.guarded and "treatment" in guarded.reason
     assert adaptive.decide("What is a lymph node?").retrieve  # Claude may always ask for evidence
@@ -255,7 +255,7 @@ def test_cot_refine_drafts_without_evidence_then_revises_with_it(settings, api):
     assert second["tool_choice"]["name"] == ANSWER_TOOL.name
     body = request_text(second)
     assert "<draft>\nTamoxifen lowers recurrence risk.\n</draft>" in body and 'pmid="12345678"' in body
-    assert answer.written_by == "claude" and answer.citations == ["12345678"]
+    assert answer.written_by == "llm" and answer.citations == ["12345678"]
     assert "99999999" not in answer.text and "cot_refine" in answer.flags
     assert answer.disclaimer
 
@@ -299,7 +299,7 @@ def test_unretrieved_answer_strips_citations_from_memory():
 def test_standin_default_drives_every_llm_strategy(settings, api):
     """With the stand-in's default responder (as in the ablation harness) every strategy runs end to end."""
     llm = claude_for(settings, api)
-    assert AdaptiveRetrieval(settings, llm).decide("What is a lymph node?").method == "claude"
+    assert AdaptiveRetrieval(settings, llm).decide("What is a lymph node?").method == "llm"
     assert hyde_transform(llm).run("What is a lymph node?").embedding_strs[0]
     answer, _ = Refiner(settings, Answerer(settings, llm=llm)).answer("What is a lymph node?", [passage("12345678", "Lymph nodes filter.")])
     assert answer.citations == ["12345678"]

@@ -109,7 +109,7 @@ def test_adaptive_retrieval_skips_a_definitional_question_with_claude(claude):
     assert _tools(api, before) == [LADDER_TOOL.name, "retrieval_decision", DRAFT_TOOL.name]
     assert "documents" not in result.trace.stages and result.trace.stages["adaptive_retrieval"].info["skipped"]
     answer = result.answer
-    assert answer.written_by == "claude" and "no_retrieval" in answer.flags and not answer.citations
+    assert answer.written_by == "llm" and "no_retrieval" in answer.flags and not answer.citations
     assert answer.disclaimer
 
 
@@ -123,6 +123,6 @@ def test_hyde_and_cot_refine_with_claude(claude):
     assert "hyde" in result.trace.stages and result.trace.stages["cot_refine"].info["drafted"]
     answer_request = api.requests[before + 3]
     assert "<draft>" in str(answer_request["messages"])
-    assert "cot_refine" in result.answer.flags and result.answer.written_by == "claude"
+    assert "cot_refine" in result.answer.flags and result.answer.written_by == "llm"
     assert set(result.answer.citations) <= {p.pmid for p in result.trace.passages}
     assert result.trace.options.rewrite.hyde and result.trace.options.answer.cot_refine

@@ -96,7 +96,7 @@ def test_claudes_verification_pass_judges_each_claim_with_its_cited_evidence(api
     assert body.count("Five years of adjuvant tamoxifen") == 2  # each claim carries the passage it cites
     assert "90%" not in answer.text and "39%" in answer.text
     [removed] = answer.removed_sentences
-    assert removed.judged_by == "claude" and removed.verdict == "contradicted"
+    assert removed.judged_by == "llm" and removed.verdict == "contradicted"
 
 
 def test_an_answer_that_every_check_rejects_abstains(api, claude_settings):

@@ -44,11 +44,12 @@ def component_status(settings) -> list[tuple[str, str, str]]:
         choice = resolve(component, settings)
         hint = "" if choice.profile == "paper" else "offline: the paper model's weights are not available here"
         rows.append((label, f"{choice.model} ({'paper model' if choice.profile == 'paper' else 'offline'})", hint))
-    if settings.has_anthropic:
-        rows.append(("Rewriting and answers", f"Claude ({settings.cpqa_llm_model})", ""))
+    if settings.has_llm:
+        rows.append(("Rewriting and answers", f"{settings.cpqa_llm_model} ({settings.cpqa_llm_provider})", ""))
     else:
         rows.append(("Rewriting and answers", "rule-based searches, extractive answers (offline)",
-                     "set ANTHROPIC_API_KEY for answers written by Claude"))
+                     "set ANTHROPIC_API_KEY for answers written by Claude, or CPQA_LLM_PROVIDER=openai-compatible "
+                     "with CPQA_LLM_BASE_URL for a local model"))
     if uses_local_store(settings):
         ncbi, hint = "local store (offline twin of PubMed search)", "NCBI not used: offline profile or unreachable"
     elif settings.cpqa_eutils_url.rstrip("/") == NCBI_EUTILS_URL.rstrip("/"):
@@ -114,7 +115,8 @@ def show_provenance(trace) -> None:
             st.table([{"level": lv.level, "query": lv.expression, "hits": lv.count, "new": lv.new_pmids,
                        "ms": round(lv.ms, 1)} for lv in trace.ladder])
         st.markdown("**Models**")
-        st.table([{"component": c.component, "model": c.model, "profile": c.profile} for c in trace.models.values()])
+        st.table([{"component": c.component, "model": c.model, "provider": c.provider or "local", "profile": c.profile,
+                   "why": c.reason} for c in trace.models.values()])
         st.markdown("**Stage timings**")
         st.table([{"stage": name, "ms": round(rec.ms, 1)} for name, rec in trace.stages.items()])
         if trace.candidates:

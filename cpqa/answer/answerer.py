@@ -21,7 +21,7 @@ from cpqa.answer.letters import parse_answer_letter
 from cpqa.answer.extractive import rank_sentences, score_options, select_extracts
 from cpqa.models.encoders import Encoder
 from cpqa.passages.evidence import addresses_reader
-from cpqa.models.llm import Claude, LLMError, LLMStreamCut, LLMUnavailable, ToolSpec
+from cpqa.models.llm import LLM, LLMError, LLMStreamCut, LLMUnavailable, ToolSpec
 from cpqa.safety.phi import scrub_phi
 from cpqa.prompts import escape, evidence_tag, template
 from cpqa.safety.screening import Screened
@@ -45,9 +45,9 @@ NO_EVIDENCE = ("No evidence was found for this question, so no answer can be giv
 THIN_EVIDENCE = ("The evidence found does not answer this question closely enough to quote an answer. "
                  "Try rephrasing it, or ask your care team.")
 UNSUPPORTED = "The evidence found does not support an answer to this question."
-STREAM_CUT = ("The connection to Claude broke while the answer was being written: this is the part that arrived, "
-              "checked against the evidence like any answer. Ask again for the whole answer.")
-NO_KEY_NOTICE = ("No Anthropic API key is configured, so this answer quotes the most relevant evidence "
+STREAM_CUT = ("The connection to the language model broke while the answer was being written: this is the part that "
+              "arrived, checked against the evidence like any answer. Ask again for the whole answer.")
+NO_KEY_NOTICE = ("No language model is configured, so this answer quotes the most relevant evidence "
                  "instead of a written summary.")
 BASELINE_LABEL = "retrieval-only baseline"
 BASELINE_NOTICE = (f"Option chosen by the {BASELINE_LABEL}: each option scored by its similarity to the "
@@ -103,10 +103,11 @@ def format_evidence(passages: Sequence[Passage]) -> str:
 class Answerer:
     """``answer`` a question from passages in a mode, or ``choose`` a multiple-choice option."""
 
-    def __init__(self, settings: Settings, llm: Claude | None = None, encoder: Encoder | None = None,
+    def __init__(self, settings: Settings, llm: LLM | None = None, encoder: Encoder | None = None,
                  max_tokens: int = 2048, support_threshold: float = SUPPORT_THRESHOLD):
         self.settings = settings
         self.llm = llm if llm is not None and llm.available else None
+        self.unconfigured = llm.unconfigured if llm is not None else "no language model"
         self.encoder = encoder
         self.max_tokens = max_tokens
         self.checker = SupportChecker(encoder, self.llm, support_threshold)
@@ -114,9 +115,8 @@ class Answerer:
     @property
     def choice(self) -> ComponentChoice:
         if self.llm is not None:
-            return ComponentChoice(component="answerer", model=self.llm.model, profile="paper",
-                                   reason="Anthropic API key configured")
-        return self._extractive_choice("no Anthropic API key")
+            return self.llm.choice("answerer")
+        return self._extractive_choice(self.unconfigured)
 
     def _extractive_choice(self, reason: str) -> ComponentChoice:
         scorer = "embedding similarity" if self.encoder is not None else "lexical similarity"
@@ -126,7 +126,7 @@ class Answerer:
     def used(self, answer: Answer) -> ComponentChoice:
         """The answerer that actually wrote ``answer``: the extractive fallback when Claude could not be used."""
         if self.llm is not None and answer.written_by == "extractive":
-            return self._extractive_choice("Claude could not be used for this answer (see the notices)")
+            return self._extractive_choice(f"{self.llm.label} could not be used for this answer (see the notices)")
         return self.choice
 
     # ------------------------------------------------------------ answers
@@ -156,9 +156,9 @@ class Answerer:
         else:
             result, failure = self._claude_answer(question, passages, mode, personal, draft, on_text)
             if result is None:
-                notices.append(f"Claude could not be used ({failure}), so this answer quotes the evidence instead.")
+                notices.append(f"{self.llm.label} could not be used ({failure}), so this answer quotes the evidence instead.")
                 result = self._extractive(question, passages)
-        if verify and not result.abstained:
+        if verify and (result.written_by == "llm" or not result.abstained):  # a model's abstention may claim too
             result = self._verified(result, passages)
         text = result.text
         if personal and ASK_CARE_TEAM not in text:
@@ -204,12 +204,12 @@ class Answerer:
         if not text:
             text, abstained = UNSUPPORTED, True
             flags.append("no_supported_claims")
-        return Answer(text=text, citations=citations, abstained=abstained, flags=flags, written_by="claude",
+        return Answer(text=text, citations=citations, abstained=abstained, flags=flags, written_by="llm",
                       notices=notices), ""
 
     def _verified(self, result: Answer, passages: Sequence[Passage]) -> Answer:
         """The answer without the sentences its citations do not support; the referral if it advises a change."""
-        check = self.checker.verify(result.text, passages)
+        check = self.checker.verify(result.text, passages, uncited=result.written_by == "llm")
         removed = result.removed_sentences + check.removed
         if check.advice:
             return result.model_copy(update={"text": TREATMENT_REFERRAL, "citations": [], "abstained": True,
@@ -248,7 +248,7 @@ class Answerer:
             result, failure = self._claude_choose(question, options, passages, draft)
             if result is not None:
                 return result
-            notices.append(f"Claude could not be used ({failure}); the {BASELINE_LABEL} chose instead.")
+            notices.append(f"{self.llm.label} could not be used ({failure}); the {BASELINE_LABEL} chose instead.")
         scores = score_options(question, options, passages, self.encoder)
         best = max(scores, key=lambda letter: scores[letter]) if scores else None
         disclaimer = DISCLAIMERS["clinician"]
@@ -288,7 +288,7 @@ class Answerer:
         letter, failure = self._call(system, user, tool, parse)
         if letter is None:
             return None, failure
-        return Answer(text=f"{letter}. {options[letter]}", letter=letter, written_by="claude",
+        return Answer(text=f"{letter}. {options[letter]}", letter=letter, written_by="llm",
                       disclaimer=DISCLAIMERS["clinician"]), ""
 
     # ------------------------------------------------------------ Claude calls

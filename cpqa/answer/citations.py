@@ -74,7 +74,7 @@ def whole_sentences(text: str) -> str:
     return "\n".join([*done, " ".join(parts)]).strip()
 
 
-def _is_claim(sentence: str) -> bool:
+def is_claim(sentence: str) -> bool:
     """Headings, list labels and one-word lines make no claim that needs a citation."""
     bare = sentence.strip(" -*#•\t")
     return len(bare.split()) >= 4 and not bare.endswith(":")
@@ -108,7 +108,7 @@ def check_citations(text: str, known: set[str]) -> CitationCheck:
             if invalid_here and not valid_here:
                 result.removed_sentences += 1
                 continue
-            if not valid_here and _is_claim(new):
+            if not valid_here and is_claim(new):
                 result.uncited_sentences += 1
             kept.append(new)
         lines_out.append(" ".join(s for s in kept if s.strip()))

@@ -94,7 +94,7 @@ class Refiner:
         """Multiple choice: choose without evidence (chain of thought), then choose again against the evidence
         with that first choice shown as the draft."""
         first = self.answerer.choose(question, options, ())
-        if first.written_by != "claude" or not passages:
+        if first.written_by != "llm" or not passages:
             return first
         answer = self.answerer.choose(question, options, passages, draft=first.text)
         return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
@@ -112,5 +112,5 @@ def unretrieved_answer(draft: Draft) -> Answer | None:
     check = check_citations(draft.text, set())
     if not check.text.strip():
         return None
-    return Answer(text=check.text, written_by="claude", flags=["no_retrieval", *check.flags],
+    return Answer(text=check.text, written_by="llm", flags=["no_retrieval", *check.flags],
                   notices=[NO_RETRIEVAL_NOTICE])

@@ -3,9 +3,10 @@
 Runs after any answerer. Each sentence that cites evidence gets a support score against the passages of the PMIDs
 it cites: half the best cosine similarity (passage embedder) between the sentence and one of their sentences, half
 the share of the sentence's content words (numbers included) that those passages contain. A sentence below
-``SUPPORT_THRESHOLD`` (set on BioASQ dev data by ``cpqa eval support``) is removed and listed. With Claude, a
-verification pass judges the (sentence, cited passages) pairs instead; a claim it leaves out, or a pass that fails,
-falls back to the score. A quote is verbatim, so the extractive answer always passes; the check bites on written
+``SUPPORT_THRESHOLD`` (set on BioASQ dev data by ``cpqa eval support``) is removed and listed. With a language
+model, a verification pass judges the (sentence, cited passages) pairs instead; a claim it leaves out, or a pass
+that fails, falls back to the score. A claim that cites nothing is scored against all the passages and removed
+("uncited") below the threshold. A quote is verbatim, so the extractive answer always passes; the check bites on written
 answers. An answer advising the reader to start, stop or change a treatment is replaced by the care-team referral.
 """
 
@@ -18,10 +19,10 @@ from typing import Literal, Sequence
 import numpy as np
 from pydantic import BaseModel
 
-from cpqa.answer.citations import MARKER, marker_pmids, sentences_of
+from cpqa.answer.citations import MARKER, is_claim, marker_pmids, sentences_of
 from cpqa.answer.extractive import passage_sentences, terms
 from cpqa.models.encoders import Encoder, unit_rows
-from cpqa.models.llm import Claude, LLMError, ToolSpec
+from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.prompts import escape, evidence_tag, template
 from cpqa.types import Passage, RemovedSentence
 
@@ -81,14 +82,14 @@ class Verification(BaseModel):
     text: str
     removed: list[RemovedSentence] = []
     checked: int = 0  # sentences that cite evidence and were checked
-    method: str = "offline"  # "offline" (support score) or "claude" (verification pass, score as fallback)
+    method: str = "offline"  # "offline" (support score) or "llm" (verification pass, score as fallback)
     advice: bool = False  # a sentence advised a treatment change: the answer must become the referral
 
 
 class SupportChecker:
     """``verify(text, passages)``: keep the sentences the cited evidence supports."""
 
-    def __init__(self, encoder: Encoder | None = None, llm: Claude | None = None,
+    def __init__(self, encoder: Encoder | None = None, llm: LLM | None = None,
                  threshold: float = SUPPORT_THRESHOLD):
         self.encoder, self.llm, self.threshold = encoder, llm, threshold
 
@@ -105,19 +106,21 @@ class SupportChecker:
         cosine = float(np.max(vectors @ unit_rows(self.encoder.encode([claim]))[0])) if len(pool) else 0.0
         return COSINE_SHARE * max(cosine, 0.0) + (1.0 - COSINE_SHARE) * coverage
 
-    def verify(self, text: str, passages: Sequence[Passage]) -> Verification:
+    def verify(self, text: str, passages: Sequence[Passage], uncited: bool = True) -> Verification:
+        """``uncited``: check the sentences that cite nothing too (a model's text; not our own labels)."""
         by_pmid: dict[str, list[Passage]] = {}
         for passage in passages:
             by_pmid.setdefault(passage.pmid, []).append(passage)
         lines = [sentences_of(line) for line in text.splitlines()]
         claims = [Claim(i, j, s, [p for m in MARKER.finditer(s) for p in marker_pmids(m.group(0)) if p in by_pmid])
                   for i, line in enumerate(lines) for j, s in enumerate(line)]
+        unsourced = [c for c in claims if not c.pmids and is_claim(c.sentence)] if uncited else []
         claims = [c for c in claims if c.pmids]
         result = Verification(text=text, checked=len(claims),
                               advice=any(advises_treatment_change(s) for line in lines for s in line))
         verdicts = self._claude_verdicts(claims, by_pmid) if self.llm is not None and claims else {}
         if verdicts:
-            result.method = "claude"
+            result.method = "llm"
         drop: set[tuple[int, int]] = set()
         for index, claim in enumerate(claims):
             verdict = verdicts.get(index)
@@ -128,8 +131,15 @@ class SupportChecker:
                 drop.add((claim.line, claim.position))
                 result.removed.append(RemovedSentence(sentence=claim.sentence, pmids=claim.pmids,
                                                       score=None if score is None else round(score, 3),
-                                                      judged_by="claude" if verdict else "support score",
+                                                      judged_by="llm" if verdict else "support score",
                                                       verdict=verdict or "unsupported"))
+        # A claim that cites nothing stays only if the evidence as a whole supports it (a weak model writes such claims
+        # from memory; a strong one, framing such as what the studies had in common).
+        for claim in unsourced:
+            score = self.score(claim.sentence, passages)
+            if score < self.threshold:
+                drop.add((claim.line, claim.position))
+                result.removed.append(RemovedSentence(sentence=claim.sentence, score=round(score, 3), verdict="uncited"))
         if drop:
             kept = [" ".join(s for j, s in enumerate(line) if (i, j) not in drop) for i, line in enumerate(lines)]
             result.text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()

@@ -103,7 +103,7 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
     from rich.table import Table
 
     show_first([m for m in [answer.urgent, *answer.notices] if m and m not in shown], answer.urgent, console)
-    label = {"claude": "Answer", "extractive": "Evidence summary (extractive; no language model)",
+    label = {"llm": "Answer", "extractive": "Evidence summary (extractive; no language model)",
              "triage": "Answer"}[answer.written_by]
     if answer.abstained:
         label += " (not enough evidence to answer)"
@@ -140,10 +140,11 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
         console.print(table)
 
     models = Table(title=f"Models (profile: {trace.profile})")
-    for column in ("component", "model", "profile"):
+    for column in ("component", "model", "provider", "profile", "why"):
         models.add_column(column)
     for choice in trace.models.values():
-        models.add_row(choice.component, escape(choice.model), choice.profile)
+        models.add_row(choice.component, escape(choice.model), choice.provider or "local", choice.profile,
+                       escape(choice.reason))
     console.print(models)
     for warning in trace.warnings:
         console.print(f"[yellow]Warning:[/] {escape(warning)}")

@@ -66,13 +66,13 @@ def pairs(
 
     if generate is not None:
         from cpqa.evaluation.pair_sources import generate_pairs
-        from cpqa.models.llm import Claude
+        from cpqa.models.llm import load_llm
 
         if not from_store:
             fail("--generate needs --from-store (passages come from the local store)")
-        llm = Claude(settings)
+        llm = load_llm(settings)
         if not llm.available:
-            fail("--generate needs Claude: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a stand-in)")
+            fail(f"--generate needs a language model: {llm.unconfigured}")
         path = out or home_pairs / "synthetic.jsonl"
         existing = load_pairs(path) if path.exists() else []
         try:

@@ -20,9 +20,9 @@ from typing import Any, Iterator, Sequence
 from pydantic import BaseModel, SecretStr
 
 from cpqa.config import Settings
-from cpqa.evaluation.choosers import AnswererChooser, Choice, Chooser
+from cpqa.evaluation.choosers import AnswererChooser, Choice, Chooser, llm_name
 from cpqa.evaluation.retrieval import Question, Run, evaluate
-from cpqa.models.llm import Claude
+from cpqa.models.llm import load_llm
 from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
 from cpqa.types import Passage
 
@@ -49,19 +49,19 @@ class AdaptiveLLMRate(BaseModel):
 @contextmanager
 def claude_settings(settings: Settings, standin: bool) -> Iterator[tuple[Settings, str]]:
     """Settings that reach Claude: the configured key, or (``standin`` or no key) the local stand-in."""
-    if settings.has_anthropic and not standin:
-        yield settings, f"claude:{settings.cpqa_llm_model}"
+    if settings.has_llm and not standin:
+        yield settings, llm_name(settings)
         return
     from cpqa.testing.anthropic_standin import AnthropicStandIn
 
     with AnthropicStandIn() as api:
-        yield settings.model_copy(update={"anthropic_api_key": SecretStr("standin-dummy-key"),
+        yield settings.model_copy(update={"cpqa_llm_provider": "anthropic", "anthropic_api_key": SecretStr("standin-dummy-key"),
                                           "anthropic_base_url": api.url}), STANDIN
 
 
 # ------------------------------------------------------------------ adaptive retrieval (Claude)
 def adaptive_llm_rates(question_sets: dict[str, list[str]], settings: Settings) -> dict[str, AdaptiveLLMRate]:
-    adaptive = AdaptiveRetrieval(settings, Claude(settings))
+    adaptive = AdaptiveRetrieval(settings, load_llm(settings))
     out = {}
     for name, texts in question_sets.items():
         decisions = [adaptive.decide(t) for t in texts]
@@ -113,10 +113,10 @@ class RefineChooser:
         from cpqa.answer.letters import parse_answer_letter
         from cpqa.answer.refine import Refiner
 
-        llm = Claude(self.settings)  # one client per question, so its usage is this question's
+        llm = load_llm(self.settings)  # one client per question, so its usage is this question's
         answer = Refiner(self.settings, Answerer(self.settings, llm=llm)).choose(question, options, passages)
-        if answer.written_by != "claude":
-            raise RuntimeError(f"Claude did not answer: {' '.join(answer.notices)[:200]}")
+        if answer.written_by != "llm":
+            raise RuntimeError(f"{llm.label} did not answer: {' '.join(answer.notices)[:200]}")
         usage = llm.usage
         return Choice(letter=answer.letter or parse_answer_letter(answer.text, options), raw=answer.text,
                       input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, calls=usage.calls)

@@ -47,28 +47,34 @@ def format_evidence(passages: list[Passage]) -> str:
                        for i, p in enumerate(passages, 1))
 
 
-class _PerThreadClaude:
-    """One ``Claude`` client per worker thread, so each question's token usage is its own."""
+def llm_name(settings: Settings) -> str:
+    """The configured language model as results name it ("claude:<model>" for the paper's Claude)."""
+    prefix = "claude" if settings.cpqa_llm_provider == "anthropic" else settings.cpqa_llm_provider
+    return f"{prefix}:{settings.cpqa_llm_model}"
+
+
+class _PerThreadLLM:
+    """One language-model client per worker thread, so each question's token usage is its own."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
         self._local = threading.local()
 
     def get(self):
-        from cpqa.models.llm import Claude
+        from cpqa.models.llm import load_llm
 
         if getattr(self._local, "client", None) is None:
-            self._local.client = Claude(self.settings)
+            self._local.client = load_llm(self.settings)
         return self._local.client
 
 
-class ClaudeChooser:
-    """Baselines 1 and 2: Claude reasons step by step and ends with ``Answer: X``; the letter is parsed."""
+class LLMChooser:
+    """Baselines 1 and 2: the language model (Claude in the paper) reasons step by step and ends with ``Answer: X``; the letter is parsed."""
 
     def __init__(self, settings: Settings, max_tokens: int = 1024):
-        self.name = f"claude:{settings.cpqa_llm_model}"
+        self.name = llm_name(settings)
         self.max_tokens = max_tokens
-        self._clients = _PerThreadClaude(settings)
+        self._clients = _PerThreadLLM(settings)
         self._template = prompts.text("cmmqa_choice")
 
     def choose(self, question: str, options: dict[str, str], passages: list[Passage]) -> Choice:
@@ -95,10 +101,10 @@ class AnswererChooser:
 
         self.settings = settings
         self._Answerer = Answerer
-        self.uses_claude = settings.has_anthropic
-        self._clients = _PerThreadClaude(settings) if self.uses_claude else None
-        if self.uses_claude:
-            self.name = f"answerer+claude:{settings.cpqa_llm_model}"
+        self.uses_llm = settings.has_llm
+        self._clients = _PerThreadLLM(settings) if self.uses_llm else None
+        if self.uses_llm:
+            self.name = f"answerer+{llm_name(settings)}"
             self._offline = None
         else:
             from cpqa.models.encoders import load_encoder
@@ -115,8 +121,8 @@ class AnswererChooser:
         before = client.usage
         answer = self._Answerer(self.settings, llm=client).choose(question, options, passages)
         after = client.usage
-        if answer.written_by != "claude":  # the answerer fell back to offline scoring: not Claude's answer
-            raise RuntimeError(f"Claude did not answer: {' '.join(answer.notices)[:200]}")
+        if answer.written_by != "llm":  # the answerer fell back to offline scoring: not the model's answer
+            raise RuntimeError(f"{client.label} did not answer: {' '.join(answer.notices)[:200]}")
         return Choice(letter=_letter(answer, options), raw=answer.text,
                       input_tokens=after.input_tokens - before.input_tokens,
                       output_tokens=after.output_tokens - before.output_tokens, calls=after.calls - before.calls)
@@ -126,7 +132,7 @@ def _letter(answer, options: dict[str, str]) -> str | None:
     """The answer's letter; its text is parsed only when it is a reply that chose (never an abstention)."""
     if answer.letter and answer.letter.upper() in {k.upper() for k in options}:
         return answer.letter.upper()
-    if answer.abstained or answer.written_by != "claude":
+    if answer.abstained or answer.written_by != "llm":
         return None
     return parse_answer_letter(answer.text, options)
 

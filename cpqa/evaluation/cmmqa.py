@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Literal
 from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
-from cpqa.evaluation.choosers import (PROMPT_VERSION, AnswererChooser, Chooser, ClaudeChooser,
+from cpqa.evaluation.choosers import (PROMPT_VERSION, AnswererChooser, Chooser, LLMChooser,
                                       Evidence, PipelinePassages, TopDocuments, no_evidence)
 from cpqa.evaluation.classification import ClassificationScores, average, score
 from cpqa.evaluation.cmmqa_data import DATASETS, MCQuestion
@@ -127,11 +127,12 @@ class ResultCache:
 
 
 def make_chooser(method: str, settings: Settings) -> Chooser:
-    """Claude's chain of thought for the baselines with a key; the answerer's choice mode otherwise."""
+    """The language model's chain of thought for the baselines when one is configured (Claude in the paper); the
+    answerer's choice mode otherwise."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
-    if settings.has_anthropic and method != "full":
-        return ClaudeChooser(settings)
+    if settings.has_llm and method != "full":
+        return LLMChooser(settings)
     return AnswererChooser(settings)
 
 
@@ -180,7 +181,7 @@ def evaluate(settings: Settings, method: str, questions: list[MCQuestion], *, sh
     fresh: dict[str, QuestionResult] = {}
     if todo:
         evidence = evidence or make_evidence(method, settings)
-        workers = workers or (4 if settings.has_anthropic else 1)
+        workers = workers or (4 if settings.has_llm else 1)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(answer_question, q, keys[q.key], config, chooser, evidence): q for q in todo}
             try:
@@ -204,7 +205,7 @@ def evaluate(settings: Settings, method: str, questions: list[MCQuestion], *, sh
     report.errors = len(errors)
     report.error_examples = errors[:5]
     report.elapsed_s = round(time.perf_counter() - started, 2)
-    if settings.has_anthropic:
+    if settings.has_llm:
         tokens_in, tokens_out = sum(r.input_tokens for r in results), sum(r.output_tokens for r in results)
         calls = sum(r.calls for r in results)
         if isinstance(evidence, PipelinePassages):  # the pipeline's own rewrite/answer calls, this run only

@@ -110,7 +110,7 @@ def generate_pairs(settings: Settings, n: int, llm, passages: list[tuple[str, st
     from cpqa.models.llm import LLMError
 
     if not llm.available:
-        raise ValueError("generating pairs needs Claude: set ANTHROPIC_API_KEY")
+        raise ValueError(f"generating pairs needs a language model: {llm.unconfigured}")
     passages = passages if passages is not None else sample_passages(settings, n)
     report = GenerationReport(requested=n, written=0)
     seen = {normalized_question(p.query) for p in existing or []}

@@ -1,4 +1,6 @@
-"""The Claude client: one place where the pipeline talks to the Anthropic Messages API.
+"""The language-model interface (``LLM``, picked by ``load_llm`` from ``CPQA_LLM_PROVIDER``) and its Anthropic
+provider, the Claude client: one place where the pipeline talks to the Anthropic Messages API. The other
+provider, any OpenAI-compatible server, is ``cpqa.models.openai_compatible``.
 
 Structured output goes through tool use with a forced ``tool_choice``, and the returned tool input is
 checked against the tool's JSON schema, so callers get a dict of the declared shape or an ``LLMError``.
@@ -18,10 +20,11 @@ from typing import Any, Callable
 from pydantic import BaseModel
 
 from cpqa.config import Settings
+from cpqa.types import ComponentChoice
 
 
 class LLMError(RuntimeError):
-    """Claude could not give a usable answer (unconfigured, unreachable, refused or malformed)."""
+    """The language model could not give a usable answer (unconfigured, unreachable, refused or malformed)."""
 
 
 class LLMUnavailable(LLMError):
@@ -29,7 +32,7 @@ class LLMUnavailable(LLMError):
 
 
 class LLMMalformed(LLMError):
-    """Claude answered, but not with a usable tool call or text: asking again may help."""
+    """The model answered, but not with a usable tool call or text: asking again may help."""
 
 
 class LLMStreamCut(LLMMalformed):
@@ -77,8 +80,12 @@ def schema_errors(instance: Any, schema: dict[str, Any], limit: int = 5) -> list
     return problems
 
 
-class Claude:
-    """Thread-safe wrapper over ``anthropic.Anthropic`` with usage accounting."""
+class LLM:
+    """What the rewriter, the answerer, verification and the evaluation ask of a language model: a forced tool
+    call whose input is checked against the tool's schema (``call_tool``, and streamed: ``stream_tool``), and free
+    text (``complete``). Thread-safe, with usage accounting; failures are ``LLMUnavailable`` / ``LLMMalformed``."""
+
+    provider = ""
 
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -89,12 +96,75 @@ class Claude:
 
     @property
     def available(self) -> bool:
-        return self.settings.has_anthropic
+        return self.settings.has_llm
+
+    @property
+    def label(self) -> str:
+        """How notices and the models table name this model."""
+        return f"{self.model} ({self.provider})"
+
+    @property
+    def unconfigured(self) -> str:
+        """Why ``available`` is False, for the models table."""
+        return "no OpenAI-compatible server (set CPQA_LLM_BASE_URL)"
+
+    def choice(self, component: str) -> ComponentChoice:
+        """This model serving ``component``, for the models table and the trace."""
+        return ComponentChoice(component=component, model=self.model, provider=self.provider, profile="paper",
+                               reason=f"CPQA_LLM_PROVIDER={self.provider} configured")
 
     @property
     def usage(self) -> Usage:
         with self._lock:
             return self._usage.model_copy()
+
+    def _output_limit(self, requested: int) -> int:
+        """``requested``, capped by CPQA_LLM_MAX_OUTPUT_TOKENS (a local model's context window is small)."""
+        cap = self.settings.cpqa_llm_max_output_tokens
+        return min(requested, cap) if cap else requested
+
+    def _count(self, input_tokens: int | None, output_tokens: int | None) -> None:
+        with self._lock:
+            self._usage.calls += 1
+            self._usage.input_tokens += int(input_tokens or 0)
+            self._usage.output_tokens += int(output_tokens or 0)
+
+    def call_tool(self, system: str, messages: list[dict], tool: ToolSpec, max_tokens: int = 1024) -> dict:
+        raise NotImplementedError
+
+    def stream_tool(self, system: str, messages: list[dict], tool: ToolSpec, field: str,
+                    on_text: Callable[[str], None], max_tokens: int = 1024) -> dict:
+        raise NotImplementedError
+
+    def complete(self, system: str, messages: list[dict], max_tokens: int = 1024) -> str:
+        raise NotImplementedError
+
+
+def load_llm(settings: Settings) -> LLM:
+    """The configured provider's client (``CPQA_LLM_PROVIDER``); ``available`` says whether it can be used."""
+    if settings.cpqa_llm_provider == "openai-compatible":
+        from cpqa.models.openai_compatible import OpenAICompatible
+
+        return OpenAICompatible(settings)
+    return Claude(settings)
+
+
+class Claude(LLM):
+    """Thread-safe wrapper over ``anthropic.Anthropic``."""
+
+    provider = "anthropic"
+
+    @property
+    def available(self) -> bool:
+        return self.settings.has_anthropic
+
+    @property
+    def label(self) -> str:
+        return "Claude"
+
+    @property
+    def unconfigured(self) -> str:
+        return "no Anthropic API key (set ANTHROPIC_API_KEY)"
 
     def _sdk(self):
         if not self.available:
@@ -112,6 +182,7 @@ class Claude:
             return self._client
 
     def _create(self, **kwargs: Any):
+        kwargs["max_tokens"] = self._output_limit(kwargs["max_tokens"])
         return self._request(lambda client: client.messages.create(model=self.model, **kwargs))
 
     def _request(self, send: Callable[[Any], Any]):
@@ -139,11 +210,8 @@ class Claude:
             raise LLMUnavailable(self.settings.redact(f"Claude API error: {type(exc).__name__}")) from None
         except ValueError:  # a 200 whose body is not a message (JSON or schema); pydantic errors are ValueErrors
             raise LLMUnavailable("Claude API answered with a malformed response") from None
-        with self._lock:
-            usage = getattr(message, "usage", None)
-            self._usage.calls += 1
-            self._usage.input_tokens += int(getattr(usage, "input_tokens", 0) or 0)
-            self._usage.output_tokens += int(getattr(usage, "output_tokens", 0) or 0)
+        usage = getattr(message, "usage", None)
+        self._count(getattr(usage, "input_tokens", 0), getattr(usage, "output_tokens", 0))
         return message
 
     def call_tool(self, system: str, messages: list[dict], tool: ToolSpec, max_tokens: int = 1024) -> dict:
@@ -164,14 +232,15 @@ class Claude:
 
         def consume(client):
             nonlocal shown, started
-            with client.messages.stream(model=self.model, system=system, messages=messages, max_tokens=max_tokens,
+            with client.messages.stream(model=self.model, system=system, messages=messages,
+                                        max_tokens=self._output_limit(max_tokens),
                                         tools=[tool.to_api()], tool_choice={"type": "tool", "name": tool.name}) as stream:
                 for event in stream:
                     started = True
                     if event.type != "input_json":
                         continue
                     received.extend(event.partial_json.encode())
-                    text = _partial(received, from_json).get(field)
+                    text = partial_json(received, from_json).get(field)
                     if isinstance(text, str) and text != shown:
                         shown = text
                         on_text(text)
@@ -182,10 +251,10 @@ class Claude:
         except LLMUnavailable as exc:
             if not started:
                 raise
-            raise LLMStreamCut(f"Claude's reply broke off mid-stream ({exc})", _partial(received, from_json)) from None
-        except (*_transport_errors(), anthropic.AnthropicError) as exc:  # raised while reading the stream
+            raise LLMStreamCut(f"Claude's reply broke off mid-stream ({exc})", partial_json(received, from_json)) from None
+        except (*transport_errors(), anthropic.AnthropicError) as exc:  # raised while reading the stream
             raise LLMStreamCut(f"Claude's reply broke off mid-stream ({type(exc).__name__})",
-                               _partial(received, from_json)) from None
+                               partial_json(received, from_json)) from None
         return _tool_input(message, tool, max_tokens)
 
     def complete(self, system: str, messages: list[dict], max_tokens: int = 1024) -> str:
@@ -197,7 +266,7 @@ class Claude:
         return text
 
 
-def _transport_errors() -> tuple[type[Exception], ...]:
+def transport_errors() -> tuple[type[Exception], ...]:
     """The HTTP library's base error, whichever the SDK uses (``httpx``, or ``httpx2`` in newer releases)."""
     import importlib.util
 
@@ -205,7 +274,7 @@ def _transport_errors() -> tuple[type[Exception], ...]:
                  if importlib.util.find_spec(name) is not None)
 
 
-def _partial(received: bytes, from_json) -> dict[str, Any]:
+def partial_json(received: bytes, from_json) -> dict[str, Any]:
     """The tool input parsed from a JSON prefix (an unfinished string kept as far as it goes)."""
     try:
         value = from_json(bytes(received), partial_mode="trailing-strings") if received else {}
@@ -221,12 +290,16 @@ def _tool_input(message: Any, tool: ToolSpec, max_tokens: int) -> dict:
     blocks = [b for b in message.content if b.type == "tool_use" and b.name == tool.name]
     if not blocks:
         raise LLMMalformed(f"Claude did not call the {tool.name} tool (stop_reason={message.stop_reason})")
-    data = blocks[0].input
+    return checked_input(blocks[0].input, tool, "Claude")
+
+
+def checked_input(data: Any, tool: ToolSpec, who: str) -> dict:
+    """``data`` if it is an object that ``tool``'s schema accepts, else ``LLMMalformed``."""
     if not isinstance(data, dict):
-        raise LLMMalformed(f"Claude's {tool.name} input is not an object")
+        raise LLMMalformed(f"{who}'s {tool.name} input is not an object")
     problems = schema_errors(data, tool.input_schema)
     if problems:
-        raise LLMMalformed(f"Claude's {tool.name} input does not match its schema: {'; '.join(problems)}")
+        raise LLMMalformed(f"{who}'s {tool.name} input does not match its schema: {'; '.join(problems)}")
     return data
 
 

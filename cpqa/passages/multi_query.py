@@ -10,7 +10,7 @@ from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
 from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
 from llama_index.core.schema import QueryBundle
 
-from cpqa.models.llama_llm import ClaudeLLM
+from cpqa.models.llama_llm import PipelineLLM
 
 
 class ConceptFusionRetriever(QueryFusionRetriever):
@@ -19,7 +19,7 @@ class ConceptFusionRetriever(QueryFusionRetriever):
     def __init__(self, retriever: BaseRetriever, variants: Sequence[str], top_n: int):
         self._variants = [QueryBundle(query_str=v) for v in variants]
         # The base class wants an LLM to generate queries; the variants are given, so none is ever called.
-        super().__init__([retriever], llm=ClaudeLLM(None), mode=FUSION_MODES.RECIPROCAL_RANK,
+        super().__init__([retriever], llm=PipelineLLM(None), mode=FUSION_MODES.RECIPROCAL_RANK,
                          similarity_top_k=top_n, num_queries=len(self._variants) + 1, use_async=False)
 
     def _get_queries(self, original_query: str) -> list[QueryBundle]:

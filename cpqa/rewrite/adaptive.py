@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from cpqa.rewrite.concepts import detect_intent, process_question
 from cpqa.config import Settings
-from cpqa.models.llm import Claude, LLMError, ToolSpec
+from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.safety.triage import is_personal_dosing
 from cpqa.rewrite.vocabulary import Vocabulary, load_vocabulary
 
@@ -78,7 +78,7 @@ class RetrievalDecision(BaseModel):
     """Whether to retrieve evidence for one question, who decided, and why."""
 
     retrieve: bool
-    method: Literal["claude", "rules"]
+    method: Literal["llm", "rules"]
     reason: str
     guarded: bool = False  # a skip was proposed and the safety guard overrode it
 
@@ -117,7 +117,7 @@ def decide_by_rules(question: str, vocabulary: Vocabulary | None = None) -> Retr
 class AdaptiveRetrieval:
     """``decide(question)``: Claude's judgement when configured (rules when it fails), always under the guard."""
 
-    def __init__(self, settings: Settings, llm: Claude | None = None, vocabulary: Vocabulary | None = None):
+    def __init__(self, settings: Settings, llm: LLM | None = None, vocabulary: Vocabulary | None = None):
         self.settings = settings
         self.llm = llm if llm is not None and llm.available else None
         self.vocabulary = vocabulary if vocabulary is not None else load_vocabulary(settings)
@@ -133,16 +133,16 @@ class AdaptiveRetrieval:
                                       DECISION_TOOL, max_tokens=300)
         except LLMError as exc:
             fallback = decide_by_rules(question, self.vocabulary)
-            reason = f"{fallback.reason} (Claude failed: {self.settings.redact(str(exc))[:120]})"
+            reason = f"{fallback.reason} ({self.llm.label} failed: {self.settings.redact(str(exc))[:120]})"
             return fallback.model_copy(update={"reason": reason})
         kind = str(data.get("question_type", "other"))
         if bool(data.get("needs_retrieval", True)):
-            return RetrievalDecision(retrieve=True, method="claude", reason=f"Claude: {kind} question needs evidence")
+            return RetrievalDecision(retrieve=True, method="llm", reason=f"{self.llm.label}: {kind} question needs evidence")
         guard = safety_guard(question, self.vocabulary)
         if guard:
-            return RetrievalDecision(retrieve=True, method="claude", guarded=True,
-                                     reason=f"Claude proposed skipping ({kind}); guard kept retrieval: {guard}")
-        return RetrievalDecision(retrieve=False, method="claude", reason=f"Claude: {kind} question, general knowledge")
+            return RetrievalDecision(retrieve=True, method="llm", guarded=True,
+                                     reason=f"{self.llm.label} proposed skipping ({kind}); guard kept retrieval: {guard}")
+        return RetrievalDecision(retrieve=False, method="llm", reason=f"{self.llm.label}: {kind} question, general knowledge")
 
 
 def skip_rate(decisions: Iterable[RetrievalDecision]) -> float:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from llama_index.core.indices.query.query_transform.base import HyDEQueryTransform
 from llama_index.core.prompts import PromptTemplate
 
-from cpqa.models.llama_llm import ClaudeLLM
-from cpqa.models.llm import Claude
+from cpqa.models.llama_llm import PipelineLLM
+from cpqa.models.llm import LLM
 
 PSEUDO_SYSTEM = (
     "You write the passage of a biomedical research abstract that would answer a question about cancer. "
@@ -22,7 +22,7 @@ PSEUDO_SYSTEM = (
 PSEUDO_PROMPT = PromptTemplate("<question>\n{context_str}\n</question>")
 
 
-def hyde_transform(claude: Claude) -> HyDEQueryTransform:
-    """The HyDE transform on ``claude``; running it raises ``LLMError`` when Claude fails."""
-    return HyDEQueryTransform(llm=ClaudeLLM(claude, system=PSEUDO_SYSTEM, max_tokens=400),
+def hyde_transform(llm: LLM) -> HyDEQueryTransform:
+    """The HyDE transform on ``llm``; running it raises ``LLMError`` when the model fails."""
+    return HyDEQueryTransform(llm=PipelineLLM(llm, system=PSEUDO_SYSTEM, max_tokens=400),
                               hyde_prompt=PSEUDO_PROMPT, include_original=True)

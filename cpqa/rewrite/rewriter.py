@@ -21,9 +21,10 @@ from cpqa.sources.boolean import FIELD_TAGS, BooleanQueryError, validate
 from cpqa.rewrite.concepts import Concept, Intent, detect_intent, process_question
 from cpqa.config import Settings
 from cpqa.rewrite.dialogue import distill
-from cpqa.models.llm import Claude, LLMError, LLMUnavailable, ToolSpec
+from cpqa.models.llm import LLM, LLMError, LLMUnavailable, ToolSpec
 from cpqa.rewrite.rule_ladder import build_ladder
 from cpqa.rewrite.vocabulary import Vocabulary, load_vocabulary
+from cpqa.types import ComponentChoice
 
 MAX_EXPRESSION_CHARS = 8000
 MAX_HISTORY_TURNS = 6
@@ -70,19 +71,35 @@ class RewriteResult(BaseModel):
     intent: Intent = "general"
     relations: list[str] = Field(default_factory=list)  # rules: "intent(entity, ...)"; Claude: its phrases
     ladder: list[str] = Field(default_factory=list)
-    method: Literal["claude", "rules"] = "rules"
+    method: Literal["llm", "rules"] = "rules"
     notes: list[str] = Field(default_factory=list)
+
+
+def _rules_choice(reason: str) -> ComponentChoice:
+    return ComponentChoice(component="rewriter", model="rule-based Boolean ladder", profile="offline", reason=reason)
 
 
 class Rewriter:
     """Turns questions into ladders; uses ``llm`` when it is given and configured, rules otherwise."""
 
-    def __init__(self, settings: Settings, llm: Claude | None = None, vocabulary: Vocabulary | None = None):
+    def __init__(self, settings: Settings, llm: LLM | None = None, vocabulary: Vocabulary | None = None):
         self.settings = settings
         self.llm = llm
         self.vocabulary = vocabulary if vocabulary is not None else load_vocabulary(settings)
         self.system_prompt = text("rewrite_system")
         self.user_template = text("rewrite_user")
+
+    @property
+    def choice(self) -> ComponentChoice:
+        if self.llm is not None and self.llm.available:
+            return self.llm.choice("rewriter")
+        return _rules_choice(self.llm.unconfigured if self.llm is not None else "no language model")
+
+    def used(self, rewrite: RewriteResult) -> ComponentChoice:
+        """The rewriter that actually wrote ``rewrite``: the rules when the model could not be used."""
+        if rewrite.method == "rules" and self.llm is not None and self.llm.available:
+            return _rules_choice(f"{self.llm.label} could not be used for this question (see the rewrite notes)")
+        return self.choice
 
     def rewrite(self, question: str, history: Sequence[str] = (), term_links: bool = False) -> RewriteResult:
         """The question's concepts and Boolean ladder; ``term_links`` adds the learned term-mapping links to the
@@ -142,20 +159,20 @@ class Rewriter:
             except LLMError as exc:
                 message = self.settings.redact(str(exc))
                 if isinstance(exc, LLMUnavailable) or attempt == 2:
-                    notes.append(f"Claude failed ({message}); rule-based ladder used")
+                    notes.append(f"{self.llm.label} failed ({message}); rule-based ladder used")
                     return None
                 problem = message
                 continue
             except (ValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
                 problem = f"malformed tool input: {type(exc).__name__}"
                 if attempt == 2:
-                    notes.append(f"Claude's answer was unusable ({problem}); rule-based ladder used")
+                    notes.append(f"{self.llm.label}'s answer was unusable ({problem}); rule-based ladder used")
                     return None
                 continue
             if result is not None:
                 return result
             problem = "no usable query in the ladder and no concepts"
-        notes.append(f"Claude's answer was unusable ({problem}); rule-based ladder used")
+        notes.append(f"{self.llm.label}'s answer was unusable ({problem}); rule-based ladder used")
         return None
 
     def _from_tool(self, question: str, data: dict[str, Any], notes: list[str]) -> RewriteResult | None:
@@ -164,16 +181,16 @@ class Rewriter:
         for expression in data.get("ladder") or []:
             checked = repair_expression(str(expression))
             if checked is None:
-                notes.append("dropped an invalid Claude expression")
+                notes.append(f"dropped an invalid {self.llm.label} expression")
             elif checked not in ladder:
                 if checked != expression:
-                    notes.append("repaired a Claude expression")
+                    notes.append(f"repaired a {self.llm.label} expression")
                 ladder.append(checked)
         if len(ladder) < MIN_LEVELS and concepts:
             filler = [level for level in build_ladder(concepts) if level not in ladder]
             if filler:
                 notes.append(f"{min(len(filler), MIN_LEVELS - len(ladder))} rule-built level(s) added "
-                             "from Claude's concepts")
+                             f"from {self.llm.label}'s concepts")
             ladder += filler[-(MIN_LEVELS - len(ladder)):] if ladder else filler
         if not ladder:
             return None
@@ -183,7 +200,7 @@ class Rewriter:
             question=question, normalized=normalized,
             search_intent=" ".join(str(data.get("search_intent") or "").split()) or normalized,
             concepts=concepts, intent=intent, relations=[str(r) for r in data.get("relations") or []][:10],
-            ladder=ladder, method="claude", notes=notes)
+            ladder=ladder, method="llm", notes=notes)
 
 
 def _concept(item: dict[str, Any]) -> Concept:
