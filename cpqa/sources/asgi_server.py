@@ -35,6 +35,12 @@ class HeaderDeadlineH11(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        # asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP, and a socket bound by
+        # socket.create_server has proto 0: without it, Nagle holds a response's body behind its headers until the
+        # client's delayed ACK, 40 ms on every kept-alive request.
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
