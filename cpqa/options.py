@@ -31,7 +31,7 @@ class RewriteOptions(_Section):
                              "abbreviation links `cpqa index build` learns from the records to the vocabulary (off: "
                              "on the BioASQ tuning split they cost E2 recall; README, issue 15)")
     hyde: bool = Field(default=False, description="search E1 with the question plus a drafted pseudo-answer "
-                       "(HyDE / Query2Doc); needs Claude")
+                       "(HyDE / Query2Doc); needs a language model")
 
 
 class DocumentOptions(_Section):
@@ -103,7 +103,7 @@ class AnswerOptions(_Section):
 
     mode: Mode = "patient"
     cot_refine: bool = Field(default=False, description="answer without retrieval, then revise against the "
-                             "evidence; needs Claude")
+                             "evidence; needs a language model")
 
 
 class PipelineOptions(_Section):

@@ -25,7 +25,8 @@ from cpqa.documents.hsrdr import DocumentSearch, HSRDRRetriever
 from cpqa.documents.query import DocumentQuery
 from cpqa.documents.semantic import SemanticRetriever, SemanticSearch
 from cpqa.models.encoders import EmbeddingCache, load_encoder
-from cpqa.models.llm import LLMError, load_llm
+from cpqa.models.llm import LLMError
+from cpqa.models.providers import load_llm
 from cpqa.options import PipelineOptions
 from cpqa.progress import Progress
 from cpqa.passages.context import apply, context_postprocessors

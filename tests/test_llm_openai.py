@@ -10,7 +10,8 @@ import json
 import pytest
 
 from cpqa.config import get_settings
-from cpqa.models.llm import LLMMalformed, LLMUnavailable, ToolSpec, load_llm
+from cpqa.models.llm import LLMMalformed, LLMUnavailable, ToolSpec
+from cpqa.models.providers import load_llm
 from cpqa.models.openai_compatible import OpenAICompatible
 from cpqa.options import PipelineOptions
 from cpqa.testing import llama_server

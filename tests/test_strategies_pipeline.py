@@ -82,7 +82,7 @@ def test_llm_options_without_claude_fall_back_with_a_warning(pipeline):
     assert trace.retrieval_decision.retrieve is False  # the rules would skip ...
     assert trace.stages["adaptive_retrieval"].info["skipped"] is False
     assert "documents" in trace.stages  # ... but nothing answers without evidence offline, so it retrieved
-    assert sum("needs Claude" in w for w in trace.warnings) == 3
+    assert sum("needs a language model" in w for w in trace.warnings) == 3
 
 
 @pytest.fixture(scope="module")

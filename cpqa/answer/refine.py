@@ -54,7 +54,7 @@ class Refiner:
 
     def __init__(self, settings: Settings, answerer: Answerer, max_tokens: int = 2048):
         if answerer.llm is None:
-            raise ValueError("COT-Refine needs Claude: set ANTHROPIC_API_KEY")
+            raise ValueError("COT-Refine needs a language model: set ANTHROPIC_API_KEY, or an OpenAI-compatible server")
         self.settings = settings
         self.answerer = answerer
         self.llm = answerer.llm

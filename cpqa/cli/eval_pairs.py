@@ -66,7 +66,7 @@ def pairs(
 
     if generate is not None:
         from cpqa.evaluation.pair_sources import generate_pairs
-        from cpqa.models.llm import load_llm
+        from cpqa.models.providers import load_llm
 
         if not from_store:
             fail("--generate needs --from-store (passages come from the local store)")

@@ -22,7 +22,7 @@ from pydantic import BaseModel, SecretStr
 from cpqa.config import Settings
 from cpqa.evaluation.choosers import AnswererChooser, Choice, Chooser, llm_name
 from cpqa.evaluation.retrieval import Question, Run, evaluate
-from cpqa.models.llm import load_llm
+from cpqa.models.providers import load_llm
 from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
 from cpqa.types import Passage
 

@@ -61,7 +61,7 @@ class _PerThreadLLM:
         self._local = threading.local()
 
     def get(self):
-        from cpqa.models.llm import load_llm
+        from cpqa.models.providers import load_llm
 
         if getattr(self._local, "client", None) is None:
             self._local.client = load_llm(self.settings)

@@ -1,4 +1,4 @@
-"""The language-model interface (``LLM``, picked by ``load_llm`` from ``CPQA_LLM_PROVIDER``) and its Anthropic
+"""The language-model interface (``LLM``; ``cpqa.models.providers.load_llm`` picks the configured one) and its Anthropic
 provider, the Claude client: one place where the pipeline talks to the Anthropic Messages API. The other
 provider, any OpenAI-compatible server, is ``cpqa.models.openai_compatible``.
 
@@ -118,6 +118,21 @@ class LLM:
         with self._lock:
             return self._usage.model_copy()
 
+    def _failure(self, who: str, *, status: int | None = None, kind: str = "", timed_out: bool = False,
+                 unreachable: bool = False, error: str = "") -> LLMUnavailable:
+        """The typed, redacted error for a call the SDK gave up on, worded the same for every provider."""
+        retries = self.settings.cpqa_llm_max_retries
+        if timed_out:
+            text = f"{who} timed out after {self.settings.cpqa_llm_timeout:g}s and {retries} retries"
+        elif unreachable:
+            text = f"{who} unreachable (connection failed after {retries} retries)"
+        elif status is not None:
+            retried = status in (408, 409, 429) or status >= 500
+            text = f"{who} error: HTTP {status}{f' ({kind})' if kind else ''}{f' after {retries} retries' if retried else ''}"
+        else:
+            text = f"{who} error: {error}"
+        return LLMUnavailable(self.settings.redact(text))
+
     def _output_limit(self, requested: int) -> int:
         """``requested``, capped by CPQA_LLM_MAX_OUTPUT_TOKENS (a local model's context window is small)."""
         cap = self.settings.cpqa_llm_max_output_tokens
@@ -138,15 +153,6 @@ class LLM:
 
     def complete(self, system: str, messages: list[dict], max_tokens: int = 1024) -> str:
         raise NotImplementedError
-
-
-def load_llm(settings: Settings) -> LLM:
-    """The configured provider's client (``CPQA_LLM_PROVIDER``); ``available`` says whether it can be used."""
-    if settings.cpqa_llm_provider == "openai-compatible":
-        from cpqa.models.openai_compatible import OpenAICompatible
-
-        return OpenAICompatible(settings)
-    return Claude(settings)
 
 
 class Claude(LLM):
@@ -196,18 +202,13 @@ class Claude(LLM):
             kind = _error_type(exc.body)
             if exc.status_code == 200:  # an error event inside a stream that had started
                 raise LLMUnavailable(f"Claude API error event{f' ({kind})' if kind else ''}") from None
-            retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
-            raise LLMUnavailable(self.settings.redact(
-                f"Claude API error: HTTP {exc.status_code}{f' ({kind})' if kind else ''}"
-                + (f" after {self.settings.cpqa_llm_max_retries} retries" if retried else ""))) from None
+            raise self._failure("Claude API", status=exc.status_code, kind=kind or "") from None
         except anthropic.APITimeoutError:
-            raise LLMUnavailable(f"Claude API timed out after {self.settings.cpqa_llm_timeout:g}s "
-                           f"and {self.settings.cpqa_llm_max_retries} retries") from None
+            raise self._failure("Claude API", timed_out=True) from None
         except anthropic.APIConnectionError:
-            raise LLMUnavailable("Claude API unreachable (connection failed after "
-                           f"{self.settings.cpqa_llm_max_retries} retries)") from None
+            raise self._failure("Claude API", unreachable=True) from None
         except anthropic.AnthropicError as exc:
-            raise LLMUnavailable(self.settings.redact(f"Claude API error: {type(exc).__name__}")) from None
+            raise self._failure("Claude API", error=type(exc).__name__) from None
         except ValueError:  # a 200 whose body is not a message (JSON or schema); pydantic errors are ValueErrors
             raise LLMUnavailable("Claude API answered with a malformed response") from None
         usage = getattr(message, "usage", None)

@@ -66,18 +66,13 @@ class OpenAICompatible(LLM):
             parameter = _PARAMETER.get(mode)
             if parameter and (exc.status_code in _REFUSED or parameter in str(exc.message).lower()):
                 raise _Refused(exc.status_code) from None
-            retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
-            raise LLMUnavailable(self.settings.redact(
-                f"{self.label} error: HTTP {exc.status_code}"
-                + (f" after {self.settings.cpqa_llm_max_retries} retries" if retried else ""))) from None
+            raise self._failure(self.label, status=exc.status_code) from None
         except openai.APITimeoutError:
-            raise LLMUnavailable(f"{self.label} timed out after {self.settings.cpqa_llm_timeout:g}s and "
-                                 f"{self.settings.cpqa_llm_max_retries} retries") from None
+            raise self._failure(self.label, timed_out=True) from None
         except openai.APIConnectionError:
-            raise LLMUnavailable(f"{self.label} unreachable (connection failed after "
-                                 f"{self.settings.cpqa_llm_max_retries} retries)") from None
+            raise self._failure(self.label, unreachable=True) from None
         except openai.OpenAIError as exc:
-            raise LLMUnavailable(self.settings.redact(f"{self.label} error: {type(exc).__name__}")) from None
+            raise self._failure(self.label, error=type(exc).__name__) from None
         except ValueError:  # a 200 whose body is not a completion
             raise LLMUnavailable(f"{self.label} answered with a malformed response") from None
 
