@@ -16,18 +16,26 @@ Reader = Callable[[BinaryIO, list[str]], Iterator[tuple[Article, bytes]]]
 
 
 def ingest_xml_files(store: Store, paths: Iterable[str | Path], reader: Reader, kind: Kind,
-                     progress: bool = False) -> UpsertSummary:
+                     progress: bool = False, in_order: bool = False,
+                     on_done: Callable[[Path], None] | None = None) -> UpsertSummary:
     """Upsert every record of every file, then remove the PMIDs a file withdraws (``DeleteCitation``);
-    a missing or malformed file is reported in ``skipped`` (records read before a syntax error are kept)."""
+    a missing or malformed file is reported in ``skipped`` (records read before a syntax error are kept).
+    ``in_order``: the files are a sequence (baseline, then updates), so the first that fails stops the run: a later
+    update applied before an earlier one would leave the older version of its records. ``on_done(path)`` is
+    called after each file loaded whole."""
     summary = UpsertSummary()
     paths = [Path(p) for p in paths]
     bar = _progress_bar() if progress else None
     with bar or nullcontext():
-        for path in paths:
+        for number, path in enumerate(paths, 1):
+            failed = len(summary.skipped)
             if not path.is_file():
                 summary.skipped.append((str(path), "file not found"))
+                if in_order:
+                    break
                 continue
-            task = bar.add_task(path.name, total=path.stat().st_size) if bar else None
+            label = f"{path.name} ({number}/{len(paths)})" if len(paths) > 1 else path.name
+            task = bar.add_task(label, total=path.stat().st_size) if bar else None
             deleted: list[str] = []
             with path.open("rb") as fh:
                 records = _guarded(reader(fh, deleted), path, summary)
@@ -38,6 +46,11 @@ def ingest_xml_files(store: Store, paths: Iterable[str | Path], reader: Reader, 
                 summary.deleted += store.delete(deleted)
             if bar is not None:
                 bar.update(task, completed=path.stat().st_size)
+            whole = not any(key == str(path) for key, _ in summary.skipped[failed:])
+            if whole and on_done is not None:
+                on_done(path)
+            if not whole and in_order:
+                break
     return summary
 
 
@@ -62,7 +75,8 @@ def _progress_bar():
     return Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
 
 
-def report(summary: UpsertSummary, json_out: bool, store_count: int, files: Iterable[str | Path] = ()) -> None:
+def report(summary: UpsertSummary, json_out: bool, store_count: int, files: Iterable[str | Path] = (),
+           extra: dict | None = None) -> None:
     """Print the summary: JSON, or a short human-readable block (first 20 skipped reasons). Exits with code 1 when
     any of ``files`` was skipped (missing, empty, malformed, truncated or of another kind), after the summary: the
     records read are kept, and a script must still see that something was not loaded."""
@@ -72,7 +86,7 @@ def report(summary: UpsertSummary, json_out: bool, store_count: int, files: Iter
     failed = sorted({key for key, _ in summary.skipped if key in names})
     payload = {"added": summary.added, "updated": summary.updated, "unchanged": summary.unchanged,
                "deleted": summary.deleted, "skipped": len(summary.skipped), "skipped_reasons": [list(s) for s in summary.skipped],
-               "store_records": store_count, "files_skipped": failed}
+               "store_records": store_count, "files_skipped": failed, **(extra or {})}
     if json_out:
         print_json(payload)
     else:

@@ -246,6 +246,16 @@ class Store:
                 removed += len(rows)
         return removed
 
+    def meta(self, key: str) -> str | None:
+        """A value the store keeps about itself (the FTS version, the files ``cpqa ingest`` finished)."""
+        with self._read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
+
     def rebuild_fts(self) -> None:
         """Re-create the FTS5 index from the stored parts."""
         with self._transaction() as conn:
