@@ -1,9 +1,11 @@
-"""Ingestion and local-search benchmark: the PubMed sample replicated (PMIDs rewritten) to a target size,
-streamed into a fresh store; records/s, bytes per record, and esearch p50/p95 over Boolean cancer queries."""
+"""Ingestion and local-search benchmark: the PubMed sample replicated (PMIDs rewritten; with ``perturb``, a few
+abstract words of every copy replaced, so FTS postings are not the sample's repeated) to a target size, streamed
+into a fresh store; records/s, bytes per record, and esearch p50/p95 over Boolean queries."""
 
 from __future__ import annotations
 
 import gzip
+import random
 import re
 import resource
 import sqlite3
@@ -40,6 +42,9 @@ FIXED_QUERIES = [
 ]
 _PMID = re.compile(rb"(<PMID[^>]*>)(\d+)(</PMID>)")
 _ARTICLE_ID = re.compile(rb'(<ArticleId IdType="pubmed">)(\d+)(</ArticleId>)')
+_ABSTRACT = re.compile(rb"(<AbstractText[^>]*>)(.*?)(</AbstractText>)", re.S)
+_WORD = re.compile(rb"[A-Za-z]{4,}")
+PERTURBED_WORDS = 8  # abstract words replaced per record in each copy after the first
 
 
 @dataclass
@@ -73,10 +78,26 @@ def benchmark_queries() -> list[str]:
     return derived + FIXED_QUERIES
 
 
-def write_replicated(sample: Path, target: int, out: Path) -> tuple[int, int]:
+def perturbed(raw: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
+    """``raw`` with ``PERTURBED_WORDS`` abstract words swapped for words drawn from ``pool``."""
+    def swap(match: re.Match) -> bytes:
+        words = list(_WORD.finditer(match.group(2)))
+        if not words:
+            return match.group(0)
+        body, last, out = match.group(2), 0, []
+        for word in sorted(rng.sample(words, min(PERTURBED_WORDS, len(words))), key=lambda w: w.start()):
+            out += [body[last:word.start()], rng.choice(pool)]
+            last = word.end()
+        return match.group(1) + b"".join(out) + body[last:] + match.group(3)
+
+    return _ABSTRACT.sub(swap, raw, count=1)
+
+
+def write_replicated(sample: Path, target: int, out: Path, perturb: bool = False) -> tuple[int, int]:
     """Write ``sample``'s records again and again to ``out`` (gzip) until ``target`` records; copy k>0
-    gets PMIDs k*10^9 + original. Returns (records written, copies)."""
+    gets PMIDs k*10^9 + original (and, with ``perturb``, its own word swaps). Returns (records written, copies)."""
     records = [raw for _, raw in iter_pubmed_records(sample)]
+    pool = sorted({w for raw in records[:500] for m in _ABSTRACT.finditer(raw) for w in _WORD.findall(m.group(2))})
     copies = -(-target // len(records))
     written = 0
     with gzip.open(out, "wb", compresslevel=1) as fh:
@@ -87,22 +108,25 @@ def write_replicated(sample: Path, target: int, out: Path) -> tuple[int, int]:
             def shift(match: re.Match) -> bytes:
                 return match.group(1) + str(int(match.group(2)) + offset).encode() + match.group(3)
 
+            rng = random.Random(copy)
             for raw in records[: target - written]:
                 if offset:
                     raw = _ARTICLE_ID.sub(shift, _PMID.sub(shift, raw, count=1), count=1)
+                    if perturb:
+                        raw = perturbed(raw, rng, pool)
                 fh.write(raw + b"\n")
                 written += 1
         fh.write(b"</PubmedArticleSet>\n")
     return written, copies
 
 
-def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workdir: Path | None = None
-                     ) -> IngestBenchResult:
+def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workdir: Path | None = None,
+                     queries: list[str] | None = None, perturb: bool = False) -> IngestBenchResult:
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         tmp_path = Path(tmp)
         source = tmp_path / "replicated.xml.gz"
         start = time.perf_counter()
-        written, copies = write_replicated(sample, target, source)
+        written, copies = write_replicated(sample, target, source, perturb=perturb)
         write_s = time.perf_counter() - start
         db = tmp_path / "store.sqlite"
         with Store(db) as store:
@@ -118,7 +142,7 @@ def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workd
                 "SELECT sum(length(pm_raw)), sum(length(pm_data)) FROM articles").fetchone()
             conn.close()
             store_bytes = sum(p.stat().st_size for p in tmp_path.glob("store.sqlite*"))
-            queries = benchmark_queries()
+            queries = queries or benchmark_queries()
             counts = [store.search(q, retmax=20).count for q in queries]  # warm-up
             per_query: dict[str, list[float]] = {q: [] for q in queries}
             for _ in range(rounds):
@@ -130,7 +154,8 @@ def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workd
     slowest = sorted(((statistics.median(runs), q, n) for (q, runs), n in zip(per_query.items(), counts)),
                      reverse=True)[:5]
     return IngestBenchResult(
-        records=written, copies=copies, source=f"{sample.name} x{copies}, PMIDs rewritten",
+        records=written, copies=copies,
+        source=f"{sample.name} x{copies}, PMIDs rewritten{', abstract words swapped' if perturb else ''}",
         write_input_s=round(write_s, 2), ingest_s=round(ingest_s, 2), records_per_s=round(written / ingest_s, 1),
         ingest_cpu_s=round(ingest_cpu, 2), records_per_cpu_s=round(written / ingest_cpu, 1),
         peak_rss_mb=round(peak_rss_kb / 1024, 1),

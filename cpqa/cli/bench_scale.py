@@ -1,0 +1,40 @@
+"""``cpqa bench scale``: records, vectors and Milvus measured at several sizes, with fitted growth and the projection
+to PubMed (logic in ``cpqa.evaluation.scalebench``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from cpqa.cli.bench_ingest import DEFAULT_SAMPLE
+from cpqa.cli.common import fail, print_json
+
+DEFAULT_QUESTIONS = DEFAULT_SAMPLE.parents[1] / "bioasq" / "dev_questions.jsonl"
+
+
+def scale(
+    records: list[int] = typer.Option([100_000, 300_000, 1_000_000], "--records", help="store sizes (records)"),
+    vectors: list[int] = typer.Option([1_000_000, 3_000_000], "--vectors", help="vector index sizes"),
+    milvus: list[int] = typer.Option([], "--milvus", help="Milvus (milvus-lite) sizes; none by default"),
+    sample: Path = typer.Option(DEFAULT_SAMPLE, help="PubMed XML sample to replicate"),
+    questions: Path = typer.Option(DEFAULT_QUESTIONS, help="JSONL questions whose rule-based ladders are the queries"),
+    rounds: int = typer.Option(3, min=1, help="timed passes over the Boolean queries"),
+    queries: int = typer.Option(300, min=10, help="vector queries for recall@10"),
+    threads: int = typer.Option(2, min=1, help="FAISS threads"),
+    workdir: Path = typer.Option(None, help="where the temporary stores and indexes go (default: system temp)"),
+    json_out: bool = typer.Option(False, "--json", help="print JSON (always JSON; kept for symmetry)"),
+) -> None:
+    """Scale benchmark: each measure at each size, its growth exponent and its value projected to 36M."""
+    from cpqa.config import get_settings
+    from cpqa.evaluation.scalebench import run_scale
+
+    for path, what in ((sample, "sample"), (questions, "questions")):
+        if not path.is_file():
+            fail(f"{what} not found: {path} (pass --{what})")
+    if any(n < 1000 for n in [*records, *vectors, *milvus]):
+        fail("every size must be at least 1,000")
+    settings = get_settings()
+    report = run_scale(settings, sample, questions, sorted(records), sorted(vectors), sorted(milvus), rounds, queries,
+                       threads, workdir, say=lambda message: typer.echo(message, err=True))
+    print_json(report, settings)

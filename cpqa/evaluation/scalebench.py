@@ -1,0 +1,150 @@
+"""Scale measured at several sizes (``cpqa bench scale``): how each cost grows, fitted, and projected to PubMed.
+
+Records: the shared sample replicated to each size with rewritten PMIDs and a few abstract words swapped per copy
+(``ingestbench``), ingested into a fresh store; ingest rate, CPU-seconds per record, store bytes per record and
+local esearch p50 / p95 over the Boolean ladders the rule-based rewriter builds for 50 dev questions. Vectors:
+clustered synthetic 768-d vectors (MedCPT's shape) through the product's IVF-PQ + exact re-scoring
+(``indexbench``): build rate, resident bytes per vector, recall@10, p50 / p95; and the Milvus backend
+(``MilvusIndex`` on milvus-lite, which runs in-process and serves a FLAT index) at the sizes asked of it.
+
+Each measure is fitted as ``value = a * size ** b`` by least squares on log-log scales; ``b`` is the growth exponent,
+``2 ** b`` the factor per doubling, and the fit is evaluated at 36M records / vectors. A fit from two sizes is a
+line through two points: the JSON says how many sizes each fit rests on.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from cpqa.config import Settings
+from cpqa.evaluation.indexbench import BenchConfig, Generator, run_bench
+from cpqa.evaluation.ingestbench import run_ingest_bench
+
+PUBMED = 36_000_000
+RECORD_MEASURES = ("records_per_s", "records_per_cpu_s", "bytes_per_record", "esearch_p50_ms", "esearch_p95_ms",
+                   "peak_rss_mb")
+VECTOR_MEASURES = ("build_vectors_per_s", "resident_bytes_per_vector", "recall@10", "p50_ms", "p95_ms")
+
+
+def growth(sizes: Sequence[int], values: Sequence[float], target: int = PUBMED) -> dict:
+    """The power-law fit of ``values`` against ``sizes``: exponent, factor per doubling, value at ``target``."""
+    pairs = [(math.log(s), math.log(v)) for s, v in zip(sizes, values) if s > 0 and v is not None and v > 0]
+    if len(pairs) < 2:
+        return {"sizes": len(pairs), "exponent": None, "per_doubling": None, "at_target": None}
+    x, y = np.array(pairs).T
+    slope, intercept = np.polyfit(x, y, 1)
+    return {"sizes": len(pairs), "exponent": round(float(slope), 3), "per_doubling": round(2 ** float(slope), 3),
+            "at_target": round(float(math.exp(intercept + slope * math.log(target))), 3), "target": target}
+
+
+def ladder_queries(settings: Settings, questions: Path, count: int = 50) -> list[str]:
+    """Every level of the rule-based ladders of the first ``count`` questions of a JSONL file (deduplicated)."""
+    from cpqa.rewrite.rewriter import Rewriter
+
+    rewriter = Rewriter(settings)
+    texts = [json.loads(line)["question"] for line in questions.read_text(encoding="utf-8").splitlines()
+             if line.strip()][:count]
+    levels = [level for text in texts for level in rewriter.rewrite(text).ladder]
+    return list(dict.fromkeys(levels))
+
+
+def record_point(sample: Path, size: int, queries: list[str], rounds: int, workdir: Path | None) -> dict:
+    result = asdict(run_ingest_bench(sample, size, rounds, workdir, queries=queries, perturb=True))
+    result.pop("slowest_queries")
+    return result
+
+
+def vector_point(n: int, queries: int, workdir: Path | None, threads: int) -> dict:
+    cfg = BenchConfig(n=n, queries=queries, latency_queries=min(200, queries), flat_latency_queries=5,
+                      nprobe=(16,), k_factor=(16,), threads=threads, train_size=min(100_000, n))
+    report = run_bench(cfg, workdir)
+    ivfpq = report["ivfpq"]
+    chosen = ivfpq["chosen"]
+    return {"vectors": n, "build_s": ivfpq["build_s"], "build_vectors_per_s": round(n / ivfpq["build_s"], 1),
+            "resident_bytes_per_vector": ivfpq["resident_bytes_per_vector"], "recall@10": chosen["recall@10"],
+            "p50_ms": chosen["p50_ms"], "p95_ms": chosen["p95_ms"], "nprobe": chosen["nprobe"],
+            "shortlist": chosen["k_factor"] * cfg.k, "flat_p95_ms": report["flat"]["p95_ms"]}
+
+
+def milvus_point(n: int, queries: int, workdir: Path | None) -> dict:
+    """milvus-lite (in-process) through the product's ``MilvusIndex``: insert rate, recall@10 against exact search
+    (kept as a running top 10, so no second copy of the vectors is held), latency, and the growth of this process's
+    resident memory while the vectors went in."""
+    from cpqa.documents.vectorstore import IndexMeta, MilvusIndex
+
+    gen = Generator(BenchConfig(n=n))
+    probe = gen.sample(queries)
+    best = np.full((queries, 10), -np.inf, dtype=np.float32)
+    best_ids = np.zeros((queries, 10), dtype=np.int64)
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        meta = IndexMeta(model="synthetic", dim=gen.cfg.dim, normalize=False, count=0, backend="milvus")
+        index = MilvusIndex(Path(tmp), meta, str(Path(tmp) / "milvus.db"))
+        rss_before = _rss_bytes()
+        started = time.perf_counter()
+        for start in range(0, n, 50_000):
+            rows = gen.sample(min(50_000, n - start))
+            index.add([str(i) for i in range(start + 1, start + 1 + len(rows))], rows)
+            scores = np.concatenate([best, probe @ rows.T], axis=1)
+            ids = np.concatenate([best_ids, np.broadcast_to(np.arange(start, start + len(rows)), (queries, len(rows)))],
+                                 axis=1)
+            top = np.argsort(-scores, axis=1)[:, :10]
+            best, best_ids = np.take_along_axis(scores, top, 1), np.take_along_axis(ids, top, 1)
+        insert_s = time.perf_counter() - started
+        rss = _rss_bytes() - rss_before
+        times, found = [], []
+        for row in probe:
+            t = time.perf_counter()
+            found.append([int(p) - 1 for p, _ in index.search(row[None, :], 10)[0]])
+            times.append((time.perf_counter() - t) * 1000)
+        index.close()
+    recall = float(np.mean([len(set(f) & set(t.tolist())) / 10 for f, t in zip(found, best_ids)]))
+    return {"vectors": n, "index": "FLAT (milvus-lite serves no other)", "insert_vectors_per_s": round(n / insert_s, 1),
+            "recall@10": round(recall, 4), "p50_ms": round(float(np.percentile(times, 50)), 2),
+            "p95_ms": round(float(np.percentile(times, 95)), 2),
+            "resident_bytes_per_vector": round(rss / n, 1) if rss > 0 else None}
+
+
+def _rss_bytes() -> int:
+    """This process's resident memory now (Linux /proc; milvus-lite runs inside it)."""
+    status = Path("/proc/self/status").read_text()
+    return next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+
+
+def _curves(points: list[dict], size_key: str, measures: Sequence[str]) -> dict:
+    sizes = [p[size_key] for p in points]
+    return {m: growth(sizes, [p[m] for p in points]) for m in measures if all(m in p for p in points)}
+
+
+def run_scale(settings: Settings, sample: Path, questions: Path, record_sizes: Sequence[int],
+              vector_sizes: Sequence[int], milvus_sizes: Sequence[int] = (), rounds: int = 3, queries: int = 300,
+              threads: int = 2, workdir: Path | None = None, say: Callable[[str], None] = lambda _: None) -> dict:
+    boolean = ladder_queries(settings, questions)
+    records = []
+    for size in record_sizes:
+        say(f"records: {size:,}")
+        records.append(record_point(sample, size, boolean, rounds, workdir))
+    vectors = []
+    for n in vector_sizes:
+        say(f"vectors: {n:,}")
+        vectors.append(vector_point(n, queries, workdir, threads))
+    milvus = []
+    for n in milvus_sizes:
+        say(f"milvus-lite: {n:,}")
+        milvus.append(milvus_point(n, min(queries, 100), workdir))
+    return {
+        "machine": {"cpus": __import__("os").cpu_count()},
+        "boolean_queries": {"from": str(questions), "questions": 50, "ladder_levels": len(boolean)},
+        "records": records, "records_growth": _curves(records, "records", RECORD_MEASURES),
+        "vectors": vectors, "vectors_growth": _curves(vectors, "vectors", VECTOR_MEASURES),
+        "milvus": milvus,
+        "milvus_growth": _curves(milvus, "vectors", ("insert_vectors_per_s", "p50_ms", "p95_ms",
+                                                      "resident_bytes_per_vector")),
+    }

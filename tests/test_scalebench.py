@@ -1,0 +1,50 @@
+"""``cpqa bench scale``'s machinery at small sizes: the growth fit, the Boolean queries from real ladders, the
+perturbed replication, and the record and Milvus points (the real run uses 100k-1M records, 1M-3M vectors)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cpqa.evaluation.ingestbench import PERTURBED_WORDS, write_replicated
+from cpqa.evaluation.scalebench import growth, ladder_queries, milvus_point, record_point
+from cpqa.sources.boolean import parse
+from cpqa.sources.ncbi.pubmed_xml import iter_pubmed_records
+from conftest import shared
+
+
+def test_growth_recovers_a_power_law_and_projects_it():
+    sizes = [100_000, 300_000, 1_000_000]
+    fit = growth(sizes, [2.0 * n ** 0.5 for n in sizes], target=36_000_000)
+    assert fit["exponent"] == 0.5 and fit["per_doubling"] == round(math.sqrt(2), 3) and fit["sizes"] == 3
+    assert fit["at_target"] == pytest.approx(2.0 * 6000, rel=1e-3)
+    assert growth([1000], [5.0])["exponent"] is None  # one size is no curve
+    assert growth([1000, 2000], [None, 3.0])["exponent"] is None  # nor is a missing value
+
+
+def test_the_boolean_queries_are_the_ladders_of_dev_questions(settings):
+    queries = ladder_queries(settings, shared("bioasq", "dev_questions.jsonl"), count=5)
+    assert len(queries) >= 5 and len(set(queries)) == len(queries)
+    for query in queries:
+        parse(query)
+
+
+def test_copies_are_perturbed_so_postings_differ(tmp_path):
+    out = tmp_path / "rep.xml.gz"
+    write_replicated(shared("corpus", "pubmed_sample.xml.gz"), 4200, out, perturb=True)
+    records = {a.pmid: a for a, _ in iter_pubmed_records(out)}
+    original, copy = records["23402"], records["1000023402"]
+    assert original.title == copy.title and original.abstract != copy.abstract
+    changed = sum(a != b for a, b in zip(original.abstract.split(), copy.abstract.split()))
+    assert 0 < changed <= PERTURBED_WORDS
+
+
+def test_a_record_point_and_a_milvus_point(tmp_path, settings):
+    queries = ladder_queries(settings, shared("bioasq", "dev_questions.jsonl"), count=3)
+    point = record_point(shared("corpus", "pubmed_sample.xml.gz"), 3000, queries, rounds=1, workdir=tmp_path)
+    assert point["records"] == 3000 and point["bytes_per_record"] > 1000 and point["records_per_cpu_s"] > 0
+    assert 0 < point["esearch_p50_ms"] <= point["esearch_p95_ms"] and point["queries"] == len(queries)
+    milvus = milvus_point(3000, queries=20, workdir=tmp_path)
+    assert milvus["recall@10"] == 1.0  # milvus-lite searches exactly (FLAT)
+    assert milvus["insert_vectors_per_s"] > 0 and 0 < milvus["p50_ms"] <= milvus["p95_ms"]
