@@ -3,12 +3,13 @@ perturbed replication, and the record and Milvus points (the real run uses 100k-
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
 from cpqa.evaluation.ingestbench import PERTURBED_WORDS, write_replicated
-from cpqa.evaluation.scalebench import growth, ladder_queries, milvus_point, record_point
+from cpqa.evaluation.scalebench import growth, ladder_queries, run_scale
 from cpqa.sources.boolean import parse
 from cpqa.sources.ncbi.pubmed_xml import iter_pubmed_records
 from conftest import shared
@@ -40,11 +41,18 @@ def test_copies_are_perturbed_so_postings_differ(tmp_path):
     assert 0 < changed <= PERTURBED_WORDS
 
 
-def test_a_record_point_and_a_milvus_point(tmp_path, settings):
-    queries = ladder_queries(settings, shared("bioasq", "dev_questions.jsonl"), count=3)
-    point = record_point(shared("corpus", "pubmed_sample.xml.gz"), 3000, queries, rounds=1, workdir=tmp_path)
-    assert point["records"] == 3000 and point["bytes_per_record"] > 1000 and point["records_per_cpu_s"] > 0
-    assert 0 < point["esearch_p50_ms"] <= point["esearch_p95_ms"] and point["queries"] == len(queries)
-    milvus = milvus_point(3000, queries=20, workdir=tmp_path)
-    assert milvus["recall@10"] == 1.0  # milvus-lite searches exactly (FLAT)
-    assert milvus["insert_vectors_per_s"] > 0 and 0 < milvus["p50_ms"] <= milvus["p95_ms"]
+def test_a_small_run_measures_each_point_and_saves_as_it_goes(tmp_path, settings):
+    saved = tmp_path / "eval" / "scale.json"
+    report = run_scale(settings, shared("corpus", "pubmed_sample.xml.gz"), shared("bioasq", "dev_questions.jsonl"),
+                       record_sizes=[2000, 4000], vector_sizes=[], milvus_sizes=[2000, 3000], rounds=1, queries=20,
+                       workdir=tmp_path, save=saved)
+    assert json.loads(saved.read_text()) == json.loads(json.dumps(report))
+    for point, size in zip(report["records"], (2000, 4000)):
+        assert point["records"] == size and point["bytes_per_record"] > 1000 and point["records_per_cpu_s"] > 0
+        assert 0 < point["esearch_p50_ms"] <= point["esearch_p95_ms"]
+        assert point["queries"] == report["boolean_queries"]["ladder_levels"]
+    assert report["records_growth"]["bytes_per_record"]["sizes"] == 2
+    for point in report["milvus"]:
+        assert point["recall@10"] == 1.0  # milvus-lite searches exactly (FLAT)
+        assert point["insert_vectors_per_s"] > 0 and 0 < point["p50_ms"] <= point["p95_ms"]
+    assert report["vectors"] == [] and report["vectors_growth"] == {}

@@ -25,9 +25,10 @@ def scale(
     workdir: Path = typer.Option(None, help="where the temporary stores and indexes go (default: system temp)"),
     json_out: bool = typer.Option(False, "--json", help="print JSON (always JSON; kept for symmetry)"),
 ) -> None:
-    """Scale benchmark: each measure at each size, its growth exponent and its value projected to 36M."""
+    """Scale benchmark: each measure at each size, its growth exponent and its value projected to 36M. The report is
+    also saved, point by point, to $CPQA_HOME/eval/scale.json (the scale notebook plots it)."""
     from cpqa.config import get_settings
-    from cpqa.evaluation.scalebench import run_scale
+    from cpqa.evaluation.scalebench import SAVED, run_scale
 
     for path, what in ((sample, "sample"), (questions, "questions")):
         if not path.is_file():
@@ -35,6 +36,8 @@ def scale(
     if any(n < 1000 for n in [*records, *vectors, *milvus]):
         fail("every size must be at least 1,000")
     settings = get_settings()
+    saved = settings.eval_dir / SAVED
     report = run_scale(settings, sample, questions, sorted(records), sorted(vectors), sorted(milvus), rounds, queries,
-                       threads, workdir, say=lambda message: typer.echo(message, err=True))
+                       threads, workdir, say=lambda message: typer.echo(f"{message} (results so far: {saved})", err=True),
+                       save=saved)
     print_json(report, settings)

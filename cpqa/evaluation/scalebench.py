@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import tempfile
 import time
 from dataclasses import asdict
@@ -32,6 +33,8 @@ PUBMED = 36_000_000
 RECORD_MEASURES = ("records_per_s", "records_per_cpu_s", "bytes_per_record", "esearch_p50_ms", "esearch_p95_ms",
                    "peak_rss_mb")
 VECTOR_MEASURES = ("build_vectors_per_s", "resident_bytes_per_vector", "recall@10", "p50_ms", "p95_ms")
+MILVUS_MEASURES = ("insert_vectors_per_s", "resident_bytes_per_vector", "p50_ms", "p95_ms")
+SAVED = "scale.json"  # in the data home's eval folder: the last run, which the scale notebook plots
 
 
 def growth(sizes: Sequence[int], values: Sequence[float], target: int = PUBMED) -> dict:
@@ -119,32 +122,32 @@ def _rss_bytes() -> int:
 
 
 def _curves(points: list[dict], size_key: str, measures: Sequence[str]) -> dict:
+    if not points:
+        return {}
     sizes = [p[size_key] for p in points]
     return {m: growth(sizes, [p[m] for p in points]) for m in measures if all(m in p for p in points)}
 
 
 def run_scale(settings: Settings, sample: Path, questions: Path, record_sizes: Sequence[int],
               vector_sizes: Sequence[int], milvus_sizes: Sequence[int] = (), rounds: int = 3, queries: int = 300,
-              threads: int = 2, workdir: Path | None = None, say: Callable[[str], None] = lambda _: None) -> dict:
+              threads: int = 2, workdir: Path | None = None, say: Callable[[str], None] = lambda _: None,
+              save: Path | None = None) -> dict:
+    """Every point, smallest first; with ``save``, the report so far is written there after each point (a long run
+    cut short keeps what it measured)."""
     boolean = ladder_queries(settings, questions)
-    records = []
-    for size in record_sizes:
-        say(f"records: {size:,}")
-        records.append(record_point(sample, size, boolean, rounds, workdir))
-    vectors = []
-    for n in vector_sizes:
-        say(f"vectors: {n:,}")
-        vectors.append(vector_point(n, queries, workdir, threads))
-    milvus = []
-    for n in milvus_sizes:
-        say(f"milvus-lite: {n:,}")
-        milvus.append(milvus_point(n, min(queries, 100), workdir))
-    return {
-        "machine": {"cpus": __import__("os").cpu_count()},
-        "boolean_queries": {"from": str(questions), "questions": 50, "ladder_levels": len(boolean)},
-        "records": records, "records_growth": _curves(records, "records", RECORD_MEASURES),
-        "vectors": vectors, "vectors_growth": _curves(vectors, "vectors", VECTOR_MEASURES),
-        "milvus": milvus,
-        "milvus_growth": _curves(milvus, "vectors", ("insert_vectors_per_s", "p50_ms", "p95_ms",
-                                                      "resident_bytes_per_vector")),
-    }
+    report: dict = {"machine": {"cpus": os.cpu_count()},
+                    "boolean_queries": {"from": str(questions), "questions": 50, "ladder_levels": len(boolean)},
+                    "records": [], "vectors": [], "milvus": []}
+    steps = [("records", n, lambda n: record_point(sample, n, boolean, rounds, workdir)) for n in record_sizes]
+    steps += [("vectors", n, lambda n: vector_point(n, queries, workdir, threads)) for n in vector_sizes]
+    steps += [("milvus", n, lambda n: milvus_point(n, min(queries, 100), workdir)) for n in milvus_sizes]
+    for part, n, measure in steps:
+        say(f"{part}: {n:,}")
+        report[part].append(measure(n))
+        report.update(records_growth=_curves(report["records"], "records", RECORD_MEASURES),
+                      vectors_growth=_curves(report["vectors"], "vectors", VECTOR_MEASURES),
+                      milvus_growth=_curves(report["milvus"], "vectors", MILVUS_MEASURES))
+        if save is not None:
+            save.parent.mkdir(parents=True, exist_ok=True)
+            save.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return report
