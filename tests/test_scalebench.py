@@ -41,6 +41,7 @@ def test_copies_are_perturbed_so_postings_differ(tmp_path):
     assert 0 < changed <= PERTURBED_WORDS
 
 
+@pytest.mark.slow
 def test_a_small_run_measures_each_point_and_saves_as_it_goes(tmp_path, settings):
     saved = tmp_path / "eval" / "scale.json"
     report = run_scale(settings, shared("corpus", "pubmed_sample.xml.gz"), shared("bioasq", "dev_questions.jsonl"),
