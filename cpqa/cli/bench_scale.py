@@ -33,8 +33,9 @@ def scale(
     for path, what in ((sample, "sample"), (questions, "questions")):
         if not path.is_file():
             fail(f"{what} not found: {path} (pass --{what})")
-    if any(n < 1000 for n in [*records, *vectors, *milvus]):
-        fail("every size must be at least 1,000")
+    if any(0 < n < 1000 or n < 0 for n in [*records, *vectors, *milvus]):
+        fail("every size must be at least 1,000 (0 skips that part: --records 0 measures no records)")
+    records, vectors, milvus = ([n for n in sizes if n] for sizes in (records, vectors, milvus))
     settings = get_settings()
     saved = settings.eval_dir / SAVED
     report = run_scale(settings, sample, questions, sorted(records), sorted(vectors), sorted(milvus), rounds, queries,
