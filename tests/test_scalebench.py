@@ -57,3 +57,17 @@ def test_a_small_run_measures_each_point_and_saves_as_it_goes(tmp_path, settings
         assert point["recall@10"] == 1.0  # milvus-lite searches exactly (FLAT)
         assert point["insert_vectors_per_s"] > 0 and 0 < point["p50_ms"] <= point["p95_ms"]
     assert report["vectors"] == [] and report["vectors_growth"] == {}
+
+
+def test_the_cli_refuses_tiny_sizes_and_zero_skips_a_part(tmp_path):
+    from typer.testing import CliRunner
+
+    from cpqa.cli.bench import bench_app
+
+    refused = CliRunner().invoke(bench_app, ["scale", "--records", "500"], env={"CPQA_HOME": str(tmp_path)})
+    assert refused.exit_code == 2 and "at least 1,000" in refused.output
+    skipped = CliRunner().invoke(bench_app, ["scale", "--records", "0", "--vectors", "0", "--json"],
+                                 env={"CPQA_HOME": str(tmp_path)})
+    assert skipped.exit_code == 0, skipped.output
+    report = json.loads(skipped.stdout[skipped.stdout.index("{"):])
+    assert report["records"] == report["vectors"] == report["milvus"] == []
