@@ -12,14 +12,14 @@ in the field: a parameter error is an ``<ERROR>`` document under the DTD's DOCTY
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from xml.sax.saxutils import escape
 
-from cpqa.sources.boolean import BoolOp, BooleanQueryError, Node, Term, parse, to_query
+from cpqa.sources.boolean import BooleanQueryError, parse, to_query
 from cpqa.sources.ncbi.client import normalize_pmcids, normalize_pmids
 from cpqa.sources.ncbi.jats import render_pmc_article_set
 from cpqa.sources.ncbi.pubmed_xml import render_pubmed_article_set
 from cpqa.sources.store import Store
+from cpqa.sources.store_search import positive_terms
 from cpqa.types import SearchResult
 
 DOCTYPES = {
@@ -85,14 +85,6 @@ def _date(params: dict[str, str], name: str) -> str | None:
     return value or None
 
 
-def _terms(node: Node) -> Iterator[Term]:
-    if isinstance(node, Term):
-        yield node
-    elif isinstance(node, BoolOp):
-        yield from _terms(node.left)
-        yield from _terms(node.right)
-
-
 class Mirror:
     """Flattened request parameters -> an XML body, or ``EutilsError``."""
 
@@ -128,7 +120,7 @@ class Mirror:
         result = self.store.search(term, retmax=retmax, retstart=retstart, mindate=mindate, maxdate=maxdate)
         errors = []
         if result.count == 0:
-            errors = [("PhraseNotFound", t.text) for t in dict.fromkeys(_terms(node))
+            errors = [("PhraseNotFound", t.text) for t in dict.fromkeys(positive_terms(node, negated_too=True))
                       if self.store.search(to_query(t), retmax=0).count == 0]
             warnings.append(("OutputMessage", "No items found."))
         return esearch_xml(result, retstart, result.query_translation or term, errors=errors, warnings=warnings)

@@ -83,14 +83,14 @@ def to_fts(node: Node) -> str:
     return "(" + f" {node.op} ".join(parts) + ")"
 
 
-def positive_terms(node: Node) -> list[Term]:
-    """Text terms that count for ranking: every one not on the right of a NOT."""
+def positive_terms(node: Node, negated_too: bool = False) -> list[Term]:
+    """Text terms that count for ranking: every one not on the right of a NOT (``negated_too``: every one)."""
     found: list[Term] = []
     stack: list[tuple[Node, bool]] = [(node, False)]
     while stack:
         current, negated = stack.pop()
         if isinstance(current, Term):
-            if not negated:
+            if negated_too or not negated:
                 found.append(current)
         elif isinstance(current, BoolOp):
             stack += [(current.right, negated or current.op == "NOT"), (current.left, negated)]
