@@ -58,21 +58,27 @@ def ingest_pubmed_command(
     files: list[Path] = typer.Argument(None, help="PubMed XML files (PubmedArticleSet; .gz ok)"),
     from_dir: Path = typer.Option(None, "--from-dir", help="a folder of baseline and update files, loaded in order "
                                                           "and resumably (files already finished are skipped)"),
+    engine: str = typer.Option(None, "--engine", help="the store's search engine: fts5 (a new store's default) or "
+                                                      "tantivy (for mirrors past ~100k records); an existing store "
+                                                      "of the other engine is re-indexed first"),
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON, no progress bar"),
 ) -> None:
     """Load PubMed XML records into the local store (idempotent: unchanged records are skipped)."""
     from cpqa.cli.common import fail
     from cpqa.config import get_settings
+    from cpqa.sources.text_index import ENGINES
 
     if bool(files) == (from_dir is not None):
         fail("give PubMed XML files, or --from-dir DIR (not both)")
     if from_dir is not None and not from_dir.is_dir():
         fail(f"not a folder: {from_dir}")
+    if engine is not None and engine not in ENGINES:
+        fail(f"unknown search engine {engine!r}: choose one of {', '.join(ENGINES)}")
     settings = get_settings()
-    with Store(settings.store_path) as store:
+    with Store(settings.store_path, engine=engine) as store:
         if from_dir is None:
             summary = ingest_pubmed_files(store, files, progress=not json_out)
-            report(summary, json_out, store.count(), files)
+            report(summary, json_out, store.count(), files, extra={"search_engine": store.engine})
             return
         summary, done = ingest_pubmed_folder(store, from_dir, progress=not json_out)
         todo = [p for p in baseline_files(from_dir) if p not in done]
@@ -83,4 +89,4 @@ def ingest_pubmed_command(
         if not json_out and waiting:
             typer.echo(f"{len(waiting)} later file(s) not loaded: fix the failed file and run again to resume")
         report(summary, json_out, store.count(), todo,
-               extra={"files_already_done": len(done), "files_waiting": waiting})
+               extra={"files_already_done": len(done), "files_waiting": waiting, "search_engine": store.engine})

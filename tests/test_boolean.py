@@ -6,6 +6,7 @@ import pytest
 
 from cpqa.sources.boolean import BooleanQueryError, BoolOp, DateRange, Term, parse, quote_term, validate
 from cpqa.sources.store import Store
+from cpqa.sources.text_index import ENGINES
 from cpqa.types import AbstractSection, Article, MeshHeading, MeshQualifier
 
 
@@ -36,9 +37,10 @@ DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    with Store(tmp_path_factory.mktemp("boolean") / "store.sqlite") as s:
+@pytest.fixture(scope="module", params=ENGINES)
+def store(tmp_path_factory, request):
+    """The same semantics from both search engines."""
+    with Store(tmp_path_factory.mktemp("boolean") / "store.sqlite", engine=request.param) as s:
         s.upsert([(a, None) for a in DOCS])
         yield s
 

@@ -14,15 +14,16 @@ from typer.testing import CliRunner
 from cpqa.sources.ncbi.jats import iter_pmc_records, parse_pmc_xml, render_pmc_article_set
 from cpqa.sources.ncbi.pubmed_xml import article_to_pubmed_xml, iter_pubmed_records, render_pubmed_article_set
 from cpqa.sources.store import Store
+from cpqa.sources.text_index import ENGINES
 from cpqa.types import AbstractSection, Article, MeshHeading
 from ingestion.pmc import ingest_pmc_files
 from ingestion.pubmed import ingest_pubmed_files
 from tests.conftest import shared
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "store.sqlite") as s:
+@pytest.fixture(params=ENGINES)
+def store(tmp_path, request):
+    with Store(tmp_path / "store.sqlite", engine=request.param) as s:
         yield s
 
 

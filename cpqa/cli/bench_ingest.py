@@ -16,6 +16,7 @@ def ingest(
     records: int = typer.Option(100_000, help="records to ingest (the sample is replicated with new PMIDs)"),
     sample: Path = typer.Option(DEFAULT_SAMPLE, help="PubMed XML sample to replicate"),
     rounds: int = typer.Option(5, help="timed passes over the query set"),
+    engine: str = typer.Option("fts5", help="the store's search engine: fts5 or tantivy"),
     workdir: Path = typer.Option(None, help="where the temporary input and store go (default: system temp)"),
     json_out: bool = typer.Option(False, "--json", help="print JSON (always JSON; kept for symmetry)"),
 ) -> None:
@@ -27,4 +28,4 @@ def ingest(
         fail(f"sample not found: {sample} (pass --sample)")
     if records < 1 or rounds < 1:
         fail("--records and --rounds must be positive")
-    print_json(asdict(run_ingest_bench(sample, records, rounds, workdir)), get_settings())
+    print_json(asdict(run_ingest_bench(sample, records, rounds, workdir, engine=engine)), get_settings())

@@ -9,6 +9,7 @@ import typer
 
 from cpqa.cli.bench_ingest import DEFAULT_SAMPLE
 from cpqa.cli.common import fail, print_json
+from cpqa.sources.text_index import ENGINES
 
 DEFAULT_QUESTIONS = DEFAULT_SAMPLE.parents[1] / "bioasq" / "dev_questions.jsonl"
 
@@ -17,6 +18,8 @@ def scale(
     records: list[int] = typer.Option([100_000, 300_000, 1_000_000], "--records", help="store sizes (records)"),
     vectors: list[int] = typer.Option([1_000_000, 3_000_000], "--vectors", help="vector index sizes"),
     milvus: list[int] = typer.Option([], "--milvus", help="Milvus (milvus-lite) sizes; none by default"),
+    engines: list[str] = typer.Option(list(ENGINES), "--engine", help="the store's search engines measured (each "
+                                                                    "record size in each)"),
     sample: Path = typer.Option(DEFAULT_SAMPLE, help="PubMed XML sample to replicate"),
     questions: Path = typer.Option(DEFAULT_QUESTIONS, help="JSONL questions whose rule-based ladders are the queries"),
     rounds: int = typer.Option(3, min=1, help="timed passes over the Boolean queries"),
@@ -33,6 +36,8 @@ def scale(
     for path, what in ((sample, "sample"), (questions, "questions")):
         if not path.is_file():
             fail(f"{what} not found: {path} (pass --{what})")
+    if unknown := sorted(set(engines) - set(ENGINES)):
+        fail(f"unknown search engine {unknown[0]!r}: choose from {', '.join(ENGINES)}")
     if any(0 < n < 1000 or n < 0 for n in [*records, *vectors, *milvus]):
         fail("every size must be at least 1,000 (0 skips that part: --records 0 measures no records)")
     records, vectors, milvus = ([n for n in sizes if n] for sizes in (records, vectors, milvus))
@@ -40,5 +45,5 @@ def scale(
     saved = settings.eval_dir / SAVED
     report = run_scale(settings, sample, questions, sorted(records), sorted(vectors), sorted(milvus), rounds, queries,
                        threads, workdir, say=lambda message: typer.echo(f"{message} (results so far: {saved})", err=True),
-                       save=saved)
+                       save=saved, engines=list(dict.fromkeys(engines)))
     print_json(report, settings)

@@ -49,6 +49,7 @@ PERTURBED_WORDS = 8  # abstract words replaced per record in each copy after the
 
 @dataclass
 class IngestBenchResult:
+    engine: str  # the store's search engine (cpqa.sources.text_index)
     records: int
     copies: int
     source: str
@@ -121,7 +122,7 @@ def write_replicated(sample: Path, target: int, out: Path, perturb: bool = False
 
 
 def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workdir: Path | None = None,
-                     queries: list[str] | None = None, perturb: bool = False) -> IngestBenchResult:
+                     queries: list[str] | None = None, perturb: bool = False, engine: str = "fts5") -> IngestBenchResult:
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         tmp_path = Path(tmp)
         source = tmp_path / "replicated.xml.gz"
@@ -129,7 +130,7 @@ def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workd
         written, copies = write_replicated(sample, target, source, perturb=perturb)
         write_s = time.perf_counter() - start
         db = tmp_path / "store.sqlite"
-        with Store(db) as store:
+        with Store(db, engine=engine) as store:
             start, cpu_start = time.perf_counter(), time.process_time()
             summary = store.upsert(iter_pubmed_records(source), kind="pubmed")
             ingest_s, ingest_cpu = time.perf_counter() - start, time.process_time() - cpu_start
@@ -141,7 +142,8 @@ def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workd
             raw_bytes, json_bytes = conn.execute(
                 "SELECT sum(length(pm_raw)), sum(length(pm_data)) FROM articles").fetchone()
             conn.close()
-            store_bytes = sum(p.stat().st_size for p in tmp_path.glob("store.sqlite*"))
+            store_bytes = sum(p.stat().st_size for pattern in ("store.sqlite*", "store.tantivy/*")
+                              for p in tmp_path.glob(pattern))
             queries = queries or benchmark_queries()
             counts = [store.search(q, retmax=20).count for q in queries]  # warm-up
             per_query: dict[str, list[float]] = {q: [] for q in queries}
@@ -154,7 +156,7 @@ def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workd
     slowest = sorted(((statistics.median(runs), q, n) for (q, runs), n in zip(per_query.items(), counts)),
                      reverse=True)[:5]
     return IngestBenchResult(
-        records=written, copies=copies,
+        engine=engine, records=written, copies=copies,
         source=f"{sample.name} x{copies}, PMIDs rewritten{', abstract words swapped' if perturb else ''}",
         write_input_s=round(write_s, 2), ingest_s=round(ingest_s, 2), records_per_s=round(written / ingest_s, 1),
         ingest_cpu_s=round(ingest_cpu, 2), records_per_cpu_s=round(written / ingest_cpu, 1),

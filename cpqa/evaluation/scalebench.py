@@ -21,6 +21,7 @@ import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
+from functools import partial
 from typing import Callable, Sequence
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy as np
 from cpqa.config import Settings
 from cpqa.evaluation.indexbench import BenchConfig, Generator, run_bench
 from cpqa.evaluation.ingestbench import run_ingest_bench
+from cpqa.sources.text_index import ENGINES
 
 PUBMED = 36_000_000
 RECORD_MEASURES = ("records_per_s", "records_per_cpu_s", "bytes_per_record", "esearch_p50_ms", "esearch_p95_ms",
@@ -59,8 +61,9 @@ def ladder_queries(settings: Settings, questions: Path, count: int = 50) -> list
     return list(dict.fromkeys(levels))
 
 
-def record_point(sample: Path, size: int, queries: list[str], rounds: int, workdir: Path | None) -> dict:
-    result = asdict(run_ingest_bench(sample, size, rounds, workdir, queries=queries, perturb=True))
+def record_point(sample: Path, size: int, queries: list[str], rounds: int, workdir: Path | None,
+                 engine: str = "tantivy") -> dict:
+    result = asdict(run_ingest_bench(sample, size, rounds, workdir, queries=queries, perturb=True, engine=engine))
     result.pop("slowest_queries")
     return result
 
@@ -131,20 +134,23 @@ def _curves(points: list[dict], size_key: str, measures: Sequence[str]) -> dict:
 def run_scale(settings: Settings, sample: Path, questions: Path, record_sizes: Sequence[int],
               vector_sizes: Sequence[int], milvus_sizes: Sequence[int] = (), rounds: int = 3, queries: int = 300,
               threads: int = 2, workdir: Path | None = None, say: Callable[[str], None] = lambda _: None,
-              save: Path | None = None) -> dict:
-    """Every point, smallest first; with ``save``, the report so far is written there after each point (a long run
-    cut short keeps what it measured)."""
+              save: Path | None = None, engines: Sequence[str] = ENGINES) -> dict:
+    """Every point, smallest first (records: each size in each search engine); with ``save``, the report so far is
+    written there after each point (a long run cut short keeps what it measured)."""
     boolean = ladder_queries(settings, questions)
     report: dict = {"machine": {"cpus": os.cpu_count()},
                     "boolean_queries": {"from": str(questions), "questions": 50, "ladder_levels": len(boolean)},
                     "records": [], "vectors": [], "milvus": []}
-    steps = [("records", n, lambda n: record_point(sample, n, boolean, rounds, workdir)) for n in record_sizes]
-    steps += [("vectors", n, lambda n: vector_point(n, queries, workdir, threads)) for n in vector_sizes]
-    steps += [("milvus", n, lambda n: milvus_point(n, min(queries, 100), workdir)) for n in milvus_sizes]
-    for part, n, measure in steps:
-        say(f"{part}: {n:,}")
-        report[part].append(measure(n))
-        report.update(records_growth=_curves(report["records"], "records", RECORD_MEASURES),
+    steps = [("records", n, engine, partial(record_point, sample, n, boolean, rounds, workdir, engine))
+             for engine in engines for n in record_sizes]
+    steps += [("vectors", n, None, partial(vector_point, n, queries, workdir, threads)) for n in vector_sizes]
+    steps += [("milvus", n, None, partial(milvus_point, n, min(queries, 100), workdir)) for n in milvus_sizes]
+    for part, n, engine, measure in steps:
+        say(f"{part}: {n:,}" + (f" ({engine})" if engine else ""))
+        report[part].append(measure())
+        by_engine = {e: [p for p in report["records"] if p["engine"] == e] for e in engines}
+        report.update(records_growth={e: _curves(points, "records", RECORD_MEASURES)
+                                      for e, points in by_engine.items() if points},
                       vectors_growth=_curves(report["vectors"], "vectors", VECTOR_MEASURES),
                       milvus_growth=_curves(report["milvus"], "vectors", MILVUS_MEASURES))
         if save is not None:

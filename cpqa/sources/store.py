@@ -1,11 +1,11 @@
 """The local article store: one SQLite row per article (PubMed record and/or PMC full text), the
-records' own XML (zlib) for NCBI-identical efetch answers, and an FTS5 index for Boolean search.
+records' own XML (zlib) for NCBI-identical efetch answers, and a Boolean search index (``text_index``: SQLite
+FTS5 in the same file, or tantivy beside it).
 
 A row holds two parts: the PubMed side (``pm_*``) and the PMC side (``pmc_*``). A PMC article whose
-PMID is already stored merges into that row; ``get`` returns both parts merged. The FTS5 table is
-contentless, so stored text is not duplicated; its entries are deleted with the values recomputed
-from the stored parts (``fts_values`` must stay deterministic; ``FTS_VERSION`` rebuilds the index
-when it changes). Thread-safe: pooled connections (WAL) handed to one thread at a time, multi-statement
+PMID is already stored merges into that row; ``get`` returns both parts merged. The search index holds no
+stored text; FTS5's entries are deleted with the values recomputed from the stored parts (``fts_values`` must
+stay deterministic; an index's version changing rebuilds it). Thread-safe: pooled connections (WAL) handed to one thread at a time, multi-statement
 reads in one snapshot, writes serialised by a lock (and by SQLite across processes)."""
 
 from __future__ import annotations
@@ -20,21 +20,21 @@ from itertools import islice
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from cpqa.sources.boolean import parse, to_query
+from cpqa.sources.boolean import BoolOp, DateRange, parse, parse_date, to_query
 from cpqa.sources.ncbi.pubmed_xml import article_to_pubmed_xml
 from cpqa.sources.ncbi.xmlio import as_pmcid
 from cpqa.sources.store_rows import Kind, Row, UpsertSummary, fts_values, merge_parts, record_kind, unpack
-from cpqa.sources.store_search import BM25_WEIGHTS, FTS_COLUMNS, CompiledQuery, compile_query, date_key
+from cpqa.sources.fts5_index import SCHEMA as FTS5_SCHEMA, Fts5Index
+from cpqa.sources.store_search import BM25_WEIGHTS, date_key
+from cpqa.sources.text_index import ENGINES, IndexedRow, TextIndex
 from cpqa.types import Article, SearchResult
 
 __all__ = ["Store", "UpsertSummary", "Kind"]
 
-FTS_VERSION = "1"
 BATCH_SIZE = 2000
 _CHUNK = 500  # ids per IN (...) query
 _MAX_IDLE = 8  # pooled connections kept open
-_FTS_COLS = ", ".join(FTS_COLUMNS)
-_SCHEMA = f"""
+_SCHEMA = """
 CREATE TABLE IF NOT EXISTS articles (
     id INTEGER PRIMARY KEY,
     pmid TEXT UNIQUE,
@@ -50,12 +50,7 @@ CREATE INDEX IF NOT EXISTS articles_dp_pmid ON articles(dp_key) WHERE pmid IS NO
 -- Covers id -> (date, PMID) lookups, so filtering and ranking never read the rows' blobs.
 CREATE INDEX IF NOT EXISTS articles_meta ON articles(id, dp_key, pmid);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-CREATE VIRTUAL TABLE IF NOT EXISTS articles_fts USING fts5(
-    {_FTS_COLS}, content='', tokenize='porter unicode61 remove_diacritics 2');
-"""
-_FTS_MARKS = ", ".join("?" * len(FTS_COLUMNS))
-_FTS_INSERT = f"INSERT INTO articles_fts(rowid, {_FTS_COLS}) VALUES(?, {_FTS_MARKS})"
-_FTS_DELETE = f"INSERT INTO articles_fts(articles_fts, rowid, {_FTS_COLS}) VALUES('delete', ?, {_FTS_MARKS})"
+""" + FTS5_SCHEMA
 
 
 def _chunks(items: list, size: int = _CHUNK) -> Iterator[list]:
@@ -68,9 +63,13 @@ class StoreDamaged(sqlite3.DatabaseError):
 
 
 class Store:
-    """SQLite store at ``path``; use as a context manager or call ``close()``."""
+    """SQLite store at ``path``; use as a context manager or call ``close()``. ``engine`` (``fts5`` or
+    ``tantivy``) chooses the search index of a new store; given for an existing store that has the other one, the
+    index is rebuilt in the engine asked for. Left out, a store keeps the engine it has (``fts5`` when new)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, engine: str | None = None):
+        if engine is not None and engine not in ENGINES:
+            raise ValueError(f"unknown search engine {engine!r}: choose one of {', '.join(ENGINES)}")
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._idle: list[sqlite3.Connection] = []  # pooled connections: threads come and go (HTTP server)
@@ -80,13 +79,18 @@ class Store:
         try:
             with self._conn() as conn:
                 conn.executescript(_SCHEMA)
-                row = conn.execute("SELECT value FROM meta WHERE key='fts_version'").fetchone()
+                row = conn.execute("SELECT value FROM meta WHERE key='search_engine'").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreDamaged(f"the evidence store {self.path} is damaged ({exc}): move it aside and ingest again "
                                "(`cpqa ingest pubmed FILE...`, then `cpqa index build`), or restore it from a "
                                "backup") from None
-        if row is None or row[0] != FTS_VERSION:
-            self.rebuild_fts()
+        had = row[0] if row else "fts5"
+        self.engine = engine or had
+        self._text = open_text_index(self.engine, self.path)
+        with self._conn() as conn:
+            stale = had != self.engine or self._text.needs_rebuild(conn)
+        if stale:
+            self.rebuild_index(previous=had)
 
     # ------------------------------------------------------------ connections
     @contextmanager
@@ -130,7 +134,18 @@ class Store:
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
+                self._text.rolled_back()
                 raise
+            self._text.committed(conn)
+
+    @contextmanager
+    def _writes(self) -> Iterator[None]:
+        """A run of write transactions; at its end the search index lets go of what it holds for writing."""
+        try:
+            yield
+        finally:
+            with self._write_lock:
+                self._text.release()
 
     def close(self) -> None:
         """Close idle connections; ones in use close when their block ends."""
@@ -139,6 +154,7 @@ class Store:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+        self._text.close()
 
     def __enter__(self) -> "Store":
         return self
@@ -152,8 +168,9 @@ class Store:
         row a record fills; by default it is read from the raw XML (``<article>`` = PMC)."""
         summary = UpsertSummary()
         iterator = iter(records)
-        while batch := list(islice(iterator, BATCH_SIZE)):
-            summary.merge(self._upsert_batch(batch, kind))
+        with self._writes():
+            while batch := list(islice(iterator, BATCH_SIZE)):
+                summary.merge(self._upsert_batch(batch, kind))
         return summary
 
     def _upsert_batch(self, batch: list[tuple[Article, bytes | None]], kind: Kind | None) -> UpsertSummary:
@@ -217,31 +234,33 @@ class Store:
 
     def _write(self, conn: sqlite3.Connection, touched: Iterable[tuple[Row, tuple | None]]) -> None:
         now = time.time()
-        upserts, deletes, inserts = [], [], []
+        upserts: list[tuple] = []
+        deletes: list[IndexedRow] = []
+        inserts: list[IndexedRow] = []
         for row, old_fts in touched:
             merged = row.article
-            dp = date_key(merged.pub_date) if merged.pub_date else (f"{merged.year}0000" if merged.year else None)
+            dp = _dp_key(merged)
             upserts.append((row.id, row.pmid, row.pmcid, dp, row.packed["pubmed"], row.raw["pubmed"],
                             row.hash["pubmed"], row.packed["pmc"], row.raw["pmc"], row.hash["pmc"], now))
             if old_fts is not None:
-                deletes.append((row.id, *old_fts))
+                deletes.append((row.id, None, old_fts))
             if row.pmid:
-                inserts.append((row.id, *fts_values(merged)))
-        conn.executemany(_FTS_DELETE, deletes)
+                inserts.append((row.id, dp, fts_values(merged)))
+        self._text.remove(conn, deletes)
         conn.executemany("INSERT OR REPLACE INTO articles VALUES (?,?,?,?,?,?,?,?,?,?,?)", upserts)
-        conn.executemany(_FTS_INSERT, inserts)
+        self._text.add(conn, inserts)
 
     def delete(self, pmids: Iterable[str]) -> int:
         """Remove the rows of these PMIDs (with any PMC full text merged into them); returns how many."""
         wanted = sorted({str(p) for p in pmids})
         removed = 0
-        with self._transaction() as conn:
+        with self._writes(), self._transaction() as conn:
             for chunk in _chunks(wanted):
                 marks = ",".join("?" * len(chunk))
                 rows = conn.execute(f"SELECT id, pm_data, pmc_data FROM articles WHERE pmid IN ({marks})",
                                     chunk).fetchall()
-                conn.executemany(_FTS_DELETE, [(rid, *fts_values(merge_parts(unpack(pm), unpack(pmc))))
-                                               for rid, pm, pmc in rows])
+                self._text.remove(conn, [(rid, None, fts_values(merge_parts(unpack(pm), unpack(pmc))))
+                                         for rid, pm, pmc in rows])
                 conn.executemany("DELETE FROM articles WHERE id = ?", [(r[0],) for r in rows])
                 removed += len(rows)
         return removed
@@ -256,15 +275,24 @@ class Store:
         with self._transaction() as conn:
             conn.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
 
-    def rebuild_fts(self) -> None:
-        """Re-create the FTS5 index from the stored parts."""
-        with self._transaction() as conn:
-            conn.execute("INSERT INTO articles_fts(articles_fts) VALUES('delete-all')")
+    def rebuild_index(self, previous: str | None = None) -> None:
+        """Re-create the search index from the stored parts; ``previous``, the engine that held it until now, is
+        emptied (so a store converted to tantivy does not keep FTS5 postings too)."""
+        with self._writes(), self._transaction() as conn:
+            if previous and previous != self.engine:
+                old = open_text_index(previous, self.path)
+                try:
+                    old.clear(conn)
+                    conn.execute("DELETE FROM meta WHERE key = ?", (old.version_key,))
+                finally:
+                    old.close()
+            self._text.clear(conn)
             last = 0
             while batch := list(self._parts_after(conn, "WHERE pmid IS NOT NULL", last, BATCH_SIZE)):
-                conn.executemany(_FTS_INSERT, [(rid, *fts_values(a)) for rid, a in batch])
+                self._text.add(conn, [(rid, _dp_key(a), fts_values(a)) for rid, a in batch])
                 last = batch[-1][0]
-            conn.execute("INSERT OR REPLACE INTO meta VALUES('fts_version', ?)", (FTS_VERSION,))
+            self._text.built(conn)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES('search_engine', ?)", (self.engine,))
 
     # ------------------------------------------------------------ reading
     @staticmethod
@@ -350,60 +378,40 @@ class Store:
                maxdate: str | None = None) -> SearchResult:
         """PubMed Boolean search: total count and PMIDs ranked by BM25 (ties: latest stored first; hits
         without a text term, e.g. a bare date range, newest publication first). Raises
-        ``BooleanQueryError`` for a malformed query."""
+        ``BooleanQueryError`` for a malformed query or date."""
         node = parse(term)
-        query = compile_query(node, mindate, maxdate)
+        if mindate or maxdate:
+            low = parse_date(mindate) if mindate else "0000"
+            node = BoolOp("AND", node, DateRange(low, parse_date(maxdate) if maxdate else "9999"))
         limit = (max(0, int(retmax)), max(0, int(retstart)))
         with self._read() as conn:
-            count, pmids = self._run_search(conn, query, limit)
+            count, pmids = self._text.search(conn, node, limit)
         return SearchResult(count=count, pmids=pmids, query_translation=to_query(node))
 
     def score(self, term: str, pmids: Sequence[str], weights: Sequence[float] = BM25_WEIGHTS,
               depth: int = 10_000) -> dict[str, float]:
         """Field-weighted BM25 of each of ``pmids`` for the text terms of ``term`` (higher is better; one weight
-        per FTS column, ``FTS_COLUMNS`` order). One ranked pass over the matches (a per-row FTS5 seek costs ~0.5 ms
-        a row): PMIDs outside the best ``depth`` matches, or matching none of the terms, are left out."""
-        rank_match = compile_query(parse(term)).rank_match
-        wanted = set(pmids)
-        if not rank_match or not wanted:
+        per FTS column, ``FTS_COLUMNS`` order). PMIDs matching none of the terms are left out, and on FTS5 those
+        outside the best ``depth`` matches too."""
+        node = parse(term)
+        wanted = sorted(set(pmids))
+        if not wanted:
             return {}
-        columns = ", ".join(str(float(w)) for w in weights)
         with self._read() as conn:
-            ids = {row_id: pmid for chunk in _chunks(sorted(wanted)) for row_id, pmid in conn.execute(
+            ids = {row_id: pmid for chunk in _chunks(wanted) for row_id, pmid in conn.execute(
                 f"SELECT id, pmid FROM articles WHERE pmid IN ({', '.join('?' * len(chunk))})", chunk)}
-            rows = conn.execute(f"SELECT rowid, bm25(articles_fts, {columns}) AS score FROM articles_fts "
-                                "WHERE articles_fts MATCH ? ORDER BY score LIMIT ?", (rank_match, depth)).fetchall()
-        return {ids[row_id]: -score for row_id, score in rows if row_id in ids}
+            return self._text.score(conn, node, ids, weights, depth)
 
-    @staticmethod
-    def _run_search(conn: sqlite3.Connection, query: CompiledQuery, limit: tuple[int, int]) -> tuple[int, list[str]]:
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        if query.fts_match is not None and not query.date_ranges:
-            count = conn.execute("SELECT count(*) FROM articles_fts WHERE articles_fts MATCH ?",
-                                 (query.fts_match,)).fetchone()[0]
-            rows = conn.execute(
-                f"SELECT a.pmid FROM (SELECT rowid AS id, bm25(articles_fts, {weights}) AS score FROM articles_fts "
-                "WHERE articles_fts MATCH ? ORDER BY score, rowid DESC LIMIT ? OFFSET ?) r JOIN articles a ON a.id = r.id "
-                "ORDER BY r.score, r.id DESC", (query.fts_match, *limit)).fetchall()
-        elif query.fts_match is not None:  # FTS hits filtered by date: one pass, no set operations
-            dates = "".join(" AND a.dp_key BETWEEN ? AND ?" for _ in query.date_ranges)
-            bounds = [b for pair in query.date_ranges for b in pair]
-            source = ("FROM articles_fts JOIN articles a INDEXED BY articles_meta ON a.id = articles_fts.rowid "
-                      f"WHERE articles_fts MATCH ?{dates}")
-            count = conn.execute(f"SELECT count(*) {source}", (query.fts_match, *bounds)).fetchone()[0]
-            rows = conn.execute(f"SELECT a.pmid, bm25(articles_fts, {weights}) AS score {source} "
-                                "ORDER BY score, a.id DESC LIMIT ? OFFSET ?",
-                                (query.fts_match, *bounds, *limit)).fetchall()
-        else:
-            count = conn.execute(f"SELECT count(*) FROM ({query.hits_sql})", query.params).fetchone()[0]
-            if query.rank_match:
-                ranked = (f"LEFT JOIN (SELECT rowid AS id, bm25(articles_fts, {weights}) AS score FROM articles_fts "
-                          "WHERE articles_fts MATCH ?) r ON r.id = h.id")
-                params = [*query.params, query.rank_match, *limit]
-            else:
-                ranked, params = "LEFT JOIN (SELECT NULL AS id, NULL AS score) r ON 0", [*query.params, *limit]
-            rows = conn.execute(
-                f"SELECT a.pmid FROM ({query.hits_sql}) h JOIN articles a INDEXED BY articles_meta ON a.id = h.id {ranked} "
-                "ORDER BY r.score IS NULL, r.score, CASE WHEN r.score IS NULL THEN a.dp_key END DESC, a.id DESC "
-                "LIMIT ? OFFSET ?", params).fetchall()
-        return count, [r[0] for r in rows]
+
+def open_text_index(engine: str, store_path: Path) -> TextIndex:
+    """The store's search index in ``engine`` (tantivy's folder sits beside the store file)."""
+    if engine == "tantivy":
+        from cpqa.sources.tantivy_index import TantivyIndex
+
+        return TantivyIndex(store_path.with_suffix(".tantivy"))
+    return Fts5Index()
+
+
+def _dp_key(article: Article) -> str | None:
+    """The publication date as ``YYYYMMDD`` (00 for missing parts), or None."""
+    return date_key(article.pub_date) if article.pub_date else (f"{article.year}0000" if article.year else None)
