@@ -7,7 +7,8 @@ and score nothing. Counts are exact.
 
 Consistency with the store: documents are buffered in tantivy's writer while the store's SQLite transaction runs,
 which also sets ``tantivy_pending``. After SQLite commits, tantivy commits and the flag is cleared. A crash in
-between leaves the flag set, and the next ``Store`` to open the file rebuilds this index from the stored records.
+between leaves the flag set with no writer alive, and the next ``Store`` to open the file rebuilds this index from
+the stored records.
 Readers in other processes reload when the ``tantivy_generation`` they last saw has moved on."""
 
 from __future__ import annotations
@@ -119,8 +120,19 @@ class TantivyIndex(TextIndex):
         self._dirty = False
 
     def needs_rebuild(self, conn: sqlite3.Connection) -> bool:
+        """A version change, a missing folder, or ``tantivy_pending`` left set by a writer that died between the two
+        commits. A writer still at work holds tantivy's lock (released by the OS when a process dies): then the flag
+        only means its commit is on the way."""
+        if self._created or super().needs_rebuild(conn):
+            return True
         pending = conn.execute("SELECT value FROM meta WHERE key = 'tantivy_pending'").fetchone()
-        return self._created or super().needs_rebuild(conn) or (pending is not None and pending[0] == "1")
+        if pending is None or pending[0] != "1":
+            return False
+        try:
+            self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=1)  # kept for the rebuild
+        except ValueError:
+            return False
+        return True
 
     def built(self, conn: sqlite3.Connection) -> None:
         super().built(conn)
