@@ -9,7 +9,7 @@ import math
 import pytest
 
 from cpqa.evaluation.ingestbench import PERTURBED_WORDS, write_replicated
-from cpqa.evaluation.scalebench import growth, ladder_queries, run_scale
+from cpqa.evaluation.scalebench import CannotResume, growth, ladder_queries, run_scale
 from cpqa.sources.boolean import parse
 from cpqa.sources.ncbi.pubmed_xml import iter_pubmed_records
 from conftest import shared
@@ -76,3 +76,24 @@ def test_the_cli_refuses_tiny_sizes_and_zero_skips_a_part(tmp_path):
     assert skipped.exit_code == 0, skipped.output
     report = json.loads(skipped.stdout[skipped.stdout.index("{"):])
     assert report["records"] == report["vectors"] == report["milvus"] == []
+
+
+@pytest.mark.slow
+def test_a_run_resumes_from_the_points_it_saved(tmp_path, settings):
+    sample, questions = shared("corpus", "pubmed_sample.xml.gz"), shared("bioasq", "dev_questions.jsonl")
+    first = run_scale(settings, sample, questions, record_sizes=[2000], vector_sizes=[], rounds=1, queries=20,
+                      workdir=tmp_path, engines=("tantivy",))
+    said: list[str] = []
+    saved = tmp_path / "scale.json"
+    second = run_scale(settings, sample, questions, record_sizes=[2000, 3000], vector_sizes=[], rounds=1, queries=20,
+                       workdir=tmp_path, engines=("tantivy",), resume=first, say=said.append, save=saved)
+    assert second["records"][0] == first["records"][0] and second["resumed_points"] == 1
+    assert json.loads(saved.read_text()) == json.loads(json.dumps(second))
+    third = run_scale(settings, sample, questions, record_sizes=[2000, 3000], vector_sizes=[], rounds=1, queries=20,
+                      workdir=tmp_path, engines=("tantivy",), resume=second, say=said.append, save=saved)
+    assert third["resumed_points"] == 2 and json.loads(saved.read_text())["records"] == second["records"]
+    assert said == ["records: 3,000 (tantivy)"] and second["records"][1]["records"] == 3000
+    assert second["records_growth"]["tantivy"]["bytes_per_record"]["sizes"] == 2
+    other = {**first, "boolean_queries": {**first["boolean_queries"], "ladder_levels": 1}}
+    with pytest.raises(CannotResume, match="other Boolean queries"):
+        run_scale(settings, sample, questions, record_sizes=[2000], vector_sizes=[], resume=other)

@@ -3,6 +3,7 @@ to PubMed (logic in ``cpqa.evaluation.scalebench``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -26,12 +27,14 @@ def scale(
     queries: int = typer.Option(300, min=10, help="vector queries for recall@10"),
     threads: int = typer.Option(2, min=1, help="FAISS threads"),
     workdir: Path = typer.Option(None, help="where the temporary stores and indexes go (default: system temp)"),
+    resume: bool = typer.Option(False, "--resume", help="keep the points the saved report already holds (a run cut "
+                                                        "short goes on where it stopped)"),
     json_out: bool = typer.Option(False, "--json", help="print JSON (always JSON; kept for symmetry)"),
 ) -> None:
     """Scale benchmark: each measure at each size, its growth exponent and its value projected to 36M. The report is
     also saved, point by point, to $CPQA_HOME/eval/scale.json (the scale notebook plots it)."""
     from cpqa.config import get_settings
-    from cpqa.evaluation.scalebench import SAVED, run_scale
+    from cpqa.evaluation.scalebench import SAVED, CannotResume, run_scale
 
     for path, what in ((sample, "sample"), (questions, "questions")):
         if not path.is_file():
@@ -43,7 +46,16 @@ def scale(
     records, vectors, milvus = ([n for n in sizes if n] for sizes in (records, vectors, milvus))
     settings = get_settings()
     saved = settings.eval_dir / SAVED
-    report = run_scale(settings, sample, questions, sorted(records), sorted(vectors), sorted(milvus), rounds, queries,
-                       threads, workdir, say=lambda message: typer.echo(f"{message} (results so far: {saved})", err=True),
-                       save=saved, engines=list(dict.fromkeys(engines)))
+    previous = None
+    if resume and saved.exists():
+        try:
+            previous = json.loads(saved.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            fail(f"cannot resume: {saved} is not a saved report ({exc})")
+    try:
+        report = run_scale(settings, sample, questions, sorted(records), sorted(vectors), sorted(milvus), rounds,
+                           queries, threads, workdir, save=saved, engines=list(dict.fromkeys(engines)), resume=previous,
+                           say=lambda message: typer.echo(f"{message} (results so far: {saved})", err=True))
+    except CannotResume as exc:
+        fail(f"cannot resume from {saved}: {exc}")
     print_json(report, settings)

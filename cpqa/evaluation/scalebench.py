@@ -36,7 +36,13 @@ RECORD_MEASURES = ("records_per_s", "records_per_cpu_s", "bytes_per_record", "es
                    "peak_rss_mb")
 VECTOR_MEASURES = ("build_vectors_per_s", "resident_bytes_per_vector", "recall@10", "p50_ms", "p95_ms")
 MILVUS_MEASURES = ("insert_vectors_per_s", "resident_bytes_per_vector", "p50_ms", "p95_ms")
+# (nprobe, shortlist as a multiple of k) tried at each vector size
+VECTOR_SWEEP = tuple((nprobe, k_factor) for nprobe in (16, 32) for k_factor in (16, 32, 64))
 SAVED = "scale.json"  # in the data home's eval folder: the last run, which the scale notebook plots
+
+
+class CannotResume(ValueError):
+    """A saved report whose points were measured otherwise than this run's would be."""
 
 
 def growth(sizes: Sequence[int], values: Sequence[float], target: int = PUBMED) -> dict:
@@ -69,15 +75,19 @@ def record_point(sample: Path, size: int, queries: list[str], rounds: int, workd
 
 
 def vector_point(n: int, queries: int, workdir: Path | None, threads: int) -> dict:
+    """The fastest setting of ``VECTOR_SWEEP`` that reaches recall@10 0.95, as ``cpqa bench index`` chooses: a larger
+    index crowds more near neighbours into the PQ ranking, so it needs a longer re-scoring shortlist."""
+    nprobe, k_factor = (sorted({setting[i] for setting in VECTOR_SWEEP}) for i in (0, 1))
     cfg = BenchConfig(n=n, queries=queries, latency_queries=min(200, queries), flat_latency_queries=5,
-                      nprobe=(16,), k_factor=(16,), threads=threads, train_size=min(100_000, n))
+                      nprobe=tuple(nprobe), k_factor=tuple(k_factor), threads=threads, train_size=min(100_000, n))
     report = run_bench(cfg, workdir)
     ivfpq = report["ivfpq"]
     chosen = ivfpq["chosen"]
     return {"vectors": n, "build_s": ivfpq["build_s"], "build_vectors_per_s": round(n / ivfpq["build_s"], 1),
             "resident_bytes_per_vector": ivfpq["resident_bytes_per_vector"], "recall@10": chosen["recall@10"],
             "p50_ms": chosen["p50_ms"], "p95_ms": chosen["p95_ms"], "nprobe": chosen["nprobe"],
-            "shortlist": chosen["k_factor"] * cfg.k, "flat_p95_ms": report["flat"]["p95_ms"]}
+            "shortlist": chosen["k_factor"] * cfg.k, "flat_p95_ms": report["flat"]["p95_ms"],
+            "sweep": [{key: c[key] for key in ("nprobe", "k_factor", "recall@10", "p95_ms")} for c in ivfpq["sweep"]]}
 
 
 def milvus_point(n: int, queries: int, workdir: Path | None) -> dict:
@@ -118,6 +128,10 @@ def milvus_point(n: int, queries: int, workdir: Path | None) -> dict:
             "resident_bytes_per_vector": round(rss / n, 1) if rss > 0 else None}
 
 
+def _swept(point: dict) -> list[tuple[int, int]]:
+    return sorted((setting.get("nprobe", 16), setting["k_factor"]) for setting in point.get("sweep", []))
+
+
 def _rss_bytes() -> int:
     """This process's resident memory now (Linux /proc; milvus-lite runs inside it)."""
     status = Path("/proc/self/status").read_text()
@@ -134,20 +148,30 @@ def _curves(points: list[dict], size_key: str, measures: Sequence[str]) -> dict:
 def run_scale(settings: Settings, sample: Path, questions: Path, record_sizes: Sequence[int],
               vector_sizes: Sequence[int], milvus_sizes: Sequence[int] = (), rounds: int = 3, queries: int = 300,
               threads: int = 2, workdir: Path | None = None, say: Callable[[str], None] = lambda _: None,
-              save: Path | None = None, engines: Sequence[str] = ENGINES) -> dict:
+              save: Path | None = None, engines: Sequence[str] = ENGINES, resume: dict | None = None) -> dict:
     """Every point, smallest first (records: each size in each search engine); with ``save``, the report so far is
-    written there after each point (a long run cut short keeps what it measured)."""
+    written there after each point (a long run cut short keeps what it measured), and ``resume`` (such a report)
+    supplies the points it already holds instead of measuring them again."""
     boolean = ladder_queries(settings, questions)
     report: dict = {"machine": {"cpus": os.cpu_count()},
                     "boolean_queries": {"from": str(questions), "questions": 50, "ladder_levels": len(boolean)},
-                    "records": [], "vectors": [], "milvus": []}
+                    "records": [], "vectors": [], "milvus": [], "resumed_points": 0}
+    if resume is not None and resume.get("boolean_queries") != report["boolean_queries"]:
+        raise CannotResume("the saved report was measured with other Boolean queries")
+    done = {(part, p.get("records", p.get("vectors")), p.get("engine")): p
+            for part in ("records", "vectors", "milvus") for p in (resume or {}).get(part, [])
+            if part != "vectors" or _swept(p) == sorted(VECTOR_SWEEP)}  # a vector point swept otherwise is redone
     steps = [("records", n, engine, partial(record_point, sample, n, boolean, rounds, workdir, engine))
              for engine in engines for n in record_sizes]
     steps += [("vectors", n, None, partial(vector_point, n, queries, workdir, threads)) for n in vector_sizes]
     steps += [("milvus", n, None, partial(milvus_point, n, min(queries, 100), workdir)) for n in milvus_sizes]
     for part, n, engine, measure in steps:
-        say(f"{part}: {n:,}" + (f" ({engine})" if engine else ""))
-        report[part].append(measure())
+        if (part, n, engine) in done:
+            report[part].append(done[(part, n, engine)])
+            report["resumed_points"] += 1
+        else:
+            say(f"{part}: {n:,}" + (f" ({engine})" if engine else ""))
+            report[part].append(measure())
         by_engine = {e: [p for p in report["records"] if p["engine"] == e] for e in engines}
         report.update(records_growth={e: _curves(points, "records", RECORD_MEASURES)
                                       for e, points in by_engine.items() if points},

@@ -5,8 +5,9 @@ FTS5 in the same file, or tantivy beside it).
 A row holds two parts: the PubMed side (``pm_*``) and the PMC side (``pmc_*``). A PMC article whose
 PMID is already stored merges into that row; ``get`` returns both parts merged. The search index holds no
 stored text; FTS5's entries are deleted with the values recomputed from the stored parts (``fts_values`` must
-stay deterministic; an index's version changing rebuilds it). Thread-safe: pooled connections (WAL) handed to one thread at a time, multi-statement
-reads in one snapshot, writes serialised by a lock (and by SQLite across processes)."""
+stay deterministic; an index's version changing rebuilds it). Thread-safe: pooled connections (WAL) handed to
+one thread at a time, multi-statement reads in one snapshot, writes serialised by a lock (and by SQLite across
+processes)."""
 
 from __future__ import annotations
 
