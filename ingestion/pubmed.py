@@ -66,14 +66,16 @@ def ingest_pubmed_command(
     """Load PubMed XML records into the local store (idempotent: unchanged records are skipped)."""
     from cpqa.cli.common import fail
     from cpqa.config import get_settings
-    from cpqa.sources.text_index import ENGINES
+    from cpqa.sources.text_index import check_engine
 
     if bool(files) == (from_dir is not None):
         fail("give PubMed XML files, or --from-dir DIR (not both)")
     if from_dir is not None and not from_dir.is_dir():
         fail(f"not a folder: {from_dir}")
-    if engine is not None and engine not in ENGINES:
-        fail(f"unknown search engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    try:
+        engine = check_engine(engine) if engine is not None else None
+    except ValueError as exc:
+        fail(str(exc))
     settings = get_settings()
     with Store(settings.store_path, engine=engine) as store:
         if from_dir is None:

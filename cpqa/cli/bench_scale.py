@@ -10,7 +10,7 @@ import typer
 
 from cpqa.cli.bench_ingest import DEFAULT_SAMPLE
 from cpqa.cli.common import fail, print_json
-from cpqa.sources.text_index import ENGINES
+from cpqa.sources.text_index import ENGINES, check_engine
 
 DEFAULT_QUESTIONS = DEFAULT_SAMPLE.parents[1] / "bioasq" / "dev_questions.jsonl"
 
@@ -39,8 +39,10 @@ def scale(
     for path, what in ((sample, "sample"), (questions, "questions")):
         if not path.is_file():
             fail(f"{what} not found: {path} (pass --{what})")
-    if unknown := sorted(set(engines) - set(ENGINES)):
-        fail(f"unknown search engine {unknown[0]!r}: choose from {', '.join(ENGINES)}")
+    try:
+        engines = [check_engine(engine) for engine in dict.fromkeys(engines)]
+    except ValueError as exc:
+        fail(str(exc))
     if any(0 < n < 1000 or n < 0 for n in [*records, *vectors, *milvus]):
         fail("every size must be at least 1,000 (0 skips that part: --records 0 measures no records)")
     records, vectors, milvus = ([n for n in sizes if n] for sizes in (records, vectors, milvus))
@@ -54,7 +56,7 @@ def scale(
             fail(f"cannot resume: {saved} is not a saved report ({exc})")
     try:
         report = run_scale(settings, sample, questions, sorted(records), sorted(vectors), sorted(milvus), rounds,
-                           queries, threads, workdir, save=saved, engines=list(dict.fromkeys(engines)), resume=previous,
+                           queries, threads, workdir, save=saved, engines=engines, resume=previous,
                            say=lambda message: typer.echo(f"{message} (results so far: {saved})", err=True))
     except CannotResume as exc:
         fail(f"cannot resume from {saved}: {exc}")

@@ -20,8 +20,8 @@ import os
 import tempfile
 import time
 from dataclasses import asdict
-from pathlib import Path
 from functools import partial
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -68,7 +68,7 @@ def ladder_queries(settings: Settings, questions: Path, count: int = 50) -> list
 
 
 def record_point(sample: Path, size: int, queries: list[str], rounds: int, workdir: Path | None,
-                 engine: str = "tantivy") -> dict:
+                 engine: str) -> dict:
     result = asdict(run_ingest_bench(sample, size, rounds, workdir, queries=queries, perturb=True, engine=engine))
     result.pop("slowest_queries")
     return result

@@ -7,7 +7,7 @@ import sqlite3
 from typing import Sequence
 
 from cpqa.sources.boolean import Node
-from cpqa.sources.store_search import BM25_WEIGHTS, FTS_COLUMNS, CompiledQuery, compile_query
+from cpqa.sources.store_search import BM25_WEIGHTS, FTS_COLUMNS, CompiledQuery, compile_query, rank_match
 from cpqa.sources.text_index import IndexedRow, TextIndex
 
 _FTS_COLS = ", ".join(FTS_COLUMNS)
@@ -41,12 +41,12 @@ class Fts5Index(TextIndex):
               depth: int) -> dict[str, float]:
         """One ranked pass over the matches (a per-row FTS5 seek costs ~0.5 ms a row): rows outside the best
         ``depth`` matches are left out."""
-        rank_match = compile_query(node).rank_match
-        if not rank_match:
+        match = rank_match(node)
+        if not match:
             return {}
         columns = ", ".join(str(float(w)) for w in weights)
         rows = conn.execute(f"SELECT rowid, bm25(articles_fts, {columns}) AS score FROM articles_fts "
-                            "WHERE articles_fts MATCH ? ORDER BY score LIMIT ?", (rank_match, depth)).fetchall()
+                            "WHERE articles_fts MATCH ? ORDER BY score LIMIT ?", (match, depth)).fetchall()
         return {ids[row_id]: -score for row_id, score in rows if row_id in ids}
 
 

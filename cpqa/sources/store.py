@@ -21,13 +21,13 @@ from itertools import islice
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from cpqa.sources.boolean import BoolOp, DateRange, parse, parse_date, to_query
+from cpqa.sources.boolean import parse, to_query
 from cpqa.sources.ncbi.pubmed_xml import article_to_pubmed_xml
 from cpqa.sources.ncbi.xmlio import as_pmcid
 from cpqa.sources.store_rows import Kind, Row, UpsertSummary, fts_values, merge_parts, record_kind, unpack
 from cpqa.sources.fts5_index import SCHEMA as FTS5_SCHEMA, Fts5Index
-from cpqa.sources.store_search import BM25_WEIGHTS, date_key
-from cpqa.sources.text_index import ENGINES, IndexedRow, TextIndex
+from cpqa.sources.store_search import BM25_WEIGHTS, date_key, restrict_dates
+from cpqa.sources.text_index import IndexedRow, TextIndex, check_engine
 from cpqa.types import Article, SearchResult
 
 __all__ = ["Store", "UpsertSummary", "Kind"]
@@ -69,8 +69,8 @@ class Store:
     index is rebuilt in the engine asked for. Left out, a store keeps the engine it has (``fts5`` when new)."""
 
     def __init__(self, path: str | Path, engine: str | None = None):
-        if engine is not None and engine not in ENGINES:
-            raise ValueError(f"unknown search engine {engine!r}: choose one of {', '.join(ENGINES)}")
+        if engine is not None:
+            check_engine(engine)
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._idle: list[sqlite3.Connection] = []  # pooled connections: threads come and go (HTTP server)
@@ -380,10 +380,7 @@ class Store:
         """PubMed Boolean search: total count and PMIDs ranked by BM25 (ties: latest stored first; hits
         without a text term, e.g. a bare date range, newest publication first). Raises
         ``BooleanQueryError`` for a malformed query or date."""
-        node = parse(term)
-        if mindate or maxdate:
-            low = parse_date(mindate) if mindate else "0000"
-            node = BoolOp("AND", node, DateRange(low, parse_date(maxdate) if maxdate else "9999"))
+        node = restrict_dates(parse(term), mindate, maxdate)
         limit = (max(0, int(retmax)), max(0, int(retstart)))
         with self._read() as conn:
             count, pmids = self._text.search(conn, node, limit)

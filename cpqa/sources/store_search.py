@@ -124,18 +124,27 @@ def _set_sql(node: Node, ctes: list[str], params: list) -> str:
     return name
 
 
-def compile_query(node: Node, mindate: str | None = None, maxdate: str | None = None) -> CompiledQuery:
-    """SQL for ``node``, restricted to ``mindate``..``maxdate`` (publication date) when given."""
-    if mindate or maxdate:
-        low = parse_date(mindate) if mindate else "0000"
-        node = BoolOp("AND", node, DateRange(low, parse_date(maxdate) if maxdate else "9999"))
+def restrict_dates(node: Node, mindate: str | None, maxdate: str | None) -> Node:
+    """``node`` ANDed with esearch's ``mindate``..``maxdate`` (publication date), when either is given."""
+    if not (mindate or maxdate):
+        return node
+    low = parse_date(mindate) if mindate else "0000"
+    return BoolOp("AND", node, DateRange(low, parse_date(maxdate) if maxdate else "9999"))
+
+
+def rank_match(node: Node) -> str | None:
+    """The FTS5 expression ranking ``node``'s hits: an OR of every text term not on the right of a NOT."""
+    terms = positive_terms(node)
+    return " OR ".join(fts_term(t) for t in terms) if terms else None
+
+
+def compile_query(node: Node) -> CompiledQuery:
+    """SQL for ``node`` (dates restricted beforehand with ``restrict_dates``)."""
     params: list = []
     ctes: list[str] = []
     root = _set_sql(node, ctes, params)
     hits_sql = f"WITH {', '.join(ctes)} SELECT id FROM {root}"
-    terms = positive_terms(node)
-    rank = " OR ".join(fts_term(t) for t in terms) if terms else None
-    compiled = CompiledQuery(hits_sql, params, rank)
+    compiled = CompiledQuery(hits_sql, params, rank_match(node))
     members = chain(node) if isinstance(node, BoolOp) and node.op == "AND" else [node]
     text = [m for m in members if _text_only(m)]
     ranges = [m for m in members if isinstance(m, DateRange)]

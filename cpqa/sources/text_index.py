@@ -18,6 +18,14 @@ from typing import Sequence
 from cpqa.sources.boolean import Node
 
 ENGINES = ("fts5", "tantivy")
+
+
+def check_engine(engine: str) -> str:
+    """``engine`` if it names one of ``ENGINES``; ValueError saying which exist otherwise."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown search engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    return engine
+
 # (row id, publication date key or None, indexed text in FTS_COLUMNS order)
 IndexedRow = tuple[int, str | None, tuple[str, ...]]
 
