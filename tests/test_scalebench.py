@@ -70,7 +70,8 @@ def test_the_cli_refuses_tiny_sizes_and_zero_skips_a_part(tmp_path):
     from cpqa.cli.bench import bench_app
 
     refused = CliRunner().invoke(bench_app, ["scale", "--records", "500"], env={"CPQA_HOME": str(tmp_path)})
-    assert refused.exit_code == 2 and "at least 1,000" in refused.output
+    assert refused.exit_code == 2 and "at least 1,000" in refused.output  # checked before any data is read
+    shared("corpus", "pubmed_sample.xml.gz")  # the rest reads the sample and the questions
     skipped = CliRunner().invoke(bench_app, ["scale", "--records", "0", "--vectors", "0", "--json"],
                                  env={"CPQA_HOME": str(tmp_path)})
     assert skipped.exit_code == 0, skipped.output

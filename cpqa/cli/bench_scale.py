@@ -36,9 +36,6 @@ def scale(
     from cpqa.config import get_settings
     from cpqa.evaluation.scalebench import SAVED, CannotResume, run_scale
 
-    for path, what in ((sample, "sample"), (questions, "questions")):
-        if not path.is_file():
-            fail(f"{what} not found: {path} (pass --{what})")
     try:
         engines = [check_engine(engine) for engine in dict.fromkeys(engines)]
     except ValueError as exc:
@@ -46,6 +43,9 @@ def scale(
     if any(0 < n < 1000 or n < 0 for n in [*records, *vectors, *milvus]):
         fail("every size must be at least 1,000 (0 skips that part: --records 0 measures no records)")
     records, vectors, milvus = ([n for n in sizes if n] for sizes in (records, vectors, milvus))
+    for path, what in ((sample, "sample"), (questions, "questions")):
+        if not path.is_file():
+            fail(f"{what} not found: {path} (pass --{what})")
     settings = get_settings()
     saved = settings.eval_dir / SAVED
     previous = None
