@@ -26,6 +26,10 @@ def _default_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "cpqa"
 
 
+def _default_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cpqa"
+
+
 def _settings_files() -> tuple[str, ...]:
     home = os.environ.get("CPQA_HOME")
     files = ["cpqa.env"]
@@ -56,6 +60,10 @@ class Settings(BaseSettings):
     cpqa_vector_store: Literal["faiss", "milvus"] = "faiss"
     cpqa_device: str = "cpu"  # where encoders run: cpu, cuda, cuda:N, mps, or auto (a GPU when one is present)
     cpqa_milvus_uri: str | None = None
+    # What runs the encoders on a CPU: onnx-int8 (fastest; vectors within the measured tolerance), onnx (float32,
+    # equal to torch's) or torch (a GPU always runs torch); cpqa.models.onnx_runtime.
+    cpqa_runtime: Literal["torch", "onnx", "onnx-int8"] = "onnx-int8"
+    cpqa_cache: Path = Field(default_factory=_default_cache)  # machine-wide: the encoders' ONNX exports
 
     # Network behaviour of outside calls (seconds / attempts).
     cpqa_http_timeout: float = 20.0

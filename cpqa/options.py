@@ -78,8 +78,15 @@ class DocumentOptions(_Section):
 class PassageOptions(_Section):
     """Stage 4: SEOS passages, two-stage retrieval and the answerer's context."""
 
-    max_documents: int | None = Field(default=None, ge=1, description="segment only the N best-fused documents "
-                                      "(None: every document HSRDR keeps)")
+    max_documents: int | None = Field(default=10, ge=1, description="only the N best-fused documents reach "
+                                      "passage retrieval, so only they are segmented on first sight (None: every "
+                                      "document HSRDR keeps); chosen with the record prior on the BioASQ tuning "
+                                      "split (README, issue 27)")
+    record_prior: float = Field(default=2.0, ge=0.0, description="weight of the record's place in the document "
+                                "ranking beside the passage's place in the reranked list (weighted RRF; 0: the "
+                                "passage ranking alone)")
+    record_prior_k: int = Field(default=10, ge=1, description="the record prior's RRF constant")
+    per_record: int = Field(default=2, ge=1, description="passages of one record among the top before any third")
     top_k: int = Field(default=20, ge=1, description="passages kept by the dense retriever")
     top_n: int = Field(default=5, ge=1, description="passages kept by the reranker")
     preclinical_demotion: int = Field(default=5, ge=0, description="patient mode: passages from animal or cell-line "

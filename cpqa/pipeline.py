@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel
@@ -64,10 +65,10 @@ class Retrieved(BaseModel):
     trace: RetrievalTrace
 
 
-def _open_passage_store(settings: Settings) -> PassageStore | None:
+def _open_passage_store(path: Path) -> PassageStore | None:
     """The persistent passage layer; None (segment in memory only) where the index folder cannot be written."""
     try:
-        return PassageStore(settings.index_dir / PASSAGES_FILE)
+        return PassageStore(path)
     except (OSError, sqlite3.Error):
         return None
 
@@ -77,7 +78,9 @@ class Pipeline:
     evaluation, which runs these same objects: ``semantic`` (E1), ``boolean`` (E2), ``bm25`` (plain BM25),
     ``documents`` (HSRDR), ``segments`` (SEOS), ``passages`` (dense + rerank), ``answerer``."""
 
-    def __init__(self, settings: Settings | None = None, options: PipelineOptions | None = None):
+    def __init__(self, settings: Settings | None = None, options: PipelineOptions | None = None, *,
+                 passages_path: Path | None = None):
+        """``passages_path``: the passage store to read and fill (default: the data home's)."""
         self.settings = settings or get_settings()
         self.options = options or PipelineOptions()
         settings = self.settings
@@ -104,15 +107,15 @@ class Pipeline:
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
         self.triage = MeaningTriage(sentence_encoder)  # urgent by meaning, beside the instant rules
         self.triage.prepare()
-        self.passage_store = _open_passage_store(settings)
-        # Sentence vectors are stored too: offline the sentence and passage embedders are one model, so the
-        # extractive answer finds its evidence sentences' vectors there instead of embedding them per question.
-        sentence_cache = EmbeddingCache(sentence_encoder, store=self.passage_store)
-        self.passages = PassageRetriever.load(settings, matryoshka_dim=self.options.passages.matryoshka_dim,
-                                              store=self.passage_store)
-        # Chunks fit the window of the encoder that will embed them, not the sentence embedder's.
-        self.segments = SegmentCache(SEOSNodeParser(sentence_cache, window_tokens=self.passages.cache.encoder.max_tokens),
-                                     store=self.passage_store)
+        self.passage_store = _open_passage_store(passages_path or settings.index_dir / PASSAGES_FILE)
+        self.passages = PassageRetriever.load(settings, matryoshka_dim=self.options.passages.matryoshka_dim)
+        # One encoder pass per sentence: SEOS embeds each new record's sentences once; its passage vectors are the
+        # means of those, and the extractive answer reads them too (``SegmentCache`` hands them to the passage cache).
+        passage_cache = self.passages.cache
+        sentence_cache = passage_cache if passage_cache.encoder is sentence_encoder else EmbeddingCache(sentence_encoder)
+        # Chunks are sized by the window of the encoder that embeds passages, not the sentence embedder's.
+        self.segments = SegmentCache(SEOSNodeParser(sentence_cache, window_tokens=passage_cache.encoder.max_tokens),
+                                     store=self.passage_store, vectors=passage_cache)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
         self.answerer = Answerer(settings, llm=self.llm, encoder=self.passages.cache)
         self.refiner = Refiner(settings, self.answerer) if llm else None
@@ -246,14 +249,18 @@ class Pipeline:
         notify("segmentation")
         documents = found.documents[:options.passages.max_documents or None]
         with trace.stage("segmentation", documents=len(documents)) as record:
+            segmented, embedded = self.segments.segmented, self.segments.sentences_embedded
             nodes = self.segments.nodes(documents)
-            record.info["passages"] = len(nodes)
+            # Counters are shared across threads, so these are approximate under concurrency.
+            record.info.update(passages=len(nodes), segmented=self.segments.segmented - segmented,
+                               sentences_embedded=self.segments.sentences_embedded - embedded)
 
         notify("passage_retrieval")
         variants = (concept_queries(rewrite.model_copy(update={"search_intent": trace.search_intent}))[1:]
                     if options.passages.multi_query else [])
         demotion = options.passages.preclinical_demotion if options.answer.mode == "patient" else 0
-        search = self.passages.search(trace.search_intent, nodes, options.passages, variants, demotion)
+        ranks = {d.candidate.pmid: place for place, d in enumerate(found.documents)}
+        search = self.passages.search(trace.search_intent, nodes, options.passages, variants, demotion, ranks)
         trace.absorb(search)
         trace.passages = search.passages
         chain = context_postprocessors(

@@ -104,6 +104,7 @@ class ComponentChoice(BaseModel):
     provider: str = ""  # language models: "anthropic" or "openai-compatible"
     profile: Literal["paper", "offline"]
     reason: str = ""
+    runtime: str | None = None  # encoders: what runs the forward pass (torch, onnx, onnx-int8)
 
 
 class LadderLevel(BaseModel):

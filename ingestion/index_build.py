@@ -108,17 +108,17 @@ def index_build_command(
     batch_size: int = typer.Option(64, help="encoder batch size"),
     pq_m: int = typer.Option(64, help="PQ bytes per vector (ivfpq)"),
     nprobe: int = typer.Option(32, help="IVF lists probed per query (ivfpq)"),
-    passages: bool = typer.Option(False, "--passages", help="also segment every record with SEOS and embed its "
-                                  "passages now (eager; about ten sentence embeddings a record), instead of on "
-                                  "first sight at question time (lazy)"),
+    passages: bool = typer.Option(True, "--passages/--no-passages", help="also segment every record not yet "
+                                  "segmented with SEOS and store its layout and sentence vectors now (eager, "
+                                  "resumable), so questions find them; --no-passages leaves them to first sight"),
     passage_limit: Optional[int] = typer.Option(None, "--passage-limit", min=1, help="segment only the first N records"),
     device: Optional[str] = typer.Option(None, "--device", help="where the encoders run: cpu, cuda, cuda:N, mps or "
                                          "auto (a GPU when present); default CPQA_DEVICE, else cpu"),
     json_out: bool = typer.Option(False, "--json", help="no progress bar"),
 ) -> None:
     """Embed the store's records with the configured article encoder (resumable), index them for plain BM25, learn
-    the local term-mapping links (MeSH headings and abbreviations) from them, and with ``--passages`` build the
-    persistent SEOS passage layer (resumable)."""
+    the local term-mapping links (MeSH headings and abbreviations) from them, and build the
+    persistent SEOS passage layer (resumable; ``--no-passages`` skips it)."""
     from cpqa.cli.common import fail, print_json
     from cpqa.config import get_settings
     from cpqa.documents.bm25 import Bm25Index
@@ -145,13 +145,13 @@ def index_build_command(
             summary.learned_terms = len(terms)
             summary.device = device_used
         if passages:
-            from cpqa.pipeline import Pipeline
             from ingestion.passage_build import build_passages
 
-            with Pipeline(settings) as pipeline:
-                total = min(pipeline.store.count(), passage_limit or pipeline.store.count())
+            with Store(settings.store_path) as store:
+                total = min(store.count(), passage_limit or store.count())
                 with _bar(not json_out, total, "segmenting records") as advance:
-                    summary.passages = build_passages(pipeline, limit=passage_limit, progress=advance).__dict__
+                    summary.passages = build_passages(settings, store.iter_articles(), limit=passage_limit,
+                                                      progress=advance).__dict__
     except (ModelUnavailable, ValueError) as exc:
         fail(str(exc))
     print_json(summary.__dict__, settings)

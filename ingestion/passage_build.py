@@ -1,63 +1,73 @@
-"""``cpqa index build --passages``: segment every stored record with SEOS and embed its passages, ahead of questions.
+"""The eager passage build: segment stored records with SEOS and keep their layouts and sentence vectors, ahead of
+questions (``cpqa index build``, ``./setup.sh``, and ``cpqa ingest`` for the records it adds).
 
-The build goes through the pipeline's own ``SegmentCache`` and passage ``EmbeddingCache`` over the persistent
-``PassageStore``, so a question later finds exactly what the build wrote. Resumable and incremental: a record already
-segmented is read back, a passage already embedded is not embedded again. Each record is segmented as the default
-sources (D1 abstracts, D2 PMC reviews) would present it; records met in another role are segmented on first sight.
+The build goes through the product's own ``SegmentCache`` over the persistent ``PassageStore``, so a question later
+finds exactly what the build wrote. Resumable and incremental: a record already stored is skipped without being
+read twice. Each record is segmented as the default sources (D1 abstracts, D2 PMC reviews) present it; records met in
+another role are segmented on first sight.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
+from cpqa.config import Settings
 from cpqa.documents.hsrdr import natural_source
-from cpqa.models.encoders import EmbeddingCache
-from cpqa.options import DocumentOptions
-from cpqa.passages.dense import node_text
+from cpqa.models.encoders import EmbeddingCache, load_encoder
+from cpqa.options import DocumentOptions, PassageOptions
+from cpqa.passages.passage_store import PASSAGES_FILE, PassageStore
 from cpqa.passages.segments import SegmentCache
-from cpqa.pipeline import Pipeline
+from cpqa.passages.seos import SEOSNodeParser
 from cpqa.types import Article
 
 
 @dataclass
 class PassageBuildSummary:
-    records: int = 0
+    records: int = 0  # records with an abstract that were looked at
     segmented: int = 0  # records segmented by this run (the rest were stored already)
-    passages: int = 0
-    embedded: int = 0  # passages embedded by this run
-    sentences: int = 0  # sentences SEOS embedded (every sentence of a record it segments)
-    sentences_per_second: float = 0.0  # over the whole build: segmentation and passage embedding
+    passages: int = 0  # passages of the records segmented by this run
+    sentences: int = 0  # sentences embedded by this run (each once)
     seconds: float = 0.0
+    records_per_second: float = 0.0  # records segmented by this run, per wall second
     store_bytes: int = 0
 
 
-def build_passages(pipeline: Pipeline, *, limit: int | None = None, batch_records: int = 64,
-                   progress=None) -> PassageBuildSummary:
-    """Segment and embed the store's records (the first ``limit`` of them) into the pipeline's passage store."""
-    summary = segment_records(pipeline.store.iter_articles(), pipeline.segments, pipeline.passages.cache,
-                              limit=limit, batch_records=batch_records, progress=progress)
-    summary.store_bytes = pipeline.passage_store.stats()["bytes"]
+def passage_segmenter(settings: Settings, store: PassageStore | None, options: PassageOptions | None = None,
+                      vectors: EmbeddingCache | None = None) -> SegmentCache:
+    """The segmenter a ``Pipeline`` builds, without the rest of the pipeline: the sentence embedder and SEOS sized
+    by the passage embedder's window (``vectors``: the passage embedder's cache, given the sentence vectors)."""
+    options = options or PassageOptions()
+    encoder, _ = load_encoder("sentence_embedder", settings)
+    passage_encoder, _ = load_encoder("passage_retriever", settings, matryoshka_dim=options.matryoshka_dim)
+    return SegmentCache(SEOSNodeParser(EmbeddingCache(encoder, max_items=10_000),
+                                       window_tokens=passage_encoder.max_tokens), store=store, vectors=vectors)
+
+
+def build_passages(settings: Settings, articles: Iterable[Article], *, limit: int | None = None,
+                   batch_records: int = 256, progress: Callable[[int], None] | None = None) -> PassageBuildSummary:
+    """Segment ``articles`` (the first ``limit`` with an abstract) into the data home's passage store."""
+    with PassageStore(settings.index_dir / PASSAGES_FILE) as store:
+        summary = segment_records(articles, passage_segmenter(settings, store), limit=limit,
+                                  batch_records=batch_records, progress=progress)
+        summary.store_bytes = store.stats()["bytes"]
     return summary
 
 
-def segment_records(articles: Iterable[Article], segments: SegmentCache, cache: EmbeddingCache, *,
-                    limit: int | None = None, batch_records: int = 64, progress=None) -> PassageBuildSummary:
-    """Segment ``articles`` through ``segments`` and embed their passages through ``cache`` (both persisting to
-    their store): the build's work, measured."""
+def segment_records(articles: Iterable[Article], segments: SegmentCache, *, limit: int | None = None,
+                    batch_records: int = 256, progress: Callable[[int], None] | None = None) -> PassageBuildSummary:
+    """Segment ``articles`` through ``segments`` (persisting to its store) in batches: the build's work, measured."""
     summary = PassageBuildSummary()
     sources = DocumentOptions().sources
-    sentences = segments.parser.sentence_cache
-    segmented_before, misses_before, sentences_before = segments.segmented, cache.misses, sentences.misses
+    segmented_before, sentences_before = segments.segmented, segments.sentences_embedded
     start = time.perf_counter()
-    batch: list[tuple] = []
+    batch: list[tuple[Article, str]] = []
 
     def flush() -> None:
-        segments.prepare(batch)
-        nodes = [segments.article_nodes(article, source, None) for article, source in batch]
-        cache.encode([node_text(n) for group in nodes for n in group], persist=True)
-        summary.passages += sum(len(group) for group in nodes)
+        new = [item for item, known in zip(batch, segments.known(batch)) if not known]
+        if new:
+            summary.passages += sum(len(layout.chunks) for layout in segments.layouts(new))
         if progress is not None:
             progress(len(batch))
         batch.clear()
@@ -76,7 +86,14 @@ def segment_records(articles: Iterable[Article], segments: SegmentCache, cache: 
         flush()
     summary.seconds = round(time.perf_counter() - start, 2)
     summary.segmented = segments.segmented - segmented_before
-    summary.embedded = cache.misses - misses_before
-    summary.sentences = sentences.misses - sentences_before
-    summary.sentences_per_second = round(summary.sentences / summary.seconds, 1) if summary.seconds else 0.0
+    summary.sentences = segments.sentences_embedded - sentences_before
+    summary.records_per_second = round(summary.segmented / summary.seconds, 1) if summary.seconds else 0.0
     return summary
+
+
+def passages_after_ingest(settings: Settings, store, changed: int, enabled: bool = True) -> dict | None:
+    """After ``cpqa ingest`` changed ``changed`` records: segment the new ones into the data home's passage store,
+    when the home has one (``cpqa index build`` made it), so they need no second manual step. None: nothing done."""
+    if not enabled or changed == 0 or not (settings.index_dir / PASSAGES_FILE).exists():
+        return None
+    return build_passages(settings, store.iter_articles()).__dict__

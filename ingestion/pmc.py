@@ -19,12 +19,17 @@ def ingest_pmc_files(store: Store, paths: list[str | Path], progress: bool = Fal
 
 def ingest_pmc_command(
     files: list[Path] = typer.Argument(..., help="PMC JATS files (pmc-articleset or <article>; .gz ok)"),
+    passages: bool = typer.Option(True, "--passages/--no-passages", help="segment the new records into the "
+                                  "passage store when the data home has one (`cpqa index build` made it)"),
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON, no progress bar"),
 ) -> None:
     """Load PMC full-text articles into the local store (idempotent)."""
     from cpqa.config import get_settings
 
+    from ingestion.passage_build import passages_after_ingest
+
     settings = get_settings()
     with Store(settings.store_path) as store:
         summary = ingest_pmc_files(store, files, progress=not json_out)
-        report(summary, json_out, store.count(), files)
+        built = passages_after_ingest(settings, store, summary.added + summary.updated, passages)
+        report(summary, json_out, store.count(), files, extra={"passages": built})

@@ -61,6 +61,8 @@ def ingest_pubmed_command(
     engine: str = typer.Option(None, "--engine", help="the store's search engine: fts5 (a new store's default) or "
                                                       "tantivy (for mirrors past ~100k records); an existing store "
                                                       "of the other engine is re-indexed first"),
+    passages: bool = typer.Option(True, "--passages/--no-passages", help="segment the new records into the "
+                                  "passage store when the data home has one (`cpqa index build` made it)"),
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON, no progress bar"),
 ) -> None:
     """Load PubMed XML records into the local store (idempotent: unchanged records are skipped)."""
@@ -76,11 +78,14 @@ def ingest_pubmed_command(
         engine = check_engine(engine) if engine is not None else None
     except ValueError as exc:
         fail(str(exc))
+    from ingestion.passage_build import passages_after_ingest
+
     settings = get_settings()
     with Store(settings.store_path, engine=engine) as store:
         if from_dir is None:
             summary = ingest_pubmed_files(store, files, progress=not json_out)
-            report(summary, json_out, store.count(), files, extra={"search_engine": store.engine})
+            built = passages_after_ingest(settings, store, summary.added + summary.updated, passages)
+            report(summary, json_out, store.count(), files, extra={"search_engine": store.engine, "passages": built})
             return
         summary, done = ingest_pubmed_folder(store, from_dir, progress=not json_out)
         todo = [p for p in baseline_files(from_dir) if p not in done]
@@ -90,5 +95,7 @@ def ingest_pubmed_command(
             typer.echo(f"{len(done)} file(s) already loaded earlier, skipped")
         if not json_out and waiting:
             typer.echo(f"{len(waiting)} later file(s) not loaded: fix the failed file and run again to resume")
+        built = passages_after_ingest(settings, store, summary.added + summary.updated, passages)
         report(summary, json_out, store.count(), todo,
-               extra={"files_already_done": len(done), "files_waiting": waiting, "search_engine": store.engine})
+               extra={"files_already_done": len(done), "files_waiting": waiting, "search_engine": store.engine,
+                      "passages": built})

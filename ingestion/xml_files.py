@@ -91,6 +91,12 @@ def report(summary: UpsertSummary, json_out: bool, store_count: int, files: Iter
         print_json(payload)
     else:
         _print_summary(summary, store_count)
+        built = (extra or {}).get("passages")
+        if built:
+            import typer
+
+            typer.echo(f"passages: {built['segmented']} new record(s) segmented, {built['sentences']} sentences "
+                       f"embedded in {built['seconds']} s")
     if failed:
         import typer
 

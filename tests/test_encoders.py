@@ -95,17 +95,3 @@ def test_index_build_refuses_a_device_that_is_not_there(home):
         pytest.skip("a CUDA GPU is present: --device cuda is valid here")
     result = CliRunner().invoke(app, ["index", "build", "--device", "cuda"])
     assert result.exit_code != 0 and "no CUDA GPU" in result.output
-
-
-def test_sentence_transformer_models_give_sentence_transformers_vectors(settings):
-    """Loaded through transformers with the model's own pooling, MiniLM's vectors equal SentenceTransformer's."""
-    from sentence_transformers import SentenceTransformer
-
-    from cpqa.models.encoders import load_encoder, minilm_path
-
-    texts = ["Does tamoxifen reduce breast cancer recurrence?", "short",
-             "Adjuvant tamoxifen reduced recurrence in estrogen receptor positive disease. " * 12]
-    ours = load_encoder("sentence_embedder", settings)[0].encode(texts)
-    reference = SentenceTransformer(minilm_path(), device="cpu")
-    reference.max_seq_length = 256
-    assert np.abs(ours - reference.encode(texts, normalize_embeddings=True)).max() < 1e-5

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from cpqa.models.encoders import EmbeddingCache, Encoder, unit_rows
+from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.passages.evidence import unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
@@ -69,7 +69,7 @@ class Sentence:
 
 @lru_cache(maxsize=8192)
 def split_sentences(text: str) -> tuple[str, ...]:
-    """Sentences of four words or more (SEOS's pysbd splitter; cached, since the same passages recur)."""
+    """Sentences of four words or more (SEOS's sentence rules; cached, since the same passages recur)."""
     return tuple(text[s.start:s.end] for s in sentence_spans(text) if s.words >= 4)
 
 
@@ -104,16 +104,11 @@ class Similarity:
         n = len(self.pool)
         self._idf = {t: math.log(1.0 + n / c) for t, c in df.items()}
         self._max_idf = math.log(1.0 + max(n, 1))
-        self._vectors = self._encode(self.pool, persist=True) if encoder is not None and self.pool else None
+        self._vectors = self._encode(self.pool) if encoder is not None and self.pool else None
 
-    def _encode(self, texts: list[str], persist: bool = False) -> np.ndarray:
-        """Unit vectors; evidence sentences (``persist``) are read from the persistent passage store when the
-        encoder is a cache over one, the question never is."""
-        if persist and isinstance(self.encoder, EmbeddingCache):
-            raw = self.encoder.encode(texts, persist=True)
-        else:
-            raw = self.encoder.encode(texts)
-        return unit_rows(raw)
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors (an evidence sentence's come from the passage store through the passage cache)."""
+        return unit_rows(self.encoder.encode(texts))  # type: ignore[union-attr]
 
     def lexical(self, query: str) -> np.ndarray:
         """Share of the query's IDF weight that each pool text covers (0..1)."""

@@ -97,20 +97,26 @@ def run_pipeline(pipeline, questions: Sequence[GoldQuestion], **overrides) -> tu
     return rows, seconds
 
 
-def run_naive(pipeline, questions: Sequence[GoldQuestion]) -> list[dict]:
-    """The naive baseline, built from the product's own parts (HSRDR with the naive-hybrid options, the passage
-    embedder): top-5 abstracts, their top-3 sentences by embedding similarity, each quoted with its PMID."""
+def naive_answer(pipeline, question: str) -> tuple[str, list[str], dict[str, str | None]]:
+    """The naive baseline of RAG tutorials, built from the product's own parts (HSRDR with the naive-hybrid options,
+    the passage embedder): the top-5 abstracts, their top-3 sentences by embedding similarity, each quoted with its
+    PMID. Returns the answer text, the abstracts and the evidence type per PMID."""
     options = pipeline.options.with_overrides(**NAIVE_HYBRID_OPTIONS, max_docs=TOP_PASSAGES).documents
+    found = pipeline.documents.search(question, options)
+    abstracts = [(d.candidate.pmid, d.article.abstract) for d in found.documents[:TOP_PASSAGES]]
+    pool = [(pmid, s) for pmid, text in abstracts for s in split_sentences(text)]
+    scores = Similarity([s for _, s in pool], pipeline.passages.cache).scores(question) if pool else []
+    best = sorted(range(len(pool)), key=lambda i: -scores[i])[:BASELINE_SENTENCES]
+    text = "\n".join(f'- "{pool[i][1]}" [PMID:{pool[i][0]}]' for i in best)
+    return text, [a for _, a in abstracts], {d.candidate.pmid: d.candidate.evidence_type for d in found.documents}
+
+
+def run_naive(pipeline, questions: Sequence[GoldQuestion]) -> list[dict]:
+    """The naive baseline (``naive_answer``) scored on each question."""
     rows = []
     for gold in questions:
-        found = pipeline.documents.search(gold.question, options)
-        abstracts = [(d.candidate.pmid, d.article.abstract) for d in found.documents[:TOP_PASSAGES]]
-        pool = [(pmid, s) for pmid, text in abstracts for s in split_sentences(text)]
-        scores = Similarity([s for _, s in pool], pipeline.passages.cache).scores(gold.question) if pool else []
-        best = sorted(range(len(pool)), key=lambda i: -scores[i])[:BASELINE_SENTENCES]
-        text = "\n".join(f'- "{pool[i][1]}" [PMID:{pool[i][0]}]' for i in best)
-        types = {d.candidate.pmid: d.candidate.evidence_type for d in found.documents}
-        rows.append(score_question(gold, text, not best, [a for _, a in abstracts], types=types))
+        text, abstracts, types = naive_answer(pipeline, gold.question)
+        rows.append(score_question(gold, text, not text, abstracts, types=types))
     return rows
 
 

@@ -1,12 +1,11 @@
 """``cpqa bench passages``: what the persistent passage layer costs to build and to read, measured at scale.
 
-1. **Build.** The first ``build_records`` stored records are segmented with SEOS and embedded into a fresh passage
-   store through the product's own ``SegmentCache`` and ``EmbeddingCache`` (``ingestion.passage_build``): records,
-   sentences and passages per second, bytes per passage and per record, the projected CPU hours per million records.
+1. **Build.** The first ``build_records`` stored records are segmented with SEOS into a fresh passage store through
+   the product's own ``SegmentCache`` (``ingestion.passage_build``, what ``cpqa index build`` runs): records,
+   sentences and passages per second, bytes per passage and per record (layouts and int8 sentence vectors), the
+   projected hours and gigabytes per million records and for all of PubMed (36M records).
 2. **Scale.** For each size, the built sample is replicated under rewritten PMIDs until the store holds that many
-   records: each replica's segments are stored under its own key, and the vector table is grown with rows of the
-   right size and count under distinct keys (a corpus of distinct records has distinct passages; the replicas'
-   texts are the sample's, so their real vectors are shared). Then, with cold in-memory caches, each query reads
+   records, each replica a row of its own (layout and vectors). Then, with cold in-memory caches, each query reads
    the passages of ``candidates`` random records and ranks them for a question as the pipeline does
    (``SegmentCache.nodes`` + ``PassageRetriever.search``): p50 / p95 milliseconds and the store's bytes.
 """
@@ -25,16 +24,14 @@ from typing import Callable, Sequence
 from pydantic import BaseModel
 
 from cpqa.config import Settings
-from cpqa.models.encoders import EmbeddingCache, load_encoder
+from cpqa.models.encoders import load_encoder
 from cpqa.options import PassageOptions
 from cpqa.passages.dense import PassageRetriever
 from cpqa.passages.passage_store import PassageStore
-from cpqa.passages.rerank import load_reranker
 from cpqa.passages.segments import SegmentCache
-from cpqa.passages.seos import SEOSNodeParser
 from cpqa.sources.store import Store
 from cpqa.types import Article, Candidate, RetrievedDocument
-from ingestion.passage_build import segment_records
+from ingestion.passage_build import passage_segmenter, segment_records
 
 QUESTIONS = ("Does tamoxifen reduce the risk of breast cancer recurrence?",
              "What are the side effects of radiotherapy for prostate cancer?",
@@ -54,6 +51,7 @@ class BuildRate(BaseModel):
     bytes_per_record: float
     hours_per_million_records: float  # wall hours on this machine (all its cores)
     gb_per_million_records: float
+    gb_for_pubmed: float  # 36M records
 
 
 class ScalePoint(BaseModel):
@@ -72,20 +70,18 @@ class PassageBench(BaseModel):
     scale: list[ScalePoint]
 
 
+PUBMED_RECORDS = 36_000_000
+
+
 def _pipeline_parts(settings: Settings, store: PassageStore) -> tuple[SegmentCache, PassageRetriever]:
     """The segmenter and passage retriever as ``Pipeline`` builds them, over ``store``."""
-    sentence_encoder, _ = load_encoder("sentence_embedder", settings)
-    passage_encoder, choice = load_encoder("passage_retriever", settings)
-    cache = EmbeddingCache(passage_encoder, store=store)
-    reranker, reranker_choice = load_reranker(settings, top_n=None, cache=cache)
-    parser = SEOSNodeParser(EmbeddingCache(sentence_encoder, store=store), window_tokens=passage_encoder.max_tokens)
-    return SegmentCache(parser, store=store), PassageRetriever(cache, reranker, choice, reranker_choice)
+    retriever = PassageRetriever.load(settings)
+    return passage_segmenter(settings, store, vectors=retriever.cache), retriever
 
 
 def measure_build(settings: Settings, articles: Sequence[Article], path: Path) -> BuildRate:
     with PassageStore(path) as store:
-        segments, retriever = _pipeline_parts(settings, store)
-        summary = segment_records(articles, segments, retriever.cache)
+        summary = segment_records(articles, passage_segmenter(settings, store))
         stats = store.stats()
     seconds = max(summary.seconds, 1e-9)
     per_record = stats["bytes"] / max(1, summary.records)
@@ -94,41 +90,25 @@ def measure_build(settings: Settings, articles: Sequence[Article], path: Path) -
         records_per_s=summary.records / seconds, sentences_per_s=summary.sentences / seconds,
         passages_per_s=summary.passages / seconds, bytes_per_passage=stats["bytes"] / max(1, summary.passages),
         bytes_per_record=per_record, hours_per_million_records=1e6 / (summary.records / seconds) / 3600,
-        gb_per_million_records=per_record * 1e6 / 1e9)
+        gb_per_million_records=per_record * 1e6 / 1e9, gb_for_pubmed=per_record * PUBMED_RECORDS / 1e9)
 
 
 def grow(path: Path, articles: Sequence[Article], segments: SegmentCache, records: int, seed: int = 0) -> list[Article]:
     """Replicate the built ``articles`` in the store at ``path`` under rewritten PMIDs until it holds ``records``
     records; returns every record it holds (originals and replicas)."""
-    conn = sqlite3.connect(path)
-    vector_rows = conn.execute("SELECT count(*) FROM vectors").fetchone()[0] / max(1, len(articles))
-    sample_vector = conn.execute("SELECT vector FROM vectors LIMIT 1").fetchone()[0]
-    conn.close()
+    layouts = segments.layouts([(a, "D1") for a in articles])
     rng = random.Random(seed)
     held = list(articles)
     with PassageStore(path) as store:
         replica = 0
         while len(held) < records:
             replica += 1
-            batch, ballast = [], []
-            for article in articles[:records - len(held)]:
-                pmid = str(900_000_000 + replica * 1_000_000 + len(batch))
-                copy = article.model_copy(update={"pmid": pmid})
-                nodes = segments.article_nodes(article, "D1", None)
-                store.put_nodes(segments.key(copy, "D1"), pmid,
-                                [n.model_copy(update={"metadata": {**n.metadata, "pmid": pmid}}) for n in nodes])
-                batch.append(copy)
-                ballast += [f"ballast-{pmid}-{i}" for i in range(round(vector_rows))]
-            store.put_vectors({key: _as_vector(sample_vector) for key in ballast})
-            held += batch
+            copies = [article.model_copy(update={"pmid": str(900_000_000 + replica * 1_000_000 + i)})
+                      for i, article in enumerate(articles[:records - len(held)])]
+            store.put((segments.key(copy, "D1"), copy.pmid, layout) for copy, layout in zip(copies, layouts))
+            held += copies
         rng.shuffle(held)
     return held
-
-
-def _as_vector(blob: bytes):
-    import numpy as np
-
-    return np.frombuffer(blob, dtype=np.float32)
 
 
 def measure_retrieval(settings: Settings, path: Path, held: Sequence[Article], queries: int, candidates: int,
@@ -166,8 +146,7 @@ def run(settings: Settings, sizes: Sequence[int], build_records: int = 200, quer
             with sqlite3.connect(base) as source, sqlite3.connect(path) as target:
                 source.backup(target)
             with PassageStore(path) as store:
-                segments, _ = _pipeline_parts(settings, store)
-                held = grow(path, articles, segments, size)
+                held = grow(path, articles, passage_segmenter(settings, store), size)
             p50, p95 = measure_retrieval(settings, path, held, queries, candidates)
             size_bytes = sum(f.stat().st_size for f in Path(tmp).glob(path.name + "*"))
             points.append(ScalePoint(records=size, store_bytes=size_bytes, queries=queries, candidates=candidates,

@@ -9,29 +9,26 @@ Passage embeddings are cached across questions, so a passage seen before is not 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 from pydantic import Field
 
 from cpqa.config import Settings
 from cpqa.passages.evidence import addresses_reader
-from cpqa.models.encoders import EmbeddingCache, VectorStore, load_encoder
+from cpqa.models.encoders import EmbeddingCache, load_encoder
 from cpqa.options import PassageOptions
 from cpqa.passages.multi_query import ConceptFusionRetriever
+from cpqa.passages.node_vectors import node_text, node_vectors
+from cpqa.passages.record_prior import with_record_prior
 from cpqa.passages.rerank import load_reranker
 from cpqa.documents.study_type import PRECLINICAL
 from cpqa.types import ComponentChoice, Passage, StageLog, StageRecord
 
 _PASSAGE_FIELDS = set(Passage.model_fields) - {"node_id", "text", "score"}
-
-
-def node_text(node: BaseNode) -> str:
-    """The text a passage is embedded and reranked by (metadata stays out, so the cache key is the text)."""
-    return node.get_content(metadata_mode=MetadataMode.NONE)
 
 
 def to_passage(hit: NodeWithScore, dense_score: float | None = None) -> Passage:
@@ -63,7 +60,7 @@ class DenseNodeRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if not self._nodes:
             return []
-        vectors = self._cache.encode([node_text(n) for n in self._nodes], persist=True)
+        vectors = node_vectors(self._nodes, self._cache)
         query = self._cache.encode([query_bundle.query_str])[0]  # cached: the reranker needs it too
         scores = vectors @ query
         k = min(self._top_k, len(self._nodes))
@@ -117,22 +114,24 @@ class PassageRetriever:
         self.choice, self.reranker_choice = choice, reranker_choice
 
     @classmethod
-    def load(cls, settings: Settings, *, matryoshka_dim: int | None = None, cache_items: int = 200_000,
-             store: VectorStore | None = None) -> "PassageRetriever":
-        """The profile's passage encoder (at ``matryoshka_dim``) and reranker, sharing one embedding cache (read
-        through ``store``, the persistent passage vectors, when given)."""
+    def load(cls, settings: Settings, *, matryoshka_dim: int | None = None,
+             cache_items: int = 200_000) -> "PassageRetriever":
+        """The profile's passage encoder (at ``matryoshka_dim``) and reranker, sharing one embedding cache."""
         if matryoshka_dim is not None and matryoshka_dim <= 0:
             raise ValueError(f"matryoshka_dim must be positive, got {matryoshka_dim}")
         encoder, choice = load_encoder("passage_retriever", settings, matryoshka_dim=matryoshka_dim)
-        cache = EmbeddingCache(encoder, max_items=cache_items, store=store)
+        cache = EmbeddingCache(encoder, max_items=cache_items)
         reranker, reranker_choice = load_reranker(settings, top_n=None, cache=cache)
         return cls(cache, reranker, choice, reranker_choice)
 
     def search(self, query: str, nodes: Sequence[BaseNode], options: PassageOptions | None = None,
-               variants: Sequence[str] = (), demotion: int = 0) -> PassageSearch:
+               variants: Sequence[str] = (), demotion: int = 0,
+               record_ranks: Mapping[str, int] | None = None) -> PassageSearch:
         """The ``top_n`` best passages for ``query`` among ``nodes``; with ``variants`` (multi-query), each
         variant is retrieved too and the rankings are fused by reciprocal rank. ``demotion``: places animal and
-        cell-line passages move down (``PassageOptions.preclinical_demotion`` in patient mode)."""
+        cell-line passages move down (``PassageOptions.preclinical_demotion`` in patient mode). ``record_ranks``:
+        each record's place in the document ranking (PMID -> 0-based), fused into the passage order
+        (``cpqa.passages.record_prior``)."""
         options = options or PassageOptions()
         if not query.strip():
             raise ValueError("query is empty")
@@ -148,7 +147,10 @@ class PassageRetriever:
             hits = two_stage.retrieve(query)
         result.absorb(two_stage.log)
         passages = [to_passage(h, two_stage.dense_scores.get(h.node.node_id)) for h in hits]
-        result.passages = self._ordered(passages, result, demotion)[:options.top_n]
+        ordered = self._ordered(passages, result, demotion)
+        if record_ranks is not None:
+            ordered = with_record_prior(ordered, record_ranks, options, result)
+        result.passages = ordered[:options.top_n]
         if "rerank" in result.stages:  # the reranker ordered top_k; top_n of them go on
             result.stages["rerank"].info["kept"] = len(result.passages)
         return result

@@ -1,10 +1,13 @@
-"""The persistent passage layer: each record's SEOS nodes and each passage's embedding, stored once.
+"""The persistent passage layer: each record's SEOS layout and sentence vectors, stored once, compactly.
 
-One SQLite file (``$CPQA_HOME/index/passages.sqlite``) with two tables: ``segments`` (a record's SEOS nodes, keyed
-by the record's content, its source and the segmenter's configuration, so a changed record or setting segments
-again) and ``vectors`` (embeddings keyed by model and text, float32). ``SegmentCache`` and ``EmbeddingCache`` read
-through it: a record is segmented once, across questions and processes, whether ``cpqa index build --passages``
-segmented it eagerly or a question met it first (lazily, records fetched live from NCBI included).
+One SQLite file (``$CPQA_HOME/index/passages.sqlite``), one row per record and segmenter configuration
+(``records``: the key covers the record's content, its source and the segmenter's settings, so a changed record or
+setting segments again). A row holds the layout (sentence offsets into ``seos.source_text(article)``, and each
+chunk as a section label and a range of those sentences) and the sentence vectors as int8 rows, one float32 scale
+each (``cpqa.passages.vector_codec``). The text is the record's own, read from the record; passage vectors are the
+mean of their sentences' vectors (``cpqa.passages.layout``), so nothing is embedded twice and nothing stored twice.
+``SegmentCache`` reads through it: a record is segmented once, across questions and processes, whether
+``cpqa index build`` segmented it eagerly or a question met it first (records fetched live from NCBI included).
 """
 
 from __future__ import annotations
@@ -14,16 +17,16 @@ import sqlite3
 import threading
 import zlib
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
-import numpy as np
-from llama_index.core.schema import TextNode
+from cpqa.passages.layout import RecordLayout
+from cpqa.passages.vector_codec import decode, encode, shape
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS segments (key TEXT PRIMARY KEY, pmid TEXT, nodes BLOB NOT NULL);
-CREATE INDEX IF NOT EXISTS segments_pmid ON segments(pmid);
-CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, pmid TEXT, layout BLOB NOT NULL, vectors BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS records_pmid ON records(pmid);
 """
+OLD_TABLES = ("segments", "vectors")  # the layout before issue 27 (whole nodes and float32 vectors by text)
 _CHUNK = 500
 PASSAGES_FILE = "passages.sqlite"  # in ``settings.index_dir``
 
@@ -37,6 +40,8 @@ class PassageStore:
         self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        for table in OLD_TABLES:  # a cache of derived data: the old layout is dropped, records segment again
+            self._conn.execute(f"DROP TABLE IF EXISTS {table}")
         self._conn.executescript(SCHEMA)
         self._lock = threading.Lock()
 
@@ -50,49 +55,43 @@ class PassageStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ------------------------------------------------------------ segments
-    def nodes(self, key: str) -> list[TextNode] | None:
+    def get(self, keys: Sequence[str]) -> dict[str, RecordLayout]:
+        """The stored layouts among ``keys``."""
+        found: dict[str, RecordLayout] = {}
         with self._lock:
-            row = self._conn.execute("SELECT nodes FROM segments WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        return [TextNode.from_dict(item) for item in json.loads(zlib.decompress(row[0]))]
+            for i in range(0, len(keys), _CHUNK):
+                chunk = list(keys[i:i + _CHUNK])
+                rows = self._conn.execute(f"SELECT key, layout, vectors FROM records WHERE key IN "
+                                          f"({', '.join('?' * len(chunk))})", chunk).fetchall()
+                for key, layout, vectors in rows:
+                    found[key] = RecordLayout.from_json(json.loads(zlib.decompress(layout)), decode(vectors))
+        return found
 
-    def put_nodes(self, key: str, pmid: str | None, nodes: Sequence[TextNode]) -> None:
-        blob = zlib.compress(json.dumps([n.to_dict() for n in nodes]).encode(), 6)
+    def put(self, items: Iterable[tuple[str, str | None, RecordLayout]]) -> None:
+        """Store ``(key, pmid, layout)`` rows in one transaction."""
+        rows = [(key, pmid, zlib.compress(json.dumps(layout.to_json(), separators=(",", ":")).encode(), 6),
+                 encode(layout.vectors)) for key, pmid, layout in items]
         with self._lock:
-            self._conn.execute("INSERT OR REPLACE INTO segments VALUES (?, ?, ?)", (key, pmid, blob))
+            self._conn.execute("BEGIN")
+            self._conn.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?)", rows)
+            self._conn.execute("COMMIT")
 
-    def has_segments(self, keys: Iterable[str]) -> set[str]:
+    def has(self, keys: Iterable[str]) -> set[str]:
         """Which of ``keys`` are stored."""
         wanted, found = list(keys), set()
         with self._lock:
             for i in range(0, len(wanted), _CHUNK):
                 chunk = wanted[i:i + _CHUNK]
                 found.update(r[0] for r in self._conn.execute(
-                    f"SELECT key FROM segments WHERE key IN ({', '.join('?' * len(chunk))})", chunk))
+                    f"SELECT key FROM records WHERE key IN ({', '.join('?' * len(chunk))})", chunk))
         return found
-
-    # ------------------------------------------------------------ vectors
-    def vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for i in range(0, len(keys), _CHUNK):
-                chunk = list(keys[i:i + _CHUNK])
-                for key, blob in self._conn.execute(
-                        f"SELECT key, vector FROM vectors WHERE key IN ({', '.join('?' * len(chunk))})", chunk):
-                    found[key] = np.frombuffer(blob, dtype=np.float32)
-        return found
-
-    def put_vectors(self, items: Mapping[str, np.ndarray]) -> None:
-        rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()]
-        with self._lock:
-            self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", rows)
 
     def stats(self) -> dict[str, int]:
+        """Records stored, sentence vectors stored, bytes on disk (the file with its WAL)."""
         with self._lock:
-            records = self._conn.execute("SELECT count(*) FROM segments").fetchone()[0]
-            vectors = self._conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+            records = self._conn.execute("SELECT count(*) FROM records").fetchone()[0]
+            vectors = sum(shape(blob)[0]
+                          for (blob,) in self._conn.execute("SELECT substr(vectors, 1, 8) FROM records"))
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return {"records": records, "vectors": vectors, "bytes": size}
 

@@ -16,6 +16,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from cpqa.config import Settings
 from cpqa.models.encoders import EmbeddingCache, load_cross_encoder, load_encoder
+from cpqa.passages.node_vectors import node_vectors
 from cpqa.types import ComponentChoice
 
 DEFAULT_TOP_N = 5
@@ -73,9 +74,10 @@ class FusionReranker(BaseNodePostprocessor):
     def class_name(cls) -> str:
         return "FusionReranker"
 
-    def fused_scores(self, query: str, passages: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(fused, dense, bm25) scores for ``passages``."""
-        vectors = self._cache.encode(passages)
+    def fused_scores(self, query: str, passages: list[str],
+                     vectors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(fused, dense, bm25) scores for ``passages`` (``vectors``: their passage vectors, when known)."""
+        vectors = self._cache.encode(passages) if vectors is None else vectors
         query_vec = self._cache.encode([query])[0]
         dense = vectors @ query_vec
         bm25 = bm25_scores(query, passages)
@@ -88,7 +90,8 @@ class FusionReranker(BaseNodePostprocessor):
             raise ValueError("FusionReranker needs the query")
         if not nodes:
             return []
-        fused, _, _ = self.fused_scores(query_bundle.query_str, [_passage_text(n) for n in nodes])
+        fused, _, _ = self.fused_scores(query_bundle.query_str, [_passage_text(n) for n in nodes],
+                                        node_vectors([n.node for n in nodes], self._cache))
         return _ranked(nodes, fused, self.top_n)
 
 

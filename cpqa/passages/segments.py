@@ -1,7 +1,11 @@
-"""SEOS passages of the documents a question retrieved, shared across questions: a record is segmented once (a
-bounded in-process LRU, read through the persistent ``PassageStore`` when one is given, so once across processes
-too), keyed by its content, its source and the segmenter's settings; each question gets copies carrying its own
-retrieval category."""
+"""SEOS layouts of the records a question retrieved, shared across questions and processes.
+
+A record is segmented once: a bounded in-process LRU over the persistent ``PassageStore``, keyed by the record's
+content, its source and the segmenter's settings. Records met for the first time are segmented together: their
+sentences go through the encoder in one call, then each record is laid out from its own rows. Each question gets
+fresh nodes carrying its own retrieval category and, as their embeddings, the passage vectors (the mean of each
+chunk's sentence vectors), so no passage is embedded at question time.
+"""
 
 from __future__ import annotations
 
@@ -10,77 +14,110 @@ import threading
 from collections import OrderedDict
 from typing import Sequence
 
+import numpy as np
 from llama_index.core.schema import TextNode
 
+from cpqa.models.encoders import EmbeddingCache
+from cpqa.passages.layout import RecordLayout
 from cpqa.passages.passage_store import PassageStore
-from cpqa.passages.seos import SEOSNodeParser, segment_article, source_text
+from cpqa.passages.seos import SEOSNodeParser, article_nodes, source_text
 from cpqa.types import Article, RetrievedDocument
+
+LAYOUT_VERSION = "layout2"  # sentence rules (cpqa.passages.sentences), chunks as sentence runs, passage = mean
 
 
 class SegmentCache:
-    """``nodes(documents)``: the SEOS nodes of retrieved documents; thread-safe."""
+    """``nodes(documents)``: the SEOS nodes of retrieved documents, with passage vectors; thread-safe.
 
-    def __init__(self, parser: SEOSNodeParser, max_articles: int = 20_000, store: PassageStore | None = None):
-        self.parser = parser
-        self.max_articles = max_articles
-        self.store = store
+    ``vectors``: the passage embedder's cache; it receives every record's sentence vectors (cut to its dimension),
+    which the extractive answer reads."""
+
+    def __init__(self, parser: SEOSNodeParser, store: PassageStore | None = None,
+                 vectors: EmbeddingCache | None = None, max_records: int = 4_000):
+        self.parser, self.store, self.vectors = parser, store, vectors
+        self.max_records = max_records
         self.segmented = 0  # records this process segmented (not found in memory or in the store)
-        self._items: OrderedDict[str, list[TextNode]] = OrderedDict()
+        self.sentences_embedded = 0  # their sentences, each embedded once
+        self._items: OrderedDict[str, RecordLayout] = OrderedDict()
         self._lock = threading.Lock()
         p = parser
-        # "sentences": nodes carry their sentence offsets (records stored before that are segmented again)
         self._settings = (f"{p.model.name}|{p.target}{p.unit}|{p.overlap}|{p.window}|{p.cutoff_sd}|{p.min_fraction}"
-                          "|sentences")
+                          f"|{LAYOUT_VERSION}")
+
+    @property
+    def dim(self) -> int | None:
+        """The passage vectors' dimension (a Matryoshka passage embedder cuts the sentence vectors)."""
+        return self.vectors.encoder.dim if self.vectors is not None else None
 
     def key(self, article: Article, source: str) -> str:
         # A retraction is the record's status, not its text: it does not change the segments.
         text = article.model_dump_json(exclude={"retracted_by"})
         return hashlib.sha1(f"{self._settings}\x00{source}\x00{text}".encode()).hexdigest()
 
-    def article_nodes(self, article: Article, source: str, category: str | None,
-                      evidence_type: str | None = None) -> list[TextNode]:
-        key = self.key(article, source)
-        with self._lock:
-            cached = self._items.get(key)
-            if cached is not None:
-                self._items.move_to_end(key)
-        if cached is None and self.store is not None:
-            cached = self.store.nodes(key)
-        if cached is None:
-            cached = segment_article(article, source=source, category=None, parser=self.parser)
-            with self._lock:
-                self.segmented += 1
-            if self.store is not None:
-                self.store.put_nodes(key, article.pmid, cached)
-        with self._lock:
-            self._items[key] = cached
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_articles:
-                self._items.popitem(last=False)
-        # Copies: cached nodes are shared between threads, the category belongs to this question.
-        update = {"category": category, "evidence_type": evidence_type}
-        return [n.model_copy(update={"metadata": {**n.metadata, **update}}) for n in cached]
-
-    def prepare(self, items: Sequence[tuple[Article, str]]) -> int:
-        """Embed, in one batch, the sentences of the records among ``items`` (article, source) that are neither
-        in memory nor stored, so segmenting them next finds every sentence vector cached: SEOS alone embeds one
-        record's few sentences at a time, and per-call overhead dominates. Returns the sentences embedded."""
+    def known(self, items: Sequence[tuple[Article, str]]) -> list[bool]:
+        """Whether each (article, source) is laid out already, in memory or in the store (no segmentation)."""
         keys = [self.key(article, source) for article, source in items]
         with self._lock:
-            fresh = [k for k in keys if k not in self._items]
-        stored = self.store.has_segments(fresh) if self.store is not None and fresh else set()
-        texts = []
-        for (article, _), key in zip(items, keys):
-            if key in fresh and key not in stored:
-                text, sections = source_text(article)
-                for _, start, end in sections or [(None, 0, len(text))]:
-                    texts += [text[span.start:span.end] for span in self.parser.sentences(text, start, end)]
-        if texts:
-            self.parser.sentence_cache.encode(texts, persist=True)
-        return len(texts)
+            missing = [k for k in keys if k not in self._items]
+        stored = self.store.has(missing) if self.store is not None and missing else set()
+        return [k not in missing or k in stored for k in keys]
+
+    def layouts(self, items: Sequence[tuple[Article, str]]) -> list[RecordLayout]:
+        """The layout of each (article, source): from memory, the store, or segmented now (all new records in one
+        encoder call) and stored."""
+        keys = [self.key(article, source) for article, source in items]
+        with self._lock:
+            found = {k: self._items[k] for k in keys if k in self._items}
+        missing = [k for k in dict.fromkeys(keys) if k not in found]
+        if missing and self.store is not None:
+            found.update(self.store.get(missing))
+        fresh = {k: item for k, item in zip(keys, items) if k not in found}
+        if fresh:
+            made = self._segment(list(fresh.values()))
+            found.update(zip(fresh, made))
+            if self.store is not None:
+                self.store.put((k, article.pmid, layout) for (k, (article, _)), layout in zip(fresh.items(), made))
+        with self._lock:
+            for k in keys:
+                self._items[k] = found[k]
+                self._items.move_to_end(k)
+            while len(self._items) > self.max_records:
+                self._items.popitem(last=False)
+        return [found[k] for k in keys]
+
+    def _segment(self, items: Sequence[tuple[Article, str]]) -> list[RecordLayout]:
+        plans = []
+        texts: list[str] = []
+        for article, _ in items:
+            text, sections = source_text(article)
+            plan = self.parser.plan(text, sections)
+            plans.append((text, sections, plan))
+            texts += [text[s.start:s.end] for spans in plan for s in spans]
+        vectors = self.parser.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+        layouts, offset = [], 0
+        for text, sections, plan in plans:
+            count = sum(len(spans) for spans in plan)
+            layouts.append(self.parser.lay_out(text, sections, plan, vectors[offset:offset + count]))
+            offset += count
+        with self._lock:
+            self.segmented += len(items)
+            self.sentences_embedded += len(texts)
+        return layouts
+
+    def record_nodes(self, article: Article, source: str, layout: RecordLayout, category: str | None = None,
+                     evidence_type: str | None = None) -> list[TextNode]:
+        """The record's nodes for one question, with passage vectors; its sentence vectors go to ``vectors``."""
+        nodes = article_nodes(article, layout, source=source, category=category,
+                              embeddings=layout.passage_vectors(self.dim))
+        for node in nodes:
+            node.metadata["evidence_type"] = evidence_type
+        if self.vectors is not None and layout.sentences:
+            text, _ = source_text(article)
+            self.vectors.remember([text[a:b] for a, b in layout.sentences], layout.sentence_vectors(self.dim))
+        return nodes
 
     def nodes(self, documents: Sequence[RetrievedDocument]) -> list[TextNode]:
-        self.prepare([(d.article, d.candidate.source) for d in documents])
-        return [node for d in documents
-                for node in self.article_nodes(d.article, d.candidate.source, d.candidate.category,
-                                               d.candidate.evidence_type)]
+        layouts = self.layouts([(d.article, d.candidate.source) for d in documents])
+        return [node for d, layout in zip(documents, layouts)
+                for node in self.record_nodes(d.article, d.candidate.source, layout, d.candidate.category,
+                                              d.candidate.evidence_type)]

@@ -1,7 +1,7 @@
 """SEOS: Semantic Enhanced Overlap Segmentation, a LlamaIndex ``NodeParser``.
 
 TextTiling's boundary detection with sentence embeddings instead of bag-of-words: whole sentences
-(pysbd), the similarity of adjacent windows of sentence embeddings at every gap, TextTiling depth
+(``cpqa.passages.sentences``), the similarity of adjacent windows of sentence embeddings at every gap, TextTiling depth
 scores, and boundaries where the depth passes a cut-off taken from the distribution of depths.
 Topic segments are then packed into chunks that fill at most a share of the passage embedder's token window
 (sentences measured in its word pieces, so a chunk is never cut off unseen), with an overlap of whole sentences
@@ -14,21 +14,23 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
 from llama_index.core.node_parser import NodeParser
-from llama_index.core.schema import BaseNode, NodeRelationship, TextNode
+from llama_index.core.schema import BaseNode, NodeRelationship, RelatedNodeInfo, TextNode
 from pydantic import Field, PrivateAttr
 
 from cpqa.config import Settings, get_settings
 from cpqa.models.encoders import WORDS_PER_TOKEN, EmbeddingCache, TextEncoder, load_encoder
+from cpqa.passages.layout import Chunk, RecordLayout
+from cpqa.passages.sentences import sentence_bounds
 from cpqa.types import Article
 
 METADATA_KEYS = ("pmid", "pmcid", "section", "source", "category", "start", "end", "title", "year", "journal")
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of a BERT-style window
 _WORD = re.compile(r"\S+")
+Sections = Sequence[tuple[str | None, int, int]]  # (title, start, end) of each part of a text segmented on its own
 
 
 @dataclass(frozen=True)
@@ -41,29 +43,12 @@ class Span:
     size: int  # the parser's size unit: word pieces (the default) or words (explicit word bounds)
 
 
-@lru_cache(maxsize=1)
-def _segmenter():
-    import pysbd
-
-    return pysbd.Segmenter(language="en", clean=False)
-
-
 def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[Span]:
     """Sentences of ``text[start:end]`` as tight spans (no surrounding whitespace) in ``text`` coordinates."""
-    end = len(text) if end is None else end
-    spans: list[Span] = []
-    cursor = start
-    for sentence in _segmenter().segment(text[start:end]):
-        piece = sentence.strip()
-        if not piece:
-            continue
-        found = text.find(piece, cursor, end)
-        if found < 0:  # pysbd altered the text: fall back to the next non-blank run
-            found = cursor + len(text[cursor:end]) - len(text[cursor:end].lstrip())
-            piece = text[found:min(end, found + len(piece))]
-        words = len(piece.split())
-        spans.append(Span(found, found + len(piece), words, words))
-        cursor = found + len(piece)
+    spans = []
+    for first, last in sentence_bounds(text, start, end):
+        words = len(text[first:last].split())
+        spans.append(Span(first, last, words, words))
     return spans
 
 
@@ -197,17 +182,25 @@ class SEOSNodeParser(NodeParser):
             out = [Span(s.start, s.end, s.words, n) for s, n in zip(out, counts)]
         return out
 
-    def gap_scores(self, text: str, sentences: Sequence[Span]) -> tuple[np.ndarray, np.ndarray]:
-        """(window similarity, depth score) at each gap between consecutive sentences."""
-        vectors = self._encoder.encode([text[s.start:s.end] for s in sentences], persist=True)
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Sentence vectors, one encoder call for all of ``texts`` (batching across records is what makes first
+        sight fast: per-call overhead dominates a record's few sentences)."""
+        return self._encoder.encode(list(texts))
+
+    def gap_scores(self, text: str, sentences: Sequence[Span],
+                   vectors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(window similarity, depth score) at each gap between consecutive sentences (``vectors``: theirs, if
+        already embedded)."""
+        if vectors is None:
+            vectors = self.embed([text[s.start:s.end] for s in sentences])
         sims = window_similarities(vectors, self.window)
         return sims, depth_scores(sims)
 
-    def segment(self, text: str, sentences: Sequence[Span]) -> list[list[Span]]:
+    def segment(self, text: str, sentences: Sequence[Span], vectors: np.ndarray | None = None) -> list[list[Span]]:
         """Topic segments (lists of sentences) from embedding depth scores."""
         if len(sentences) < 2:
             return [list(sentences)] if sentences else []
-        _, depths = self.gap_scores(text, sentences)
+        _, depths = self.gap_scores(text, sentences, vectors)
         cuts = [0, *pick_boundaries(depths, self.cutoff_sd), len(sentences)]
         segments = [list(sentences[a:b]) for a, b in zip(cuts, cuts[1:])]
         strength = [float(depths[c - 1]) for c in cuts[1:-1]]  # boundary i sits between segments i and i+1
@@ -240,13 +233,33 @@ class SEOSNodeParser(NodeParser):
             i = back
         return chunks
 
-    def chunks(self, text: str, start: int = 0, end: int | None = None) -> list[list[Span]]:
-        """The chunks of ``text[start:end]``, each as its sentences."""
-        return [c for segment in self.segment(text, self.sentences(text, start, end)) for c in self.pack(segment)]
+    # ------------------------------------------------------------ a text's layout
+    def plan(self, text: str, sections: Sections) -> list[list[Span]]:
+        """The sentences of each section of ``text`` (each section is segmented on its own)."""
+        return [self.sentences(text, start, end) for _, start, end in sections]
+
+    def lay_out(self, text: str, sections: Sections, plan: list[list[Span]], vectors: np.ndarray) -> RecordLayout:
+        """The chunks of every section from its sentences (``plan``) and their vectors (one row per sentence of
+        ``plan``, in order)."""
+        chunks: list[Chunk] = []
+        offset = 0
+        for (title, _, _), spans in zip(sections, plan):
+            index = {span.start: offset + i for i, span in enumerate(spans)}
+            for segment in self.segment(text, spans, vectors[offset:offset + len(spans)]):
+                chunks += [Chunk(title, index[c[0].start], index[c[-1].start] + 1) for c in self.pack(segment)]
+            offset += len(spans)
+        return RecordLayout([(s.start, s.end) for spans in plan for s in spans], chunks, vectors)
+
+    def layout(self, text: str, sections: Sections | None = None) -> RecordLayout:
+        """Sentences, chunks and sentence vectors of ``text`` (one section spanning it by default)."""
+        sections = sections or [(None, 0, len(text))]
+        plan = self.plan(text, sections)
+        return self.lay_out(text, sections, plan, self.embed([text[s.start:s.end] for spans in plan for s in spans]))
 
     def chunk_spans(self, text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
         """Character ranges of the chunks of ``text[start:end]``."""
-        return [(c[0].start, c[-1].end) for c in self.chunks(text, start, end)]
+        layout = self.layout(text, [(None, start, len(text) if end is None else end)])
+        return [layout.chunk_span(c) for c in layout.chunks]
 
     # ------------------------------------------------------------ LlamaIndex
     def _parse_nodes(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> list[BaseNode]:
@@ -254,25 +267,8 @@ class SEOSNodeParser(NodeParser):
         for node in nodes:
             text = node.get_content()
             sections = node.metadata.get("sections") or [(node.metadata.get("section"), 0, len(text))]
-            for section, start, end in sections:
-                for chunk in self.chunks(text, start, end):
-                    out.append(self._node(node, text, chunk, section))
+            out += layout_nodes(node.node_id, node.metadata, text, self.layout(text, sections))
         return out
-
-    def _node(self, parent: BaseNode, text: str, chunk: Sequence[Span], section: str | None) -> TextNode:
-        start, end = chunk[0].start, chunk[-1].end
-        meta = {key: parent.metadata.get(key) for key in METADATA_KEYS}
-        # The chunk's sentences, relative to its text: the extractive answer quotes them without splitting again.
-        meta.update(section=section, start=start, end=end,
-                    sentences=[[s.start - start, s.end - start] for s in chunk])
-        key = f"{parent.node_id}\x00{start}\x00{end}".encode()
-        node = TextNode(id_=hashlib.sha1(key).hexdigest(), text=text[start:end], metadata=meta,
-                        start_char_idx=start, end_char_idx=end,
-                        excluded_embed_metadata_keys=[k for k in (*METADATA_KEYS, "sentences")
-                                                      if k not in ("title", "section")],
-                        excluded_llm_metadata_keys=["start", "end", "sections", "sentences"])
-        node.relationships[NodeRelationship.SOURCE] = parent.as_related_node_info()
-        return node
 
     def _postprocess_parsed_nodes(self, nodes: list[BaseNode], parent_doc_map: dict[str, Any]) -> list[BaseNode]:
         nodes = super()._postprocess_parsed_nodes(nodes, parent_doc_map)
@@ -281,6 +277,29 @@ class SEOSNodeParser(NodeParser):
             if isinstance(node, TextNode):
                 node.start_char_idx, node.end_char_idx = node.metadata["start"], node.metadata["end"]
         return nodes
+
+
+def layout_nodes(parent_id: str, metadata: dict[str, Any], text: str, layout: RecordLayout,
+                 embeddings: np.ndarray | None = None) -> list[TextNode]:
+    """The layout's chunks as LlamaIndex nodes of ``text``: exact offsets, the parent's metadata (``METADATA_KEYS``),
+    each chunk's sentences relative to its text (the extractive answer quotes them without splitting again) and,
+    given ``embeddings``, its passage vector as the node's embedding."""
+    nodes = []
+    for i, chunk in enumerate(layout.chunks):
+        start, end = layout.chunk_span(chunk)
+        meta = {key: metadata.get(key) for key in METADATA_KEYS}
+        meta.update(section=chunk.section, start=start, end=end,
+                    sentences=[[a - start, b - start] for a, b in layout.sentences[chunk.first:chunk.end]])
+        key = f"{parent_id}\x00{start}\x00{end}".encode()
+        node = TextNode(id_=hashlib.sha1(key).hexdigest(), text=text[start:end], metadata=meta,
+                        start_char_idx=start, end_char_idx=end,
+                        embedding=embeddings[i].tolist() if embeddings is not None else None,
+                        excluded_embed_metadata_keys=[k for k in (*METADATA_KEYS, "sentences")
+                                                      if k not in ("title", "section")],
+                        excluded_llm_metadata_keys=["start", "end", "sections", "sentences"])
+        node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=parent_id)
+        nodes.append(node)
+    return nodes
 
 
 def _merge_small(segments: list[list[Span]], strength: list[float], min_size: int) -> list[list[Span]]:
@@ -342,20 +361,25 @@ def _abstract_labels(article: Article, start: int, end: int) -> str | None:
     return "; ".join(labels) or "Abstract"
 
 
-def segment_article(article: Article, *, source: str = "D1", category: str | None = None,
-                    parser: SEOSNodeParser | None = None) -> list[TextNode]:
-    """SEOS nodes of one article: the abstract, then each full-text section segmented on its own."""
-    from llama_index.core import Document
-
-    parser = parser or SEOSNodeParser.from_settings()
-    text, sections = source_text(article)
-    if not text:
-        return []
+def article_nodes(article: Article, layout: RecordLayout, *, source: str = "D1", category: str | None = None,
+                  embeddings: np.ndarray | None = None) -> list[TextNode]:
+    """The nodes of ``article`` laid out as ``layout`` (of ``source_text(article)``); a chunk of an abstract without
+    body sections is named after the abstract labels it covers."""
+    text, _ = source_text(article)
     metadata = {"pmid": article.pmid, "pmcid": article.pmcid, "source": source, "category": category,
-                "title": article.title, "year": article.year, "journal": article.journal, "sections": sections}
-    doc = Document(text=text, metadata=metadata, id_=f"article:{article.key}")
-    nodes = parser.get_nodes_from_documents([doc])
+                "title": article.title, "year": article.year, "journal": article.journal}
+    nodes = layout_nodes(f"article:{article.key}", metadata, text, layout, embeddings)
     for node in nodes:
         if node.metadata["section"] is None:
             node.metadata["section"] = _abstract_labels(article, node.metadata["start"], node.metadata["end"])
     return nodes
+
+
+def segment_article(article: Article, *, source: str = "D1", category: str | None = None,
+                    parser: SEOSNodeParser | None = None) -> list[TextNode]:
+    """SEOS nodes of one article: the abstract, then each full-text section segmented on its own."""
+    parser = parser or SEOSNodeParser.from_settings()
+    text, sections = source_text(article)
+    if not text:
+        return []
+    return article_nodes(article, parser.layout(text, sections), source=source, category=category)

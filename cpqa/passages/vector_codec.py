@@ -1,0 +1,41 @@
+"""Sentence vectors stored compactly: int8 rows with one float32 scale each (symmetric, per row).
+
+A unit vector of 384 dimensions takes 388 bytes instead of 1,536. The rounding error of a component is at most half
+a step (``max|x| / 254``), so a cosine moves by about 1e-3: on the sample the top passages of every question are the
+same as with float32 vectors (``tests/test_passage_layer.py``).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+_HEADER = struct.Struct("<II")  # rows, dimensions
+
+
+def encode(vectors: np.ndarray) -> bytes:
+    """``vectors`` (rows x dim, float) as a header, the rows' scales and their int8 codes."""
+    array = np.asarray(vectors, dtype=np.float32)
+    rows, dim = array.shape if array.ndim == 2 else (0, 0)
+    scales = np.abs(array).max(axis=1) / 127.0 if rows else np.zeros(0, dtype=np.float32)
+    safe = np.where(scales > 0, scales, 1.0).astype(np.float32)
+    codes = np.clip(np.rint(array / safe[:, None]), -127, 127).astype(np.int8) if rows else np.zeros(0, np.int8)
+    return _HEADER.pack(rows, dim) + scales.astype(np.float32).tobytes() + codes.tobytes()
+
+
+def shape(blob: bytes) -> tuple[int, int]:
+    """(rows, dimensions) of an encoded blob, from its header alone."""
+    return _HEADER.unpack_from(blob)
+
+
+def decode(blob: bytes) -> np.ndarray:
+    """The float32 rows of an encoded blob."""
+    rows, dim = shape(blob)
+    offset = _HEADER.size
+    scales = np.frombuffer(blob, dtype=np.float32, count=rows, offset=offset)
+    codes = np.frombuffer(blob, dtype=np.int8, count=rows * dim, offset=offset + 4 * rows).reshape(rows, dim)
+    return codes.astype(np.float32) * scales[:, None]
+
+
+__all__ = ["decode", "encode", "shape"]
