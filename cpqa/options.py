@@ -78,10 +78,11 @@ class DocumentOptions(_Section):
 class PassageOptions(_Section):
     """Stage 4: SEOS passages, two-stage retrieval and the answerer's context."""
 
-    max_documents: int | None = Field(default=10, ge=1, description="only the N best-fused documents reach "
+    max_documents: int | None = Field(default=5, ge=1, description="only the N best-fused documents reach "
                                       "passage retrieval, so only they are segmented on first sight (None: every "
                                       "document HSRDR keeps); chosen with the record prior on the BioASQ tuning "
-                                      "split (README, issue 27)")
+                                      "split, where more records only let weaker ones in (docs/results.md, issue "
+                                      "27)")
     record_prior: float = Field(default=2.0, ge=0.0, description="weight of the record's place in the document "
                                 "ranking beside the passage's place in the reranked list (weighted RRF; 0: the "
                                 "passage ranking alone)")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from cpqa.sources.boolean import parse, to_query
+from cpqa.sources.clean_text import CLEANING
 from cpqa.sources.ncbi.pubmed_xml import article_to_pubmed_xml
 from cpqa.sources.ncbi.xmlio import as_pmcid
 from cpqa.sources.store_rows import Kind, Row, UpsertSummary, fts_values, merge_parts, record_kind, unpack
@@ -213,7 +214,10 @@ class Store:
             candidate = rows.get(f"pmc:{article.pmcid}")
             if candidate is not None and (candidate.pmid is None or candidate.pmid == article.pmid or not article.pmid):
                 row = candidate
-        digest = hashlib.sha1(raw if raw is not None else article.model_dump_json().encode()).hexdigest()
+        # The cleaning version is part of the digest: records parsed under another one count as changed, so
+        # re-ingesting a file cleans them (cpqa.sources.clean_text).
+        digest = hashlib.sha1(CLEANING.encode() + (raw if raw is not None else article.model_dump_json().encode())
+                              ).hexdigest()
         if row is None:
             row = Row(next_id, new=True)
             next_id += 1

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
 from lxml import etree
 
+from cpqa.sources.clean_text import clean_text
 from cpqa.sources.ncbi.xmlio import XmlSource, as_pmcid, iter_records, text, to_bytes
 from cpqa.types import AbstractSection, Article, BodySection
 
@@ -26,7 +26,6 @@ _SKIP = {"fig", "table-wrap", "disp-formula", "inline-formula", "graphic", "medi
          "ref-list", "fn-group", "table", "alternatives"}
 _PROSE_CONTAINERS = {"list", "list-item", "boxed-text", "disp-quote", "statement", "def-list", "def-item", "def"}
 _DATE_PREFERENCE = ("ppub", "epub", "collection", "epub-ppub", "pub", "")
-_WS = re.compile(r"\s+")
 
 
 def iter_pmc_records(source: XmlSource) -> Iterator[tuple[Article, bytes]]:
@@ -135,7 +134,7 @@ def _prose(elem: etree._Element | None) -> str:
                 pieces.append(child.tail)
 
     walk(elem)
-    return _WS.sub(" ", "".join(pieces)).strip()
+    return clean_text("".join(pieces))
 
 
 def _pub_date(meta: etree._Element) -> str | None:

@@ -13,6 +13,8 @@ from typing import BinaryIO, Iterable, Iterator, Union
 
 from lxml import etree
 
+from cpqa.sources.clean_text import clean_text
+
 XmlSource = Union[str, Path, bytes, bytearray, BinaryIO]
 
 
@@ -84,11 +86,12 @@ def _has_wanted_ancestor(elem: etree._Element, wanted: set[str]) -> bool:
 
 
 def text(elem: etree._Element | None) -> str:
-    """All text inside ``elem`` (inline markup dropped), whitespace collapsed."""
+    """All text inside ``elem`` (inline markup dropped), cleaned (``cpqa.sources.clean_text``), whitespace
+    collapsed."""
     if elem is None:
         return ""
     value = elem.text if len(elem) == 0 else "".join(elem.itertext())
-    return " ".join(value.split()) if value else ""
+    return clean_text(value) if value else ""
 
 
 def to_bytes(elem: etree._Element) -> bytes:

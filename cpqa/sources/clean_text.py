@@ -1,0 +1,62 @@
+"""Text cleaned once, when a record is read from NCBI's XML: what every later stage (search, segmentation, the
+evidence screen, the answer) sees.
+
+- Mojibake repaired where ftfy can tell ("cafÃ©" -> "café") and HTML entities decoded; Unicode NFKC.
+- Format characters removed (zero-width spaces and joiners, soft hyphens, byte-order marks: Unicode category Cf),
+  so "I\u200bg\u200bn\u200bo\u200br\u200be" reads, and is screened, as "Ignore".
+- Markup stripped to its text: HTML tags (a line break becomes a space), Markdown links and images (their words
+  kept), bold markers and terminal escapes. A record's result stated beside a stray "<br>" stays quotable; links
+  themselves stay in the text, where the evidence screen keeps them from being quoted.
+- A character lost before the record reached us (U+FFFD) stays as it is: nothing can tell what it was.
+
+``CLEANING`` names this version; the store keeps records parsed under another version as changed, so re-ingesting
+a file applies it (``cpqa.sources.store``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+CLEANING = "clean1"
+
+_TAGS = ("a|abbr|b|blockquote|body|br|button|code|div|em|embed|font|form|h[1-6]|head|hr|html|i|iframe|img|input|li|"
+         "link|meta|object|ol|p|pre|script|span|strong|style|sub|sup|svg|table|td|th|tr|u|ul")
+_BLOCK_TAG = re.compile(r"<\s*/?\s*(?:br|p|div|li|tr|td|th|h[1-6]|hr|blockquote|table|ul|ol)\b[^>]*>", re.I)
+_TAG = re.compile(rf"<\s*/?\s*(?:{_TAGS})\b[^>]*>", re.I)
+_MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_MD_LINK = re.compile(r"\[([^\]]+)\]\(\s*(?:https?:|ftp:|www\.|mailto:|javascript:|/|#)[^)]*\)")
+_BOLD = re.compile(r"\*\*(\S[^*]*?)\*\*")
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\))")
+_MARKUP_HINT = re.compile(r"[<\[*\x1b]")
+
+
+def clean_text(value: str) -> str:
+    """``value`` repaired, normalised, without format characters or markup, whitespace collapsed."""
+    if not value:
+        return value
+    if not value.isascii():
+        import ftfy
+
+        value = ftfy.fix_text(value, normalization="NFKC", uncurl_quotes=False)
+        value = "".join(ch for ch in value if unicodedata.category(ch) != "Cf")
+    if _MARKUP_HINT.search(value) or "&" in value:
+        value = strip_markup(value)
+    return " ".join(value.split())
+
+
+def strip_markup(value: str) -> str:
+    """HTML tags, Markdown links and images, bold markers and terminal escapes reduced to their text."""
+    if "&" in value:
+        import html
+
+        value = html.unescape(value)
+    value = _ESCAPE.sub("", value)
+    value = _MD_IMAGE.sub(lambda m: m.group(1), value)
+    value = _MD_LINK.sub(lambda m: m.group(1), value)
+    value = _BOLD.sub(lambda m: m.group(1), value)
+    value = _BLOCK_TAG.sub(" ", value)
+    return _TAG.sub("", value)
+
+
+__all__ = ["CLEANING", "clean_text", "strip_markup"]
