@@ -109,8 +109,8 @@ class Pipeline:
         self.triage.prepare()
         self.passage_store = _open_passage_store(passages_path or settings.index_dir / PASSAGES_FILE)
         self.passages = PassageRetriever.load(settings, matryoshka_dim=self.options.passages.matryoshka_dim)
-        # One encoder pass per sentence: SEOS embeds each new record's sentences once; its passage vectors are the
-        # means of those, and the extractive answer reads them too (``SegmentCache`` hands them to the passage cache).
+        # SEOS embeds each new record's sentences once (the extractive answer reads those vectors too), the passage
+        # embedder each new chunk once; both are stored (``SegmentCache``).
         passage_cache = self.passages.cache
         sentence_cache = passage_cache if passage_cache.encoder is sentence_encoder else EmbeddingCache(sentence_encoder)
         # Chunks are sized by the window of the encoder that embeds passages, not the sentence embedder's.
@@ -249,11 +249,12 @@ class Pipeline:
         notify("segmentation")
         documents = found.documents[:options.passages.max_documents or None]
         with trace.stage("segmentation", documents=len(documents)) as record:
-            segmented, embedded = self.segments.segmented, self.segments.sentences_embedded
+            before = (self.segments.segmented, self.segments.sentences_embedded, self.segments.passages_embedded)
             nodes = self.segments.nodes(documents)
             # Counters are shared across threads, so these are approximate under concurrency.
-            record.info.update(passages=len(nodes), segmented=self.segments.segmented - segmented,
-                               sentences_embedded=self.segments.sentences_embedded - embedded)
+            record.info.update(passages=len(nodes), segmented=self.segments.segmented - before[0],
+                               sentences_embedded=self.segments.sentences_embedded - before[1],
+                               passages_embedded=self.segments.passages_embedded - before[2])
 
         notify("passage_retrieval")
         variants = (concept_queries(rewrite.model_copy(update={"search_intent": trace.search_intent}))[1:]

@@ -29,6 +29,7 @@ class PassageBuildSummary:
     segmented: int = 0  # records segmented by this run (the rest were stored already)
     passages: int = 0  # passages of the records segmented by this run
     sentences: int = 0  # sentences embedded by this run (each once)
+    passage_windows: int = 0  # passage texts embedded by this run (a chunk past the encoder's window is several)
     seconds: float = 0.0
     records_per_second: float = 0.0  # records segmented by this run, per wall second
     store_bytes: int = 0
@@ -36,13 +37,15 @@ class PassageBuildSummary:
 
 def passage_segmenter(settings: Settings, store: PassageStore | None, options: PassageOptions | None = None,
                       vectors: EmbeddingCache | None = None) -> SegmentCache:
-    """The segmenter a ``Pipeline`` builds, without the rest of the pipeline: the sentence embedder and SEOS sized
-    by the passage embedder's window (``vectors``: the passage embedder's cache, given the sentence vectors)."""
+    """The segmenter a ``Pipeline`` builds, without the rest of the pipeline: the sentence embedder, SEOS sized by
+    the passage embedder's window, and the passage embedder (``vectors``: its cache, when the caller has one)."""
     options = options or PassageOptions()
     encoder, _ = load_encoder("sentence_embedder", settings)
-    passage_encoder, _ = load_encoder("passage_retriever", settings, matryoshka_dim=options.matryoshka_dim)
+    if vectors is None:
+        passage_encoder, _ = load_encoder("passage_retriever", settings, matryoshka_dim=options.matryoshka_dim)
+        vectors = EmbeddingCache(passage_encoder, max_items=10_000)
     return SegmentCache(SEOSNodeParser(EmbeddingCache(encoder, max_items=10_000),
-                                       window_tokens=passage_encoder.max_tokens), store=store, vectors=vectors)
+                                       window_tokens=vectors.encoder.max_tokens), store=store, vectors=vectors)
 
 
 def build_passages(settings: Settings, articles: Iterable[Article], *, limit: int | None = None,
@@ -61,6 +64,7 @@ def segment_records(articles: Iterable[Article], segments: SegmentCache, *, limi
     summary = PassageBuildSummary()
     sources = DocumentOptions().sources
     segmented_before, sentences_before = segments.segmented, segments.sentences_embedded
+    windows_before = segments.passages_embedded
     start = time.perf_counter()
     batch: list[tuple[Article, str]] = []
 
@@ -87,6 +91,7 @@ def segment_records(articles: Iterable[Article], segments: SegmentCache, *, limi
     summary.seconds = round(time.perf_counter() - start, 2)
     summary.segmented = segments.segmented - segmented_before
     summary.sentences = segments.sentences_embedded - sentences_before
+    summary.passage_windows = segments.passages_embedded - windows_before
     summary.records_per_second = round(summary.segmented / summary.seconds, 1) if summary.seconds else 0.0
     return summary
 

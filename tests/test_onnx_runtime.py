@@ -100,3 +100,22 @@ def test_unknown_runtime_is_refused(monkeypatch):
     monkeypatch.setenv("CPQA_RUNTIME", "tensorrt")
     with pytest.raises(ValueError, match="cpqa_runtime"):
         get_settings()
+
+
+def test_the_cross_encoder_scores_as_sentence_transformers_does(tmp_path):
+    """The paper's reranker on our runtimes (random tiny MedCPT-Cross-Encoder): the logits CrossEncoder computes."""
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    from cpqa.models.cross_encoder import PairScorer
+    from cpqa.testing.tiny_models import MEDCPT_CROSS, build_tiny_paper_models
+
+    path = str(build_tiny_paper_models(tmp_path / "hub")[MEDCPT_CROSS])
+    pairs = [["does tamoxifen reduce recurrence", "tamoxifen reduced recurrence in trials"],
+             ["lung cancer", "the patients were women"], ["risk", "hazard ratio " * 200]]
+    reference = CrossEncoder(path, device="cpu").predict(pairs, activation_fn=torch.nn.Identity())
+    for runtime in ("torch", "onnx"):
+        scores = PairScorer(path, runtime=runtime, onnx_cache=tmp_path / "onnx").predict(pairs)
+        assert np.abs(scores - reference).max() < 1e-4
+    int8 = PairScorer(path, runtime="onnx-int8", onnx_cache=tmp_path / "onnx").predict(pairs)
+    assert int8.shape == (3,) and np.isfinite(int8).all()

@@ -117,6 +117,11 @@ def latency(
     profile: str = typer.Option("offline", "--profile", help="Model profile: offline (default), auto or paper."),
     device: Optional[str] = typer.Option(None, "--device", help="where the encoders run: cpu, cuda, cuda:N, mps or "
                                          "auto (default CPQA_DEVICE, else cpu)"),
+    random_paper_models: bool = typer.Option(False, "--random-paper-models", help="the paper profile's cost: "
+                                             "random-weight models of its full architectures over a copy of the "
+                                             "data home (timings only)"),
+    models_cache: Optional[Path] = typer.Option(None, "--models-cache", help="with --random-paper-models: keep "
+                                                "the built models in this hub cache folder and reuse them"),
 ) -> None:
     """Per-stage latency: first sight (empty passage store), stored passages, and the naive pipeline."""
     if eutils_url and mirror:
@@ -127,6 +132,17 @@ def latency(
         fail(str(exc))
     if not items:
         fail("the question files hold no questions")
+    if random_paper_models:
+        from cpqa.evaluation.paper_cost import paper_latency
+
+        if mirror or eutils_url:
+            fail("--random-paper-models searches the data home's store through an in-process mirror: drop --mirror "
+                 "and --eutils-url")
+        try:
+            report(paper_latency(questions, limit, models_cache, device), json_out)
+        except RuntimeError as exc:
+            fail(str(exc))
+        return
     from contextlib import ExitStack
 
     from cpqa.config import get_settings
@@ -185,10 +201,18 @@ def latency(
     }
     if one_shot:
         payload["one_shot_ask_s"] = one_shot_seconds(items[0])
+    report(payload, json_out)
+
+
+def report(payload: dict, json_out: bool) -> None:
+    """The bench's JSON, or its tables."""
     if json_out:
-        print_json(payload, settings)
+        from cpqa.config import get_settings
+
+        print_json(payload, get_settings())
         return
-    typer.echo(f"{len(items)} questions, profile {payload['profile']}, models loaded in {load_ms:.0f} ms")
+    first_sight, stored, naive = payload["first_sight"], payload["stored_passages"], payload["naive"]
+    typer.echo(f"{payload['n']} questions, profile {payload['profile']}, models loaded in {payload['load_ms']:.0f} ms")
     typer.echo(f"{'end to end':<22}{'p50 ms':>10}{'p95 ms':>10}{'x naive p95':>13}")
     for label, run in (("first sight", first_sight), ("stored passages", stored), ("naive top-5 abstracts", naive)):
         e2e = run["end_to_end"]

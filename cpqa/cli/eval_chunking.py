@@ -56,7 +56,8 @@ def chunking(
         emit(payload, save or (settings.eval_dir / "chunking_cv.json" if limit is None else None), as_json, settings)
         return
     seos_options = {"cutoff_sd": cutoff_sd} if cutoff_sd is not None else {}
-    splitters = benchmark_splitters(sentence_encoder, target_words=target_words, overlap_words=overlap_words,
+    splitters = benchmark_splitters(sentence_encoder, passage_encoder, target_words=target_words,
+                                    overlap_words=overlap_words,
                                     window_tokens=window, **seos_options)
     unknown = sorted(set(only or ()) - set(splitters))
     if unknown:

@@ -23,13 +23,12 @@ from pydantic import BaseModel
 from llama_index.core.postprocessor import LongContextReorder
 
 from cpqa.config import Settings
-from cpqa.evaluation.chunking import K, RERANK_DEPTH, BenchDoc, Reranker, dense_rankings
+from cpqa.evaluation.chunking import K, RERANK_DEPTH, BenchDoc, Reranker, chunk_vectors, dense_rankings
 from cpqa.evaluation.retrieval import Question, Run, evaluate
-from cpqa.evaluation.splitters import ChunkSpan
+from cpqa.evaluation.splitters import ChunkSpan, seos_splitter
 from cpqa.models.encoders import EmbeddingCache, TextEncoder
 from cpqa.passages.context import SmallToBigPostprocessor, apply
 from cpqa.passages.restructure import restructure
-from cpqa.passages.seos import SEOSNodeParser
 from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
 from cpqa.types import Passage
 
@@ -168,16 +167,18 @@ def context_ablation(docs: Sequence[BenchDoc], sentence_encoder: TextEncoder, pa
                      progress: Callable[[str], None] | None = None) -> ContextReport:
     """Every context configuration over the benchmark questions (the retrieval step is shared). SEOS chunks
     as the pipeline does, with the sentence embedder and its size target."""
-    parser = SEOSNodeParser(EmbeddingCache(sentence_encoder))
-    chunks = [[ChunkSpan(a, b, a, b) for a, b in parser.chunk_spans(doc.text)] for doc in docs]
+    split = seos_splitter(sentence_encoder, passage_encoder=passage_cache.encoder)
+    chunks = [split(doc.text) for doc in docs]
     pool = [(d, c) for d, doc_chunks in enumerate(chunks) for c in doc_chunks]
     texts = [d.text for d in docs]
     keys = [texts[d][c.key_start:c.key_end] for d, c in pool]
     queries = [(d, q) for d, doc in enumerate(docs) for q in doc.queries]
-    dense = dense_rankings(passage_cache, keys, [q.question for _, q in queries], RERANK_DEPTH)
+    vectors = chunk_vectors(passage_cache, keys, [c.vector for _, c in pool])
+    dense = dense_rankings(vectors, passage_cache, [q.question for _, q in queries], RERANK_DEPTH)
     contexts: dict[str, list[list[Unit]]] = {name: [] for name in CONTEXTS}
     for i, ((d, q), candidates) in enumerate(zip(queries, dense), 1):
-        order = reranker(q.question, [texts[pool[c][0]][pool[c][1].start:pool[c][1].end] for c in candidates])
+        order = reranker(q.question, [texts[pool[c][0]][pool[c][1].start:pool[c][1].end] for c in candidates],
+                         vectors[candidates])
         retrieved = [pool[candidates[j]] for j in order[:K]]
         passages = _passages(retrieved, docs)
         neighbours = _small_to_big(retrieved, chunks, docs, "neighbours")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,7 +21,7 @@ from cpqa.evaluation.splitters import ChunkSpan, Splitter
 
 K = 5
 RERANK_DEPTH = 20  # dense candidates handed to the reranker
-Reranker = Callable[[str, list[str]], list[int]]  # (query, candidate texts) -> candidate indices, best first
+Reranker = Callable[..., list[int]]  # (query, candidate texts, their vectors) -> candidate indices, best first
 
 
 # ------------------------------------------------------------------ benchmark file
@@ -137,8 +137,17 @@ def bm25_rankings(corpus: list[str], queries: list[str], k: int = K) -> list[lis
     return [list(map(int, row)) for row in ids]
 
 
-def dense_rankings(cache: EmbeddingCache, corpus: list[str], queries: list[str], k: int) -> list[list[int]]:
-    vectors = cache.encode(corpus)
+def chunk_vectors(cache: EmbeddingCache, corpus: list[str], given: Sequence[Any]) -> np.ndarray:
+    """Each chunk's passage vector: the splitter's own (SEOS: the mean of its sentences'), else its text embedded."""
+    missing = [i for i, v in enumerate(given) if v is None]
+    encoded = cache.encode([corpus[i] for i in missing]) if missing else np.zeros((0, cache.encoder.dim))
+    rows = [np.asarray(v, dtype=np.float32) if v is not None else None for v in given]
+    for i, vector in zip(missing, encoded):
+        rows[i] = vector
+    return np.stack(rows) if rows else np.zeros((0, cache.encoder.dim), dtype=np.float32)
+
+
+def dense_rankings(vectors: np.ndarray, cache: EmbeddingCache, queries: list[str], k: int) -> list[list[int]]:
     scores = cache.encoder.encode(queries) @ vectors.T
     return [list(map(int, np.argsort(-row, kind="stable")[:k])) for row in scores]
 
@@ -147,8 +156,9 @@ def fusion_reranker(postprocessor) -> Reranker:
     """Adapt a LlamaIndex ``BaseNodePostprocessor`` (cpqa.passages.rerank) to the benchmark's reranker signature."""
     from llama_index.core.schema import NodeWithScore, TextNode
 
-    def rerank(query: str, texts: list[str]) -> list[int]:
-        nodes = [NodeWithScore(node=TextNode(id_=str(i), text=t), score=0.0) for i, t in enumerate(texts)]
+    def rerank(query: str, texts: list[str], vectors: np.ndarray | None = None) -> list[int]:
+        nodes = [NodeWithScore(node=TextNode(id_=str(i), text=t, embedding=None if vectors is None else
+                                             vectors[i].tolist()), score=0.0) for i, t in enumerate(texts)]
         return [int(n.node.node_id) for n in postprocessor.postprocess_nodes(nodes, query_str=query)]
 
     return rerank
@@ -172,10 +182,12 @@ def evaluate_splitter(docs: Sequence[BenchDoc], chunks: list[list[ChunkSpan]], s
     questions = [q.question for _, q in queries]
 
     bm25 = _score(bm25_rankings(keys, questions), hits)
-    dense_ranked = dense_rankings(passage_cache, keys, questions, RERANK_DEPTH if reranker else K)
+    vectors = chunk_vectors(passage_cache, keys, [c.vector for _, c in pool])
+    dense_ranked = dense_rankings(vectors, passage_cache, questions, RERANK_DEPTH if reranker else K)
     reranked = None
     if reranker is not None:
-        order = [[cands[i] for i in reranker(q, [returned[c] for c in cands])] for q, cands in zip(questions, dense_ranked)]
+        order = [[cands[i] for i in reranker(q, [returned[c] for c in cands], vectors[cands])]
+                 for q, cands in zip(questions, dense_ranked)]
         reranked = _score(order, hits)
 
     errors = [segmentation_errors(doc.text, [s.start for s in doc.segments], [c.start for c in doc_chunks])

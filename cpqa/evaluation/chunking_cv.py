@@ -19,7 +19,9 @@ from cpqa.evaluation.chunking import BenchDoc, Reranker, SplitterResult, evaluat
 from cpqa.evaluation.splitters import Splitter, seos_splitter
 from cpqa.models.encoders import EmbeddingCache, TextEncoder
 
-GRID = {"window_fill": (0.5, 0.75, 1.0, 1.5, 2.0), "overlap_fill": (0.0, 0.15, 0.3), "cutoff_sd": (-0.5, 0.5, 1.0)}
+# Passage vectors are the mean of their sentences' vectors, so a chunk may pass the encoder's window; the grid
+# reaches past the earlier edge (2.0) to where chunks hold whole records.
+GRID = {"window_fill": (0.5, 1.0, 1.5, 2.0, 3.0, 4.0), "overlap_fill": (0.0, 0.15, 0.3), "cutoff_sd": (0.0, 0.5, 1.0, 1.5)}
 
 
 class Fold(BaseModel):
@@ -71,7 +73,8 @@ def cross_validate(docs: Sequence[BenchDoc], sentence_encoder: TextEncoder, riva
         chunks, seconds = run_splitter(splitter, half)
         return evaluate_splitter(half, chunks, seconds, passage_cache, reranker)
 
-    results = [[evaluate(seos_splitter(sentence_cache, window_tokens=window_tokens, **s), half) for half in parts]
+    results = [[evaluate(seos_splitter(sentence_cache, passage_encoder=passage_cache,
+                                       window_tokens=window_tokens, **s), half) for half in parts]
                for s in settings]
     if progress:
         progress(f"SEOS grid: {len(settings)} settings on both halves")

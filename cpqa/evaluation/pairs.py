@@ -142,9 +142,11 @@ def load_pair_reranker(name: str, settings: Settings, fusion_cache: Callable[[],
         return FusionReranker(fusion_cache(), top_n=None)
     ensure_loadable(name, settings)
     try:
-        from sentence_transformers import CrossEncoder
+        from cpqa.models.cross_encoder import PairScorer
+        from cpqa.models.encoders import onnx_cache_dir
 
-        return CrossEncoderReranker(CrossEncoder(name, max_length=512, device="cpu"), top_n=None)
+        scorer = PairScorer(name, runtime=settings.cpqa_runtime, onnx_cache=onnx_cache_dir(settings))
+        return CrossEncoderReranker(scorer, top_n=None)
     except Exception as exc:  # noqa: BLE001
         raise ModelUnavailable(f"{name}: {type(exc).__name__}: {exc}") from None
 

@@ -8,11 +8,12 @@ returns the sentence with its window (as ``MetadataReplacementPostProcessor`` do
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from cpqa.models.encoders import EmbeddingCache, TextEncoder
+from cpqa.passages.segments import embed_passages
 from cpqa.passages.seos import SEOSNodeParser, split_sentences
 
 
@@ -22,6 +23,7 @@ class ChunkSpan:
     end: int
     key_start: int  # what a retriever indexes
     key_end: int
+    vector: Any = field(default=None, compare=False)  # the splitter's own passage vector (SEOS), else embedded
 
 
 Splitter = Callable[[str], list[ChunkSpan]]
@@ -66,9 +68,23 @@ def _plain(spans: list[tuple[int, int]]) -> list[ChunkSpan]:
     return [ChunkSpan(a, b, a, b) for a, b in spans]
 
 
-def seos_splitter(encoder: TextEncoder | EmbeddingCache, **options) -> Splitter:
+def seos_splitter(encoder: TextEncoder | EmbeddingCache, *, passage_encoder: TextEncoder | EmbeddingCache | None = None,
+                  **options) -> Splitter:
+    """SEOS as the product runs it: each chunk carries its passage vector (``SegmentCache``'s: the passage
+    embedder's reading of the whole chunk, window by window), or without ``passage_encoder`` the mean of its
+    sentences' vectors."""
     parser = SEOSNodeParser(encoder if isinstance(encoder, EmbeddingCache) else EmbeddingCache(encoder), **options)
-    return lambda text: _plain(parser.chunk_spans(text))
+
+    def split(text: str) -> list[ChunkSpan]:
+        sections = [(None, 0, len(text))]
+        plan = parser.plan(text, sections)
+        layout = parser.lay_out(text, sections, plan, parser.embed([text[s.start:s.end] for s in plan[0]]))
+        if passage_encoder is not None:
+            embed_passages(passage_encoder, [(text, [s.size for s in plan[0]], layout)])
+        return [ChunkSpan(*layout.chunk_span(c), *layout.chunk_span(c), vector=v)
+                for c, v in zip(layout.chunks, layout.passage_vectors())]
+
+    return split
 
 
 def sentence_splitter(chunk_size: int, overlap: int) -> Splitter:
@@ -140,6 +156,7 @@ def texttiling_splitter() -> Splitter:
 def rival_splitters(sentence_encoder: TextEncoder) -> dict[str, Splitter]:
     """SEOS's rivals: LlamaIndex's splitters and NLTK's TextTiling."""
     return {
+        "SentenceSplitter-256-64": sentence_splitter(256, 64),  # chunks of about SEOS's mean size
         "SentenceSplitter-512-0": sentence_splitter(512, 0),
         "SentenceSplitter-512-32": sentence_splitter(512, 32),
         "SentenceSplitter-512-128": sentence_splitter(512, 128),
@@ -149,6 +166,8 @@ def rival_splitters(sentence_encoder: TextEncoder) -> dict[str, Splitter]:
     }
 
 
-def benchmark_splitters(sentence_encoder: TextEncoder, **seos_options) -> dict[str, Splitter]:
+def benchmark_splitters(sentence_encoder: TextEncoder, passage_encoder: TextEncoder | None = None,
+                        **seos_options) -> dict[str, Splitter]:
     """The splitters of the paper's Table IV, widened; embedding splitters get a cold cache each."""
-    return {"SEOS": seos_splitter(sentence_encoder, **seos_options), **rival_splitters(sentence_encoder)}
+    return {"SEOS": seos_splitter(sentence_encoder, passage_encoder=passage_encoder, **seos_options),
+            **rival_splitters(sentence_encoder)}

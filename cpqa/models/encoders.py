@@ -301,6 +301,13 @@ def load_encoder(component: str, settings: Settings, matryoshka_dim: int | None 
     return encoder, choice.model_copy(update={"runtime": encoder.runtime})
 
 
+def onnx_default_cache() -> Path:
+    """The ONNX exports' folder of the default settings (``CPQA_CACHE``)."""
+    from cpqa.config import get_settings
+
+    return onnx_cache_dir(get_settings())
+
+
 def load_model_by_id(model_id: str) -> TextEncoder:
     """Load any sentence-transformers model id (or the bundled MiniLM) for experiments."""
     with _LOCK:
@@ -312,12 +319,14 @@ def load_cross_encoder(settings: Settings):
     choice = resolve("reranker", settings)
     if choice.profile == "offline":
         return None, choice
-    from sentence_transformers import CrossEncoder
+    from cpqa.models.cross_encoder import PairScorer
 
     try:
-        return CrossEncoder(choice.model, max_length=512, device=resolve_device(settings.cpqa_device)), choice
+        scorer = PairScorer(choice.model, max_tokens=512, runtime=check_runtime(settings.cpqa_runtime),
+                            device=resolve_device(settings.cpqa_device), onnx_cache=onnx_cache_dir(settings))
     except (OSError, ValueError) as exc:
         raise ModelUnavailable(f"{choice.model}: {exc}") from exc
+    return scorer, choice.model_copy(update={"runtime": scorer.runtime})
 
 
 class EmbeddingCache:
@@ -332,6 +341,10 @@ class EmbeddingCache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0  # texts the encoder had to embed
+
+    @property
+    def max_tokens(self) -> int:
+        return self.encoder.max_tokens
 
     def _key(self, text: str) -> str:
         return hashlib.sha1(f"{self.encoder.name}\x00{text}".encode()).hexdigest()

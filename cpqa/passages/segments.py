@@ -2,9 +2,10 @@
 
 A record is segmented once: a bounded in-process LRU over the persistent ``PassageStore``, keyed by the record's
 content, its source and the segmenter's settings. Records met for the first time are segmented together: their
-sentences go through the encoder in one call, then each record is laid out from its own rows. Each question gets
-fresh nodes carrying its own retrieval category and, as their embeddings, the passage vectors (the mean of each
-chunk's sentence vectors), so no passage is embedded at question time.
+sentences go through the sentence embedder in one call, each record is laid out from its own rows, then every new
+chunk goes through the passage embedder in one call (window by window past its token window). Each question gets
+fresh nodes carrying its own retrieval category and, as their embeddings, the stored passage vectors, so nothing
+stored is embedded again.
 """
 
 from __future__ import annotations
@@ -17,20 +18,59 @@ from typing import Sequence
 import numpy as np
 from llama_index.core.schema import TextNode
 
-from cpqa.models.encoders import EmbeddingCache
+from cpqa.models.encoders import EmbeddingCache, TextEncoder, unit_rows
 from cpqa.passages.layout import RecordLayout
 from cpqa.passages.passage_store import PassageStore
-from cpqa.passages.seos import SEOSNodeParser, article_nodes, source_text
+from cpqa.passages.seos import SPECIAL_TOKENS, SEOSNodeParser, article_nodes, source_text
 from cpqa.types import Article, RetrievedDocument
 
-LAYOUT_VERSION = "layout2"  # sentence rules (cpqa.passages.sentences), chunks as sentence runs, passage = mean
+LAYOUT_VERSION = "layout3"  # sentence rules (cpqa.passages.sentences), chunks as sentence runs, passage vectors
+
+
+def embed_passages(encoder: TextEncoder | EmbeddingCache, items: Sequence[tuple[str, Sequence[int], RecordLayout]]) -> int:
+    """Set each layout's passage vectors, all chunks of all ``items`` (text, word pieces per sentence, layout) in one
+    encoder call: a chunk's text, in windows of the encoder's token window when longer, the windows' vectors
+    averaged by their word pieces. Returns the texts embedded."""
+    window = encoder.max_tokens - SPECIAL_TOKENS
+    texts: list[str] = []
+    owners: list[tuple[int, int, int]] = []  # (item, chunk, word pieces) per window
+    for number, (text, sizes, layout) in enumerate(items):
+        for c, chunk in enumerate(layout.chunks):
+            for first, end in _windows(sizes, chunk.first, chunk.end, window):
+                texts.append(text[layout.sentences[first][0]:layout.sentences[end - 1][1]])
+                owners.append((number, c, sum(sizes[first:end])))
+    if not texts:
+        return 0
+    rows = encoder.encode(texts)
+    sums = [np.zeros((len(layout.chunks), rows.shape[1]), dtype=np.float32) for _, _, layout in items]
+    for (number, c, weight), row in zip(owners, rows):
+        sums[number][c] += max(weight, 1) * row
+    for (_, _, layout), total in zip(items, sums):
+        layout.passages = unit_rows(total)
+    return len(texts)
+
+
+def _windows(sizes: Sequence[int], first: int, end: int, window: int) -> list[tuple[int, int]]:
+    """Sentences ``first..end`` grouped into consecutive runs of at most ``window`` word pieces (a longer sentence
+    alone; the encoder cuts it)."""
+    runs: list[tuple[int, int]] = []
+    start, used = first, 0
+    for i in range(first, end):
+        if i > start and used + sizes[i] > window:
+            runs.append((start, i))
+            start, used = i, 0
+        used += sizes[i]
+    if end > start:
+        runs.append((start, end))
+    return runs
 
 
 class SegmentCache:
     """``nodes(documents)``: the SEOS nodes of retrieved documents, with passage vectors; thread-safe.
 
-    ``vectors``: the passage embedder's cache; it receives every record's sentence vectors (cut to its dimension),
-    which the extractive answer reads."""
+    ``vectors``: the passage embedder's cache: it embeds new chunks, and receives every record's sentence vectors
+    (cut to its dimension), which the extractive answer reads. Without one, passage vectors are the means of their
+    sentences' vectors."""
 
     def __init__(self, parser: SEOSNodeParser, store: PassageStore | None = None,
                  vectors: EmbeddingCache | None = None, max_records: int = 4_000):
@@ -38,6 +78,7 @@ class SegmentCache:
         self.max_records = max_records
         self.segmented = 0  # records this process segmented (not found in memory or in the store)
         self.sentences_embedded = 0  # their sentences, each embedded once
+        self.passages_embedded = 0  # their chunks' windows
         self._items: OrderedDict[str, RecordLayout] = OrderedDict()
         self._lock = threading.Lock()
         p = parser
@@ -99,6 +140,11 @@ class SegmentCache:
             count = sum(len(spans) for spans in plan)
             layouts.append(self.parser.lay_out(text, sections, plan, vectors[offset:offset + count]))
             offset += count
+        if self.vectors is not None:
+            embedded = embed_passages(self.vectors, [(text, [span.size for spans in plan for span in spans],
+                                                              layout) for (text, _, plan), layout in zip(plans, layouts)])
+            with self._lock:
+                self.passages_embedded += embedded
         with self._lock:
             self.segmented += len(items)
             self.sentences_embedded += len(texts)

@@ -1,0 +1,40 @@
+"""A cross-encoder (a BERT sequence classifier with one logit, as MedCPT-Cross-Encoder) scoring (query, passage)
+pairs on the configured runtime (``cpqa.models.onnx_runtime``), with sentence-transformers' ``CrossEncoder.predict``
+interface. Scores are the raw logits: the order is what reranking uses, and a sigmoid would not change it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from cpqa.models.onnx_runtime import Runtime, load_forward
+from cpqa.models.tokenization import WordPieces
+
+
+class PairScorer:
+    def __init__(self, model_id: str, *, max_tokens: int = 512, runtime: Runtime = "torch", device: str = "cpu",
+                 onnx_cache: Path | None = None):
+        from cpqa.models.encoders import onnx_default_cache
+
+        self.name = model_id
+        self.runtime = runtime if device == "cpu" else "torch"
+        self._tokenizer = WordPieces(model_id, max_tokens)
+        self._forward = load_forward(model_id, "logits", runtime, device, onnx_cache or onnx_default_cache())
+
+    def predict(self, pairs: Sequence[Sequence[str]], batch_size: int = 16, show_progress_bar: bool = False,
+                **_: object) -> np.ndarray:
+        from cpqa.models.encoders import padded, token_batches
+
+        if not pairs:
+            return np.zeros(0, dtype=np.float32)
+        columns = self._tokenizer.encode([p[0] for p in pairs], [p[1] for p in pairs])
+        scores = np.zeros(len(pairs), dtype=np.float32)
+        for rows in token_batches([len(ids) for ids in columns["input_ids"]], batch_size):
+            batch = padded({name: [columns[name][i] for i in rows] for name in columns}, self._tokenizer.pad_id)
+            scores[rows] = np.asarray(self._forward(batch), dtype=np.float32).reshape(len(rows), -1)[:, 0]
+        return scores
+
+
+__all__ = ["PairScorer"]
