@@ -247,6 +247,7 @@ class Pipeline:
         self._record_documents(found, trace)
 
         notify("segmentation")
+        demotion = options.passages.preclinical_demotion if options.answer.mode == "patient" else 0
         documents = found.documents[:options.passages.max_documents or None]
         with trace.stage("segmentation", documents=len(documents)) as record:
             before = (self.segments.segmented, self.segments.sentences_embedded, self.segments.passages_embedded)
@@ -259,7 +260,6 @@ class Pipeline:
         notify("passage_retrieval")
         variants = (concept_queries(rewrite.model_copy(update={"search_intent": trace.search_intent}))[1:]
                     if options.passages.multi_query else [])
-        demotion = options.passages.preclinical_demotion if options.answer.mode == "patient" else 0
         ranks = {d.candidate.pmid: place for place, d in enumerate(found.documents)}
         search = self.passages.search(trace.search_intent, nodes, options.passages, variants, demotion, ranks)
         trace.absorb(search)

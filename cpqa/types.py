@@ -142,7 +142,8 @@ class Passage(BaseModel):
     node_id: str
     pmid: str
     text: str
-    score: float = 0.0  # final (rerank) score
+    score: float = 0.0  # final score: its order in the evidence (the reranker's, fused with the record prior)
+    rerank_score: float | None = None  # the reranker's own
     dense_score: float | None = None
     section: str | None = None
     source: Source = "D1"

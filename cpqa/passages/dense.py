@@ -147,13 +147,21 @@ class PassageRetriever:
             hits = two_stage.retrieve(query)
         result.absorb(two_stage.log)
         passages = [to_passage(h, two_stage.dense_scores.get(h.node.node_id)) for h in hits]
-        ordered = self._ordered(passages, result, demotion)
         if record_ranks is not None:
-            ordered = with_record_prior(ordered, record_ranks, options, result)
+            ordered = with_record_prior(self._ordered(passages, result, 0), record_ranks, options, result, demotion)
+            self._log_demoted(ordered, result, demotion)
+        else:
+            ordered = self._ordered(passages, result, demotion)
         result.passages = ordered[:options.top_n]
         if "rerank" in result.stages:  # the reranker ordered top_k; top_n of them go on
             result.stages["rerank"].info["kept"] = len(result.passages)
         return result
+
+    @staticmethod
+    def _log_demoted(passages: Sequence[Passage], log: StageLog, demotion: int) -> None:
+        moved = [p for p in passages if demotion and p.evidence_type in PRECLINICAL]
+        if moved:
+            log.stages.setdefault("rerank", StageRecord()).info["preclinical_demoted"] = len(moved)
 
     @staticmethod
     def _ordered(passages: list[Passage], log: StageLog, demotion: int) -> list[Passage]:
@@ -165,9 +173,7 @@ class PassageRetriever:
             log.warn(f"{len(flagged)} passage(s) hold text addressed to the reader (links, markup, instructions; "
                      f"PMID {', '.join(dict.fromkeys(flagged.values()))}): ranked last, never quoted")
         last = len(passages) + demotion
-        moved = [p for p in passages if demotion and p.evidence_type in PRECLINICAL]
-        if moved:
-            log.stages.setdefault("rerank", StageRecord()).info["preclinical_demoted"] = len(moved)
+        PassageRetriever._log_demoted(passages, log, demotion)
 
         def place(item: tuple[int, Passage]) -> int:
             position, passage = item

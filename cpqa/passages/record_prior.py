@@ -13,28 +13,35 @@ from __future__ import annotations
 from collections import Counter
 from typing import Mapping, Sequence
 
+from cpqa.documents.study_type import PRECLINICAL
 from cpqa.options import PassageOptions
 from cpqa.passages.evidence import addresses_reader
 from cpqa.types import Passage, StageLog, StageRecord
 
 
 def with_record_prior(passages: Sequence[Passage], record_ranks: Mapping[str, int], options: PassageOptions,
-                      log: StageLog | None = None) -> list[Passage]:
-    """``passages`` (best first) reordered by the record prior, at most ``options.per_record`` per record first."""
+                      log: StageLog | None = None, demotion: int = 0) -> list[Passage]:
+    """``passages`` (best first) reordered by the record prior, at most ``options.per_record`` per record first; each
+    keeps the reranker's score as ``rerank_score`` and takes the fused one as ``score``. ``demotion``: places an
+    animal or cell-line study moves down, in the passage ranking and in the record ranking alike (patient mode)."""
     unranked = len(record_ranks)
     k, weight = options.record_prior_k, options.record_prior
 
     def score(position: int, passage: Passage) -> float:
         if addresses_reader(passage.text):
-            return -1.0
-        return 1.0 / (k + position + 1) + weight / (k + record_ranks.get(passage.pmid, unranked) + 1)
+            return -2.0
+        moved = demotion if passage.evidence_type in PRECLINICAL else 0  # its place and its record's move down
+        return 1.0 / (k + position + moved + 1) + weight / (k + record_ranks.get(passage.pmid, unranked) + moved + 1)
 
-    scored = sorted(enumerate(passages), key=lambda item: (-score(*item), item[0]))
-    first, rest, taken = [], [], Counter()
-    for _, passage in scored:
-        (first if taken[passage.pmid] < options.per_record else rest).append(passage)
+    scored = sorted(((score(i, p), i, p) for i, p in enumerate(passages)), key=lambda item: (-item[0], item[1]))
+    taken: Counter[str] = Counter()
+    rescored = []
+    for value, position, passage in scored:
         taken[passage.pmid] += 1
-    ordered = first + rest
+        if taken[passage.pmid] > options.per_record and value >= 0:
+            value -= 1.0  # behind every record's first per_record passages, ahead of those addressing the reader
+        rescored.append((value, position, passage.model_copy(update={"score": value, "rerank_score": passage.score})))
+    ordered = [p for _, _, p in sorted(rescored, key=lambda item: (-item[0], item[1]))]
     if log is not None:
         log.stages.setdefault("rerank", StageRecord()).info.update(
             record_prior=weight, records_by_best_passage=list(dict.fromkeys(p.pmid for p in ordered)))

@@ -3,9 +3,9 @@
 TextTiling's boundary detection with sentence embeddings instead of bag-of-words: whole sentences
 (``cpqa.passages.sentences``), the similarity of adjacent windows of sentence embeddings at every gap, TextTiling depth
 scores, and boundaries where the depth passes a cut-off taken from the distribution of depths.
-Topic segments are then packed into chunks that fill at most a share of the passage embedder's token window
-(sentences measured in its word pieces, so a chunk is never cut off unseen), with an overlap of whole sentences
-inside a segment. Every node carries exact character offsets into its source text.
+Topic segments are then packed into chunks of at most a number of the passage embedder's token windows (sentences
+measured in its word pieces; the passage vector reads a longer chunk window by window, so none of it goes unseen),
+with an optional overlap of whole sentences inside a segment. Every node carries exact character offsets into its source text.
 """
 
 from __future__ import annotations
@@ -111,11 +111,12 @@ class SEOSNodeParser(NodeParser):
     target_words: int | None = Field(default=None, description="chunk bound in words (sizes then count words); "
                                                                  "None: window_fill of the token window")
     overlap_words: int | None = Field(default=None, description="overlap bound in words; None: overlap_fill")
-    # Cross-validated on the chunking dev benchmark (README, "SEOS cross-validated"): halves tuned on one, judged
-    # on the other.
-    window_fill: float = Field(default=2.0, gt=0, description="a chunk fills at most this share of the passage "
+    # Cross-validated on the chunking dev benchmark (docs/results.md, issue 27): halves tuned on one, judged on the
+    # other. A passage vector reads the whole chunk, window by window, so a chunk may pass the embedder's window:
+    # at 3 windows chunks hold a topic segment (about 235 words on the benchmark), and the grid went on to 4.
+    window_fill: float = Field(default=3.0, gt=0, description="a chunk fills at most this share of the passage "
                                                               "embedder's token window")
-    overlap_fill: float = Field(default=0.3, ge=0, lt=1, description="overlap bound as a share of the chunk bound")
+    overlap_fill: float = Field(default=0.0, ge=0, lt=1, description="overlap bound as a share of the chunk bound")
     window_tokens: int | None = Field(default=None, description="the passage embedder's token window; None: the "
                                                                 "sentence embedder's")
     window: int = Field(default=3, ge=1, description="sentences on each side of a gap")
