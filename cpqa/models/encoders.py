@@ -290,11 +290,23 @@ def onnx_cache_dir(settings: Settings) -> Path:
     return settings.cpqa_cache.expanduser() / "onnx"
 
 
+# Document search compares one query vector with an index built once: int8 queries against it cost HSRDR 0.005
+# recall@20 and MRR@10 on the BioASQ cancer set (docs/results.md, issue 27), so the document encoders stay float.
+FLOAT_COMPONENTS = frozenset({"semantic_query", "article_encoder"})
+
+
+def component_runtime(component: str, settings: Settings) -> Runtime:
+    """The runtime ``component`` runs on: ``CPQA_RUNTIME``, except that int8 means float ONNX for the document
+    encoders (``FLOAT_COMPONENTS``)."""
+    runtime = check_runtime(settings.cpqa_runtime)
+    return "onnx" if runtime == "onnx-int8" and component in FLOAT_COMPONENTS else runtime
+
+
 def load_encoder(component: str, settings: Settings, matryoshka_dim: int | None = None) -> tuple[TextEncoder, ComponentChoice]:
     """The encoder serving ``component`` and the choice that picked it (for the trace)."""
     choice = resolve(component, settings)
     device = resolve_device(settings.cpqa_device)
-    runtime = check_runtime(settings.cpqa_runtime)
+    runtime = component_runtime(component, settings)
     with _LOCK:
         encoder = _load(choice.model, matryoshka_dim if choice.model == PUBMEDBERT_MATRYOSHKA else None, device,
                         runtime, onnx_cache_dir(settings))
