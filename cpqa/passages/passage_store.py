@@ -90,8 +90,10 @@ class PassageStore:
         return found
 
     def stats(self) -> dict[str, int]:
-        """Records stored, sentence and passage vectors stored, bytes on disk (the file with its WAL)."""
+        """Records stored, sentence and passage vectors stored, bytes on disk (the file, its write-ahead log folded
+        in first)."""
         with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             records = self._conn.execute("SELECT count(*) FROM layouts").fetchone()[0]
             vectors = passages = 0
             for sentence_head, passage_head in self._conn.execute(
