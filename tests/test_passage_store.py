@@ -142,21 +142,23 @@ def test_layouts_and_int8_vectors_round_trip(tmp_path):
     vectors = rng.normal(size=(5, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     layout = RecordLayout(sentences=[(0, 10), (11, 20), (21, 30), (31, 40), (41, 50)],
-                          chunks=[Chunk(None, 0, 3), Chunk("Results", 2, 5)], vectors=vectors)
+                          chunks=[Chunk(None, 0, 3), Chunk("Results", 2, 5)], vectors=vectors, passages=vectors[:2])
     with PassageStore(tmp_path / "p.sqlite") as store:
-        store.put([("k", "1", layout)])
-        back = store.get(["k", "missing"])
-        assert list(back) == ["k"] and store.has(["k", "x"]) == {"k"}
+        store.put([("k", "1", layout), ("old", "2", RecordLayout([(0, 5)], [Chunk(None, 0, 1)], vectors[:1]))])
+        back = store.get(["k", "old", "missing"])
+        assert sorted(back) == ["k", "old"] and store.has(["k", "x"]) == {"k"}
         got = back["k"]
         assert got.sentences == layout.sentences and got.chunks == layout.chunks
         assert np.abs(got.vectors - vectors).max() < 1.0 / 127  # half an int8 step of the largest component
-        assert store.stats()["records"] == 1 and store.stats()["vectors"] == 5
+        assert np.abs(got.passages - vectors[:2]).max() < 1.0 / 127 and back["old"].passages is None
+        assert store.stats()["records"] == 2 and store.stats()["vectors"] == 6
+        assert store.stats()["passage_vectors"] == 2
     row_bytes = len(encode(vectors))
     assert row_bytes == 8 + 5 * (4 + 384)  # a quarter of float32, one scale per row
     assert decode(encode(np.zeros((0, 384), dtype=np.float32))).shape == (0, 384)
 
 
-def test_passage_vectors_are_the_mean_of_their_sentences():
+def test_without_a_passage_embedder_passage_vectors_are_the_mean_of_their_sentences():
     vectors = np.eye(4, dtype=np.float32)
     layout = RecordLayout(sentences=[(0, 1)] * 4, chunks=[Chunk(None, 0, 2), Chunk(None, 1, 4)], vectors=vectors)
     passages = layout.passage_vectors()
@@ -178,9 +180,10 @@ def test_int8_stored_vectors_rank_the_same_top_passages_as_float32(sample_settin
     with Store(settings.store_path) as store:
         articles = [a for a in store.iter_articles() if a.has_abstract][:300]
     layouts = segmenter.layouts([(a, "D1") for a in articles])
+    assert all(layout.passages is not None for layout in layouts)  # the passage embedder read every chunk
     exact = np.concatenate([layout.passage_vectors() for layout in layouts])
-    compact = np.concatenate([RecordLayout(layout.sentences, layout.chunks,
-                                           decode(encode(layout.vectors))).passage_vectors() for layout in layouts])
+    compact = np.concatenate([RecordLayout(layout.sentences, layout.chunks, decode(encode(layout.vectors)),
+                                           decode(encode(layout.passages))).passage_vectors() for layout in layouts])
     questions = ["Does tamoxifen reduce the risk of breast cancer recurrence?",
                  "What are the side effects of radiotherapy for prostate cancer?",
                  "Is obesity a risk factor for colorectal cancer?", "How is leukemia treated in children?",
