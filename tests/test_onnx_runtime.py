@@ -88,7 +88,9 @@ def test_onnx_encoders_run_without_importing_torch(tmp_path):
 
 def test_batches_bound_padding():
     lengths = [258, 30, 31, 29, 120, 33, 28, 35, 30, 30]
-    batches = encoders.token_batches(lengths, batch_size=4, budget=128)
+    from cpqa.models.batching import token_batches
+
+    batches = token_batches(lengths, batch_size=4, budget=128)
     assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
     assert batches[0] == [0]  # the long sentence does not pad the short ones
     assert all(len(b) <= 4 and (len(b) == 1 or max(lengths[i] for i in b) * len(b) <= 128) for b in batches)
@@ -115,7 +117,7 @@ def test_the_cross_encoder_scores_as_sentence_transformers_does(tmp_path):
              ["lung cancer", "the patients were women"], ["risk", "hazard ratio " * 200]]
     reference = CrossEncoder(path, device="cpu").predict(pairs, activation_fn=torch.nn.Identity())
     for runtime in ("torch", "onnx"):
-        scores = PairScorer(path, runtime=runtime, onnx_cache=tmp_path / "onnx").predict(pairs)
+        scores = PairScorer(path, tmp_path / "onnx", runtime=runtime).predict(pairs)
         assert np.abs(scores - reference).max() < 1e-4
-    int8 = PairScorer(path, runtime="onnx-int8", onnx_cache=tmp_path / "onnx").predict(pairs)
+    int8 = PairScorer(path, tmp_path / "onnx", runtime="onnx-int8").predict(pairs)
     assert int8.shape == (3,) and np.isfinite(int8).all()

@@ -145,7 +145,7 @@ def load_pair_reranker(name: str, settings: Settings, fusion_cache: Callable[[],
         from cpqa.models.cross_encoder import PairScorer
         from cpqa.models.encoders import onnx_cache_dir
 
-        scorer = PairScorer(name, runtime=settings.cpqa_runtime, onnx_cache=onnx_cache_dir(settings))
+        scorer = PairScorer(name, onnx_cache_dir(settings), runtime=settings.cpqa_runtime)
         return CrossEncoderReranker(scorer, top_n=None)
     except Exception as exc:  # noqa: BLE001
         raise ModelUnavailable(f"{name}: {type(exc).__name__}: {exc}") from None
