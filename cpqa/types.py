@@ -155,8 +155,14 @@ class Passage(BaseModel):
     year: int | None = None
     journal: str | None = None
     evidence_type: str | None = None  # the record's, from its publication types and MeSH (study_type)
+    conclusion: str | None = None  # the record's conclusions when the passage does not hold them (for the answerer)
     # The passage's sentences as [start, end) offsets into ``text``, when its segmenter recorded them (SEOS does).
     sentences: list[tuple[int, int]] | None = Field(default=None, exclude=True, repr=False)
+
+    @property
+    def evidence_text(self) -> str:
+        """What an answerer is shown of the record: the passage, then its conclusions when the passage lacks them."""
+        return f"{self.text}\n{self.conclusion}" if self.conclusion else self.text
 
 
 # ---------------------------------------------------------------- answer

@@ -87,7 +87,7 @@ def test_cli_chunking_benchmark_on_a_subset(settings, tmp_path):
     payload = json.loads(result.stdout)
     assert json.loads(saved.read_text()) == payload
     assert payload["docs"] == 2 and payload["queries"] == 2
-    expected = {"SEOS", "SentenceSplitter-512-0", "SentenceSplitter-512-32", "SentenceSplitter-512-128",
+    expected = {"SEOS", "SentenceSplitter-256-64", "SentenceSplitter-512-0", "SentenceSplitter-512-32", "SentenceSplitter-512-128",
                 "SentenceWindow", "SemanticSplitter", "TextTiling"}
     assert set(payload["splitters"]) == expected
     for row in payload["splitters"].values():

@@ -222,3 +222,25 @@ def test_passage_bench_refuses_bad_sizes(sample_home, monkeypatch):
     monkeypatch.setenv("CPQA_HOME", str(sample_home))
     result = CliRunner().invoke(app, ["bench", "passages", "--size", "0"])
     assert result.exit_code != 0 and "--size must be positive" in result.output
+
+
+def test_a_passage_without_the_records_conclusions_carries_them_to_the_answerer():
+    from cpqa.answer.answerer import format_evidence
+    from cpqa.passages.dense import to_passage
+    from cpqa.passages.layout import Chunk, RecordLayout
+    from cpqa.passages.seos import article_nodes, source_text
+    from cpqa.types import AbstractSection, Article
+    from llama_index.core.schema import NodeWithScore
+
+    article = Article(pmid="7", title="Tamoxifen after surgery", abstract_sections=[
+        AbstractSection(label="METHODS", nlm_category="METHODS", text="Women were randomised."),
+        AbstractSection(label="CONCLUSIONS", nlm_category="CONCLUSIONS", text="Tamoxifen reduced recurrence.")])
+    text, _ = source_text(article)
+    first_end = text.index("CONCLUSIONS") - 1
+    layout = RecordLayout([(0, first_end), (first_end + 1, len(text))], [Chunk(None, 0, 1), Chunk(None, 1, 2)],
+                          np.zeros((2, 4), dtype=np.float32))
+    methods, conclusions = (to_passage(NodeWithScore(node=n, score=1.0)) for n in article_nodes(article, layout))
+    assert methods.conclusion == "Tamoxifen reduced recurrence." and conclusions.conclusion is None
+    shown = format_evidence([methods])
+    assert "Women were randomised." in shown and "conclusions: Tamoxifen reduced recurrence." in shown
+    assert methods.evidence_text.endswith("Tamoxifen reduced recurrence.")  # what the support check reads

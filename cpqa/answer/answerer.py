@@ -96,7 +96,9 @@ def format_evidence(passages: Sequence[Passage]) -> str:
                  f"section: {p.section}" if p.section else ""]
         header = " | ".join(escape(f) for f in facts if f)
         title = f"\nTitle: {escape(p.title)}" if p.title else ""
-        blocks.append(f'<document index="{i}" pmid="{escape(p.pmid)}">\n{header}{title}\n{escape(p.text)}\n</document>')
+        conclusion = f"\nThe record's conclusions: {escape(p.conclusion)}" if p.conclusion else ""
+        blocks.append(f'<document index="{i}" pmid="{escape(p.pmid)}">\n{header}{title}\n{escape(p.text)}'
+                      f'{conclusion}\n</document>')
     return "\n".join(blocks)
 
 

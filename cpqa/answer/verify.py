@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from cpqa.answer.citations import MARKER, is_claim, marker_pmids, sentences_of
-from cpqa.answer.extractive import passage_sentences, terms
+from cpqa.answer.extractive import passage_sentences, split_sentences, terms
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.prompts import escape, evidence_tag, template
@@ -97,11 +97,12 @@ class SupportChecker:
         """Support of ``sentence`` by the ``cited`` passages (0..1): cosine and content-word coverage, halved."""
         claim = MARKER.sub("", sentence).strip(' -*"')
         words = set(terms(claim))
-        evidence = set(terms(" ".join(p.text for p in cited)))
+        evidence = set(terms(" ".join(p.evidence_text for p in cited)))
         coverage = len(words & evidence) / len(words) if words else 0.0
         if self.encoder is None:
             return coverage
-        pool = [s for p in cited for s in passage_sentences(p)] or [p.text for p in cited]
+        pool = [s for p in cited for s in (*passage_sentences(p), *split_sentences(p.conclusion or ""))] or \
+            [p.text for p in cited]
         vectors = unit_rows(self.encoder.encode(pool))
         cosine = float(np.max(vectors @ unit_rows(self.encoder.encode([claim]))[0])) if len(pool) else 0.0
         return COSINE_SHARE * max(cosine, 0.0) + (1.0 - COSINE_SHARE) * coverage
@@ -150,7 +151,7 @@ class SupportChecker:
         tag = evidence_tag()
         blocks = []
         for number, claim in enumerate(claims, 1):
-            evidence = "\n".join(f'<{tag} pmid="{escape(p.pmid)}">\n{escape(p.text)}\n</{tag}>'
+            evidence = "\n".join(f'<{tag} pmid="{escape(p.pmid)}">\n{escape(p.evidence_text)}\n</{tag}>'
                                  for pmid in claim.pmids for p in by_pmid[pmid])
             blocks.append(f"Claim {number}: {escape(MARKER.sub('', claim.sentence).strip())}\n{evidence}")
         system = template("verify_system").substitute(tag=tag, tool=VERIFY_TOOL.name)

@@ -27,7 +27,8 @@ from cpqa.passages.layout import Chunk, RecordLayout
 from cpqa.passages.sentences import sentence_bounds
 from cpqa.types import Article
 
-METADATA_KEYS = ("pmid", "pmcid", "section", "source", "category", "start", "end", "title", "year", "journal")
+METADATA_KEYS = ("pmid", "pmcid", "section", "source", "category", "start", "end", "title", "year", "journal",
+                 "conclusion")
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of a BERT-style window
 _WORD = re.compile(r"\S+")
 Sections = Sequence[tuple[str | None, int, int]]  # (title, start, end) of each part of a text segmented on its own
@@ -297,7 +298,7 @@ def layout_nodes(parent_id: str, metadata: dict[str, Any], text: str, layout: Re
                         embedding=embeddings[i].tolist() if embeddings is not None else None,
                         excluded_embed_metadata_keys=[k for k in (*METADATA_KEYS, "sentences")
                                                       if k not in ("title", "section")],
-                        excluded_llm_metadata_keys=["start", "end", "sections", "sentences"])
+                        excluded_llm_metadata_keys=["start", "end", "sections", "sentences", "conclusion"])
         node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=parent_id)
         nodes.append(node)
     return nodes
@@ -370,10 +371,20 @@ def article_nodes(article: Article, layout: RecordLayout, *, source: str = "D1",
     metadata = {"pmid": article.pmid, "pmcid": article.pmcid, "source": source, "category": category,
                 "title": article.title, "year": article.year, "journal": article.journal}
     nodes = layout_nodes(f"article:{article.key}", metadata, text, layout, embeddings)
+    conclusion = record_conclusion(article)
     for node in nodes:
         if node.metadata["section"] is None:
             node.metadata["section"] = _abstract_labels(article, node.metadata["start"], node.metadata["end"])
+        if conclusion and conclusion not in node.text:  # the record's answer, beside a passage that lacks it
+            node.metadata["conclusion"] = conclusion
     return nodes
+
+
+def record_conclusion(article: Article) -> str | None:
+    """The record's conclusions (its abstract's CONCLUSIONS sections), for an answerer reading another passage."""
+    parts = [s.text for s in article.abstract_sections
+             if (s.nlm_category or "").upper() == "CONCLUSIONS" or "CONCLUSION" in (s.label or "").upper()]
+    return " ".join(parts) or None
 
 
 def segment_article(article: Article, *, source: str = "D1", category: str | None = None,
