@@ -90,7 +90,9 @@ def export(model_id: str, target: Path, head: Head) -> None:
     it needs no extra packages and handles BERT-style encoders)."""
     import torch
     from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # "Loading weights" bars are not for users
     tokenizer = AutoTokenizer.from_pretrained(model_id)
     loader = AutoModel if head == "hidden" else AutoModelForSequenceClassification
     model = loader.from_pretrained(model_id).eval()
