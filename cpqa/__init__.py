@@ -1,3 +1,54 @@
-"""CPQA: cancer patient question answering grounded in PubMed and PMC evidence."""
+"""CPQA: cancer patient question answering grounded in PubMed and PMC evidence.
+
+The library in one import, loaded lazily so that ``import cpqa`` stays fast::
+
+    from cpqa import Pipeline, PipelineOptions
+
+    with Pipeline(options=PipelineOptions.of(mode="clinician", years=10)) as pipeline:
+        result = pipeline.ask("Does tamoxifen reduce the risk of breast cancer recurrence?")
+    print(result.answer.text)              # cited [PMID:...] sentences, or an explained abstention
+    print(result.trace.passages[0].pmid)   # the evidence and every retrieval decision
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "Pipeline": "cpqa.pipeline",
+    "Result": "cpqa.pipeline",
+    "Retrieved": "cpqa.pipeline",
+    "PipelineOptions": "cpqa.options",
+    "Settings": "cpqa.config",
+    "get_settings": "cpqa.config",
+    "Answer": "cpqa.types",
+    "Passage": "cpqa.types",
+    "RetrievalTrace": "cpqa.trace",
+    "InvalidQuestion": "cpqa.safety.screening",
+    "Progress": "cpqa.progress",
+}
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from cpqa.config import Settings, get_settings
+    from cpqa.options import PipelineOptions
+    from cpqa.pipeline import Pipeline, Result, Retrieved
+    from cpqa.progress import Progress
+    from cpqa.safety.screening import InvalidQuestion
+    from cpqa.trace import RetrievalTrace
+    from cpqa.types import Answer, Passage
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'cpqa' has no attribute {name!r}")
+    value = getattr(import_module(_EXPORTS[name]), name)
+    globals()[name] = value  # the next access skips this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
