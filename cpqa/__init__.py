@@ -19,8 +19,8 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Pipeline": "cpqa.pipeline",
-    "Result": "cpqa.pipeline",
-    "Retrieved": "cpqa.pipeline",
+    "Result": "cpqa.trace",
+    "Retrieved": "cpqa.trace",
     "PipelineOptions": "cpqa.options",
     "Settings": "cpqa.config",
     "get_settings": "cpqa.config",
@@ -30,15 +30,27 @@ _EXPORTS = {
     "InvalidQuestion": "cpqa.safety.screening",
     "Progress": "cpqa.progress",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Answer",
+    "InvalidQuestion",
+    "Passage",
+    "Pipeline",
+    "PipelineOptions",
+    "Progress",
+    "Result",
+    "Retrieved",
+    "RetrievalTrace",
+    "Settings",
+    "get_settings",
+]
 
 if TYPE_CHECKING:
     from cpqa.config import Settings, get_settings
     from cpqa.options import PipelineOptions
-    from cpqa.pipeline import Pipeline, Result, Retrieved
+    from cpqa.pipeline import Pipeline
     from cpqa.progress import Progress
     from cpqa.safety.screening import InvalidQuestion
-    from cpqa.trace import RetrievalTrace
+    from cpqa.trace import Result, RetrievalTrace, Retrieved
     from cpqa.types import Answer, Passage
 
 

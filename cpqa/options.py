@@ -25,13 +25,21 @@ class RewriteOptions(_Section):
     """Stage 2: what is searched."""
 
     adaptive_retrieval: bool = Field(
-        default=False, description="decide per question whether retrieval is needed (Claude, rule-based fallback); "
-        "off by default for a patient-facing product")
-    term_links: bool = Field(default=False, description="local Automatic Term Mapping: add the MeSH-heading and "
-                             "abbreviation links `cpqa index build` learns from the records to the vocabulary (off: "
-                             "on the BioASQ tuning split they cost E2 recall; README, issue 15)")
-    hyde: bool = Field(default=False, description="search E1 with the question plus a drafted pseudo-answer "
-                       "(HyDE / Query2Doc); needs a language model")
+        default=False,
+        description="decide per question whether retrieval is needed (Claude, rule-based fallback); "
+        "off by default for a patient-facing product",
+    )
+    term_links: bool = Field(
+        default=False,
+        description="local Automatic Term Mapping: add the MeSH-heading and "
+        "abbreviation links `cpqa index build` learns from the records to the vocabulary (off: "
+        "on the BioASQ tuning split they cost E2 recall; README, issue 15)",
+    )
+    hyde: bool = Field(
+        default=False,
+        description="search E1 with the question plus a drafted pseudo-answer "
+        "(HyDE / Query2Doc); needs a language model",
+    )
 
 
 class DocumentOptions(_Section):
@@ -40,31 +48,49 @@ class DocumentOptions(_Section):
     set, and measured on the questions it was not tuned on; the sweep and the held-out numbers are in the README."""
 
     years: int | None = Field(default=None, ge=1, le=100, description="only evidence from the last N years (1-100)")
-    sources: tuple[Source, ...] = Field(default=("D1", "D2"), min_length=1,
-                                        description="D1 abstracts, D2 PMC reviews, D3 other PMC full texts")
+    sources: tuple[Source, ...] = Field(
+        default=("D1", "D2"), min_length=1, description="D1 abstracts, D2 PMC reviews, D3 other PMC full texts"
+    )
     e1_k: int = Field(default=100, ge=1, description="semantic hits taken into fusion")
-    ladder_min_docs: int = Field(default=200, ge=1, description="the Boolean ladder stops once this many PMIDs "
-                                 "are found (a depth budget)")
-    ladder_retmax: int = Field(default=100, ge=1, le=9_999, description="PMIDs asked for per ladder level (PubMed esearch serves the first 9,999)")
-    ladder_ranking: LadderRanking = Field(default="bestmatch", description="E2's order: 'ladder' = earlier, more "
-                                          "specific levels first; 'rrf' = every level run and fused by RRF; "
-                                          "'weighted' = the levels run within the budget, fused by RRF with "
-                                          "specific levels weighing more; 'bestmatch' = the levels run within "
-                                          "the budget, ranked by field-weighted BM25 plus a level bonus "
-                                          "(Best-Match-like; 'weighted' on E-utilities)")
-    ladder_level_decay: float = Field(default=0.9, gt=0.0, le=1.0, description="'weighted': level n weighs "
-                                      "decay ** (n - 1)")
-    ladder_level_bonus: float = Field(default=0.1, ge=0.0, description="'bestmatch': bonus for the most specific "
-                                      "level that found a document, level n earning bonus * decay ** (n - 1), "
-                                      "beside its BM25 score normalised to the best hit (1.0)")
+    ladder_min_docs: int = Field(
+        default=200, ge=1, description="the Boolean ladder stops once this many PMIDs are found (a depth budget)"
+    )
+    ladder_retmax: int = Field(
+        default=100,
+        ge=1,
+        le=9_999,
+        description="PMIDs asked for per ladder level (PubMed esearch serves the first 9,999)",
+    )
+    ladder_ranking: LadderRanking = Field(
+        default="bestmatch",
+        description="E2's order: 'ladder' = earlier, more "
+        "specific levels first; 'rrf' = every level run and fused by RRF; "
+        "'weighted' = the levels run within the budget, fused by RRF with "
+        "specific levels weighing more; 'bestmatch' = the levels run within "
+        "the budget, ranked by field-weighted BM25 plus a level bonus "
+        "(Best-Match-like; 'weighted' on E-utilities)",
+    )
+    ladder_level_decay: float = Field(
+        default=0.9, gt=0.0, le=1.0, description="'weighted': level n weighs decay ** (n - 1)"
+    )
+    ladder_level_bonus: float = Field(
+        default=0.1,
+        ge=0.0,
+        description="'bestmatch': bonus for the most specific "
+        "level that found a document, level n earning bonus * decay ** (n - 1), "
+        "beside its BM25 score normalised to the best hit (1.0)",
+    )
     ladder_field_weights: tuple[float, float, float] = Field(
-        default=(1.0, 1.0, 1.0), description="'bestmatch': BM25 weight of title, abstract and MeSH (local store; "
-        "equal weights beat title 4 / MeSH 2 on the tuning split)")
+        default=(1.0, 1.0, 1.0),
+        description="'bestmatch': BM25 weight of title, abstract and MeSH (local store; "
+        "equal weights beat title 4 / MeSH 2 on the tuning split)",
+    )
     rrf_k: int = Field(default=10, ge=1)
     e1_weight: float = Field(default=1.5, ge=0.0, description="0 leaves the path out")
     e2_weight: float = Field(default=1.0, ge=0.0, description="0 leaves the path out")
-    bm25_weight: float = Field(default=1.5, ge=0.0, description="plain BM25 over title + abstract as a third "
-                               "path; 0 leaves it out")
+    bm25_weight: float = Field(
+        default=1.5, ge=0.0, description="plain BM25 over title + abstract as a third path; 0 leaves it out"
+    )
     bm25_k: int = Field(default=100, ge=1, description="BM25 hits taken into fusion")
     fusion_depth: int = Field(default=100, ge=1, description="ranks per path that enter fusion")
     max_docs: int = Field(default=50, ge=1, description="kept candidates returned")
@@ -78,40 +104,62 @@ class DocumentOptions(_Section):
 class PassageOptions(_Section):
     """Stage 4: SEOS passages, two-stage retrieval and the answerer's context."""
 
-    max_documents: int | None = Field(default=5, ge=1, description="only the N best-fused documents reach "
-                                      "passage retrieval, so only they are segmented on first sight (None: every "
-                                      "document HSRDR keeps); chosen with the record prior on the BioASQ tuning "
-                                      "split, where more records only let weaker ones in (docs/results.md, issue "
-                                      "27)")
-    record_prior: float = Field(default=2.0, ge=0.0, description="weight of the record's place in the document "
-                                "ranking beside the passage's place in the reranked list (weighted RRF; 0: the "
-                                "passage ranking alone)")
+    max_documents: int | None = Field(
+        default=5,
+        ge=1,
+        description="only the N best-fused documents reach "
+        "passage retrieval, so only they are segmented on first sight (None: every "
+        "document HSRDR keeps); chosen with the record prior on the BioASQ tuning "
+        "split, where more records only let weaker ones in (docs/results.md, issue "
+        "27)",
+    )
+    record_prior: float = Field(
+        default=2.0,
+        ge=0.0,
+        description="weight of the record's place in the document "
+        "ranking beside the passage's place in the reranked list (weighted RRF; 0: the "
+        "passage ranking alone)",
+    )
     record_prior_k: int = Field(default=10, ge=1, description="the record prior's RRF constant")
     per_record: int = Field(default=2, ge=1, description="passages of one record among the top before any third")
     top_k: int = Field(default=20, ge=1, description="passages kept by the dense retriever")
     top_n: int = Field(default=5, ge=1, description="passages kept by the reranker")
-    preclinical_demotion: int = Field(default=5, ge=0, description="patient mode: passages from animal or cell-line "
-                                      "studies move this many places down the reranked list, so human clinical "
-                                      "evidence is read first (0: off; clinician mode: off)")
-    matryoshka_dim: int | None = Field(default=None, ge=1, description="passage embedding size (paper profile); "
-                                       "fixed when the pipeline loads")
-    multi_query: bool = Field(default=False, description="passage retrieval with the search intent and variants "
-                              "of it, fused by reciprocal rank (LlamaIndex QueryFusionRetriever)")
-    small_to_big: SmallToBig = Field(default="off", description="give the answerer the retrieved passages' "
-                                     "neighbouring passages or their enclosing section")
+    preclinical_demotion: int = Field(
+        default=5,
+        ge=0,
+        description="patient mode: passages from animal or cell-line "
+        "studies move this many places down the reranked list, so human clinical "
+        "evidence is read first (0: off; clinician mode: off)",
+    )
+    matryoshka_dim: int | None = Field(
+        default=None, ge=1, description="passage embedding size (paper profile); fixed when the pipeline loads"
+    )
+    multi_query: bool = Field(
+        default=False,
+        description="passage retrieval with the search intent and variants "
+        "of it, fused by reciprocal rank (LlamaIndex QueryFusionRetriever)",
+    )
+    small_to_big: SmallToBig = Field(
+        default="off",
+        description="give the answerer the retrieved passages' neighbouring passages or their enclosing section",
+    )
     small_to_big_window: int = Field(default=1, ge=1, le=5, description="neighbouring passages on each side")
-    restructure: bool = Field(default=False, description="evidence sentences grouped into topics, "
-                              "TextRank-selected, topics ordered by reranker relevance")
-    repack: bool = Field(default=False, description="most relevant evidence at the edges of the context "
-                         "(LlamaIndex LongContextReorder)")
+    restructure: bool = Field(
+        default=False,
+        description="evidence sentences grouped into topics, TextRank-selected, topics ordered by reranker relevance",
+    )
+    repack: bool = Field(
+        default=False, description="most relevant evidence at the edges of the context (LlamaIndex LongContextReorder)"
+    )
 
 
 class AnswerOptions(_Section):
     """Stage 5: who writes, for whom."""
 
     mode: Mode = "patient"
-    cot_refine: bool = Field(default=False, description="answer without retrieval, then revise against the "
-                             "evidence; needs a language model")
+    cot_refine: bool = Field(
+        default=False, description="answer without retrieval, then revise against the evidence; needs a language model"
+    )
 
 
 class PipelineOptions(_Section):

@@ -8,21 +8,21 @@ lives in the trace each ``ask`` creates, the shared caches are locked.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from pydantic import BaseModel
 
-from cpqa.answer.answerer import DISCLAIMERS, Answerer
-from cpqa.answer.extractive import is_specialist, unaddressed
+from cpqa.answer.answerer import Answerer
+from cpqa.answer.messages import DISCLAIMERS
+from cpqa.answer.extractive import is_specialist
+from cpqa.answer.postedit import after_writing, record_share
 from cpqa.answer.refine import Refiner
 from cpqa.config import Settings, get_settings
 from cpqa.documents.bm25 import Bm25Retriever
 from cpqa.documents.boolean_search import BooleanLadderRetriever, uses_local_store
-from cpqa.documents.hsrdr import DocumentSearch, HSRDRRetriever
+from cpqa.documents.hsrdr import HSRDRRetriever
 from cpqa.documents.query import DocumentQuery
 from cpqa.documents.semantic import SemanticRetriever, SemanticSearch
 from cpqa.models.encoders import EmbeddingCache, load_encoder
@@ -37,7 +37,7 @@ from cpqa.passages.segments import SegmentCache
 from cpqa.passages.seos import SEOSNodeParser
 from cpqa.passages.small_to_big import article_sources, node_spans
 from cpqa.rewrite.adaptive import AdaptiveRetrieval
-from cpqa.rewrite.hyde import hyde_transform
+from cpqa.rewrite.hyde import hyde_transform, pseudo_answer
 from cpqa.rewrite.query_variants import concept_queries
 from cpqa.rewrite.rewriter import Rewriter, RewriteResult
 from cpqa.rewrite.vocabulary import load_vocabulary
@@ -45,24 +45,11 @@ from cpqa.safety.meaning import MeaningTriage
 from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, prepare as prepare_screening, scrub_phi
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
-from cpqa.trace import RetrievalTrace
+from cpqa.trace import Result, RetrievalTrace, Retrieved
 from cpqa.types import Answer, Passage, StageLog, StageRecord
 
 LOAD_TIME_OPTIONS = frozenset({"matryoshka_dim"})
-MIN_RECORDS_FOR_SHARE = 1000
 NEEDS_LLM = "{option} needs a language model ({unconfigured}): {instead}"
-
-
-class Result(BaseModel):
-    answer: Answer
-    trace: RetrievalTrace
-
-
-class Retrieved(BaseModel):
-    """``Pipeline.retrieve``: the screening result and the trace of the evidence found, no answer."""
-
-    screened: Screened
-    trace: RetrievalTrace
 
 
 def _open_passage_store(path: Path) -> PassageStore | None:
@@ -78,8 +65,13 @@ class Pipeline:
     evaluation, which runs these same objects: ``semantic`` (E1), ``boolean`` (E2), ``bm25`` (plain BM25),
     ``documents`` (HSRDR), ``segments`` (SEOS), ``passages`` (dense + rerank), ``answerer``."""
 
-    def __init__(self, settings: Settings | None = None, options: PipelineOptions | None = None, *,
-                 passages_path: Path | None = None):
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        options: PipelineOptions | None = None,
+        *,
+        passages_path: Path | None = None,
+    ):
         """``passages_path``: the passage store to read and fill (default: the data home's)."""
         self.settings = settings or get_settings()
         self.options = options or PipelineOptions()
@@ -101,8 +93,9 @@ class Pipeline:
         self.semantic = SemanticRetriever(SemanticSearch(settings), documents)
         self.boolean = BooleanLadderRetriever(self.client or self.store, self.rewriter, documents)
         self.bm25 = Bm25Retriever(self.store, settings.index_dir / "bm25", documents)
-        self.documents = HSRDRRetriever(self.semantic, self.boolean, self.store, self.client, settings, documents,
-                                        bm25=self.bm25)
+        self.documents = HSRDRRetriever(
+            self.semantic, self.boolean, self.store, self.client, settings, documents, bm25=self.bm25
+        )
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
         self.triage = MeaningTriage(sentence_encoder)  # urgent by meaning, beside the instant rules
@@ -112,10 +105,15 @@ class Pipeline:
         # SEOS embeds each new record's sentences once (the extractive answer reads those vectors too), the passage
         # embedder each new chunk once; both are stored (``SegmentCache``).
         passage_cache = self.passages.cache
-        sentence_cache = passage_cache if passage_cache.encoder is sentence_encoder else EmbeddingCache(sentence_encoder)
+        sentence_cache = (
+            passage_cache if passage_cache.encoder is sentence_encoder else EmbeddingCache(sentence_encoder)
+        )
         # Chunks are sized by the window of the encoder that embeds passages, not the sentence embedder's.
-        self.segments = SegmentCache(SEOSNodeParser(sentence_cache, window_tokens=passage_cache.encoder.max_tokens),
-                                     store=self.passage_store, vectors=passage_cache)
+        self.segments = SegmentCache(
+            SEOSNodeParser(sentence_cache, window_tokens=passage_cache.encoder.max_tokens),
+            store=self.passage_store,
+            vectors=passage_cache,
+        )
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
         self.answerer = Answerer(settings, llm=self.llm, encoder=self.passages.cache)
         self.refiner = Refiner(settings, self.answerer) if llm else None
@@ -142,21 +140,29 @@ class Pipeline:
 
     @property
     def profile(self) -> str:
-        """"paper" when every model component runs the paper's model, "offline" when none does, else "mixed"."""
+        """ "paper" when every model component runs the paper's model, "offline" when none does, else "mixed"."""
         profiles = {c.profile for c in self.models.values()}
         return profiles.pop() if len(profiles) == 1 else "mixed"
 
     def resolve_options(self, **overrides: Any) -> PipelineOptions:
         """This pipeline's options with per-question overrides by knob name (None keeps the default)."""
-        fixed = {k for k, v in overrides.items() if k in LOAD_TIME_OPTIONS and v is not None
-                 and v != self.options.passages.matryoshka_dim}
+        fixed = {
+            k
+            for k, v in overrides.items()
+            if k in LOAD_TIME_OPTIONS and v is not None and v != self.options.passages.matryoshka_dim
+        }
         if fixed:
             raise ValueError(f"{sorted(fixed)} are fixed when the pipeline loads; make a new Pipeline to change them")
         return self.options.with_overrides(**overrides)
 
     # ------------------------------------------------------------ one question
-    def ask(self, question: str, history: Sequence[str] = (), progress: Callable[[Progress], None] | None = None,
-            **overrides: Any) -> Result:
+    def ask(
+        self,
+        question: str,
+        history: Sequence[str] = (),
+        progress: Callable[[Progress], None] | None = None,
+        **overrides: Any,
+    ) -> Result:
         """Answer ``question`` with cited evidence; raises ``InvalidQuestion`` for empty input.
 
         ``overrides`` are option knobs by name (``mode``, ``years``, ``sources``, ``top_n``, ``hyde``, ...);
@@ -174,22 +180,42 @@ class Pipeline:
         with trace.stage("safety") as record:
             screened = check_question(question, meaning=self.triage)
             turns = [scrub_phi(turn).text for turn in history if turn.strip()]
-            record.info.update(urgent=screened.urgent is not None, removed_phi=list(screened.removed_phi),
-                               personal_dosing=screened.personal_dosing, history_turns=len(turns))
+            record.info.update(
+                urgent=screened.urgent is not None,
+                removed_phi=list(screened.removed_phi),
+                personal_dosing=screened.personal_dosing,
+                history_turns=len(turns),
+            )
         notify("screened", screened)
         trace.question = screened.question
         if not screened.language_ok:
-            answer = Answer(text=ENGLISH_ONLY, abstained=True, written_by="triage", urgent=screened.urgent,
-                            notices=[n for n in screened.notices if n != ENGLISH_ONLY])
+            answer = Answer(
+                text=ENGLISH_ONLY,
+                abstained=True,
+                written_by="triage",
+                urgent=screened.urgent,
+                notices=[n for n in screened.notices if n != ENGLISH_ONLY],
+            )
         else:
             answer = self._answer_or_triage(screened, turns, options, trace, notify, stream=progress is not None)
-        answer = answer.model_copy(update={"disclaimer": answer.disclaimer or DISCLAIMERS[options.answer.mode],
-                                           "urgent": answer.urgent or screened.urgent})
+        answer = answer.model_copy(
+            update={
+                "disclaimer": answer.disclaimer or DISCLAIMERS[options.answer.mode],
+                "urgent": answer.urgent or screened.urgent,
+            }
+        )
         trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
         return Result(answer=answer, trace=trace)
 
-    def _answer_or_triage(self, screened: Screened, history: list[str], options: PipelineOptions,
-                          trace: RetrievalTrace, notify: Callable[..., None], stream: bool) -> Answer:
+    def _answer_or_triage(
+        self,
+        screened: Screened,
+        history: list[str],
+        options: PipelineOptions,
+        trace: RetrievalTrace,
+        notify: Callable[..., None],
+        stream: bool,
+    ) -> Answer:
         try:
             return self._answer(screened, history, options, trace, notify, stream)
         except Exception as exc:
@@ -199,12 +225,18 @@ class Pipeline:
             trace.warn(f"evidence retrieval failed after urgent triage: {type(exc).__name__}")
             return Answer(text="", written_by="triage", urgent=screened.urgent, notices=screened.notices)
 
-    def _answer(self, screened: Screened, history: list[str], options: PipelineOptions, trace: RetrievalTrace,
-                notify: Callable[..., None], stream: bool) -> Answer:
+    def _answer(
+        self,
+        screened: Screened,
+        history: list[str],
+        options: PipelineOptions,
+        trace: RetrievalTrace,
+        notify: Callable[..., None],
+        stream: bool,
+    ) -> Answer:
         notify("rewrite")
         with trace.stage("rewrite") as record:
-            rewrite = self.rewriter.rewrite(screened.question, history=history,
-                                            term_links=options.rewrite.term_links)
+            rewrite = self.rewriter.rewrite(screened.question, history=history, term_links=options.rewrite.term_links)
             record.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
         trace.rewrite = rewrite
         trace.use_model(self.rewriter.used(rewrite))  # the rules, named, when the model could not be used
@@ -223,20 +255,14 @@ class Pipeline:
             answer = self._write(asked, context, options, screened, trace, on_text)
         trace.removed_sentences = answer.removed_sentences
         trace.use_model(self.answerer.used(answer))  # the fallback, named, when the model could not be reached
-        if "treatment_change_advice_replaced" in answer.flags:
-            trace.warn("the answer advised starting, stopping or changing a treatment: replaced by the care-team "
-                       "referral")
-        missing = unaddressed(rewrite.concepts, context, share=self.record_share)
-        if missing:
-            trace.warn(f"the evidence found does not mention {', '.join(missing)}")
-            if answer.written_by == "extractive" and not answer.abstained:
-                answer = answer.model_copy(update={"abstained": True, "citations": [], "text": (
-                    f"The evidence found does not mention {', '.join(missing)}, so no answer is quoted from it. "
-                    "Try a broader question, or ask your care team.")})
+        answer, warnings = after_writing(answer, rewrite.concepts, context, self.record_share)
+        for warning in warnings:
+            trace.warn(warning)
         return answer
 
-    def _evidence(self, rewrite: RewriteResult, options: PipelineOptions, trace: RetrievalTrace,
-                  notify: Callable[..., None]) -> list[Passage]:
+    def _evidence(
+        self, rewrite: RewriteResult, options: PipelineOptions, trace: RetrievalTrace, notify: Callable[..., None]
+    ) -> list[Passage]:
         """Documents (HSRDR), their SEOS passages, the reranked passages and the answerer's context, recorded in
         ``trace``; the context is returned."""
         notify("documents")
@@ -244,29 +270,39 @@ class Pipeline:
         with trace.stage("documents") as record:
             found = self.documents.search(query, options.documents)
             record.info["kept"] = len(found.documents)
-        self._record_documents(found, trace)
+        trace.record_documents(found)
 
         notify("segmentation")
         demotion = options.passages.preclinical_demotion if options.answer.mode == "patient" else 0
-        documents = found.documents[:options.passages.max_documents or None]
+        documents = found.documents[: options.passages.max_documents or None]
         with trace.stage("segmentation", documents=len(documents)) as record:
             before = (self.segments.segmented, self.segments.sentences_embedded, self.segments.passages_embedded)
             nodes = self.segments.nodes(documents)
             # Counters are shared across threads, so these are approximate under concurrency.
-            record.info.update(passages=len(nodes), segmented=self.segments.segmented - before[0],
-                               sentences_embedded=self.segments.sentences_embedded - before[1],
-                               passages_embedded=self.segments.passages_embedded - before[2])
+            record.info.update(
+                passages=len(nodes),
+                segmented=self.segments.segmented - before[0],
+                sentences_embedded=self.segments.sentences_embedded - before[1],
+                passages_embedded=self.segments.passages_embedded - before[2],
+            )
 
         notify("passage_retrieval")
-        variants = (concept_queries(rewrite.model_copy(update={"search_intent": trace.search_intent}))[1:]
-                    if options.passages.multi_query else [])
+        variants = (
+            concept_queries(rewrite.model_copy(update={"search_intent": trace.search_intent}))[1:]
+            if options.passages.multi_query
+            else []
+        )
         ranks = {d.candidate.pmid: place for place, d in enumerate(found.documents)}
         search = self.passages.search(trace.search_intent, nodes, options.passages, variants, demotion, ranks)
         trace.absorb(search)
         trace.passages = search.passages
         chain = context_postprocessors(
-            options.passages, siblings=node_spans(nodes), encoder=self.passages.cache, reranker=self.passages.reranker,
-            sources=article_sources(d.article for d in documents) if options.passages.small_to_big != "off" else {})
+            options.passages,
+            siblings=node_spans(nodes),
+            encoder=self.passages.cache,
+            reranker=self.passages.reranker,
+            sources=article_sources(d.article for d in documents) if options.passages.small_to_big != "off" else {},
+        )
         if not chain:
             return search.passages
         with trace.stage("context", postprocessors=[type(p).__name__ for p in chain]) as record:
@@ -295,20 +331,13 @@ class Pipeline:
         return Retrieved(screened=screened, trace=trace)
 
     def record_share(self, word: str) -> float | None:
-        """The share of the local store's records whose title or abstract holds ``word``; None when the store is
-        too small for the statistic to mean anything."""
-        records = self.store.count()
-        phrase = re.sub(r'["\[\]()*]', " ", word).strip()
-        if records < MIN_RECORDS_FOR_SHARE or not phrase:
-            return None
-        try:
-            return self.store.search(f'"{phrase}"[tiab]', retmax=0).count / records
-        except ValueError:
-            return None
+        """The share of the local store's records whose title or abstract holds ``word`` (``postedit.record_share``)."""
+        return record_share(self.store, word)
 
     # ------------------------------------------------------------ stage helpers
-    def _without_retrieval(self, question: str, options: PipelineOptions, screened: Screened,
-                           trace: RetrievalTrace) -> Answer | None:
+    def _without_retrieval(
+        self, question: str, options: PipelineOptions, screened: Screened, trace: RetrievalTrace
+    ) -> Answer | None:
         """Adaptive retrieval: the answer without evidence when the question is judged not to need any."""
         with trace.stage("adaptive_retrieval") as record:
             decision = self.adaptive.decide(question)
@@ -317,61 +346,67 @@ class Pipeline:
             if decision.retrieve:
                 return None
             if self.refiner is None:
-                trace.warn(NEEDS_LLM.format(option="answering without retrieval", unconfigured=self.llm.unconfigured,
-                                            instead="evidence retrieved"))
+                trace.warn(
+                    NEEDS_LLM.format(
+                        option="answering without retrieval",
+                        unconfigured=self.llm.unconfigured,
+                        instead="evidence retrieved",
+                    )
+                )
                 return None
             try:
                 answer = self.refiner.without_evidence(question, options.answer.mode)
             except LLMError as exc:
-                trace.warn(f"adaptive retrieval: the answer without evidence failed "
-                           f"({self.settings.redact(str(exc))[:120]}); evidence retrieved")
+                trace.warn(
+                    f"adaptive retrieval: the answer without evidence failed "
+                    f"({self.settings.redact(str(exc))[:120]}); evidence retrieved"
+                )
                 return None
             record.info["skipped"] = answer is not None
         if answer is None:
             return None
         return answer.model_copy(update={"notices": [*screened.notices, *answer.notices]})
 
-    def document_query(self, rewrite: RewriteResult, search_intent: str, options: PipelineOptions,
-                       trace: StageLog) -> DocumentQuery:
+    def document_query(
+        self, rewrite: RewriteResult, search_intent: str, options: PipelineOptions, trace: StageLog
+    ) -> DocumentQuery:
         """What the document retrievers are asked; with HyDE, E1 embeds a drafted answer beside the question."""
         query = DocumentQuery(query_str=search_intent, rewrite=rewrite)
         if not options.rewrite.hyde:
             return query
         if self.hyde is None:
-            trace.warn(NEEDS_LLM.format(option="hyde", unconfigured=self.llm.unconfigured,
-                                        instead="searched with the question alone"))
+            trace.warn(
+                NEEDS_LLM.format(
+                    option="hyde", unconfigured=self.llm.unconfigured, instead="searched with the question alone"
+                )
+            )
             return query
-        with trace.stage("hyde") as record:
-            try:
-                transformed = self.hyde.run(search_intent)
-            except LLMError as exc:
-                trace.warn(f"hyde: no pseudo-answer ({self.settings.redact(str(exc))[:120]}); question alone")
-                return query
-            record.info["draft_words"] = len(transformed.embedding_strs[0].split())
-        return DocumentQuery(query_str=search_intent, custom_embedding_strs=transformed.embedding_strs,
-                             rewrite=rewrite)
+        strings = pseudo_answer(self.hyde, search_intent, trace, self.settings.redact)
+        if strings is None:
+            return query
+        return DocumentQuery(query_str=search_intent, custom_embedding_strs=strings, rewrite=rewrite)
 
-    @staticmethod
-    def _record_documents(found: DocumentSearch, trace: RetrievalTrace) -> None:
-        trace.absorb(found)
-        trace.ladder, trace.candidates, trace.lost_paths = found.ladder, found.candidates, found.lost_paths
-        trace.term_backend, trace.year_window = found.term_backend, found.year_window
-        trace.ncbi_requests += found.ncbi_requests
-        if found.semantic_model is not None:
-            trace.use_model(found.semantic_model)
-
-    def _write(self, question: str, passages: list[Passage], options: PipelineOptions, screened: Screened,
-               trace: RetrievalTrace, on_text: Callable[[str], None] | None = None) -> Answer:
+    def _write(
+        self,
+        question: str,
+        passages: list[Passage],
+        options: PipelineOptions,
+        screened: Screened,
+        trace: RetrievalTrace,
+        on_text: Callable[[str], None] | None = None,
+    ) -> Answer:
         """The answerer's answer; with ``cot_refine``, a draft without evidence revised against it."""
         mode = options.answer.mode
         if options.answer.cot_refine:
             if self.refiner is None:
-                trace.warn(NEEDS_LLM.format(option="cot_refine", unconfigured=self.llm.unconfigured,
-                                            instead="answered directly"))
+                trace.warn(
+                    NEEDS_LLM.format(
+                        option="cot_refine", unconfigured=self.llm.unconfigured, instead="answered directly"
+                    )
+                )
             else:
                 with trace.stage("cot_refine") as record:
                     answer, draft = self.refiner.answer(question, passages, mode, screened=screened)
-                    record.info.update(drafted=draft is not None,
-                                       draft_words=len(draft.text.split()) if draft else 0)
+                    record.info.update(drafted=draft is not None, draft_words=len(draft.text.split()) if draft else 0)
                 return answer
         return self.answerer.answer(question, passages, mode, screened=screened, on_text=on_text)

@@ -3,12 +3,14 @@ typed results the stages return (no stage writes into it). JSON-serialisable as 
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
+from cpqa.documents.hsrdr import DocumentSearch
 from cpqa.options import PipelineOptions
 from cpqa.rewrite.adaptive import RetrievalDecision
 from cpqa.rewrite.rewriter import RewriteResult
-from cpqa.types import Candidate, ComponentChoice, LadderLevel, Passage, RemovedSentence, StageLog
+from cpqa.safety.screening import Screened
+from cpqa.types import Answer, Candidate, ComponentChoice, LadderLevel, Passage, RemovedSentence, StageLog
 
 
 class RetrievalTrace(StageLog):
@@ -29,9 +31,34 @@ class RetrievalTrace(StageLog):
     candidates: list[Candidate] = Field(default_factory=list)
     passages: list[Passage] = Field(default_factory=list)
     context: list[Passage] = Field(default_factory=list)  # the answerer's evidence when a postprocessor reshaped it
-    removed_sentences: list[RemovedSentence] = Field(default_factory=list)  # answer sentences their citations do not support
+    removed_sentences: list[RemovedSentence] = Field(
+        default_factory=list
+    )  # answer sentences their citations do not support
     ncbi_requests: int = 0
     lost_paths: dict[str, str] = Field(default_factory=dict)  # "E1"/"E2" -> why
 
+    def record_documents(self, found: DocumentSearch) -> None:
+        """Take in what HSRDR decided: its timings and warnings, ladder, candidates, lost paths and requests."""
+        self.absorb(found)
+        self.ladder, self.candidates, self.lost_paths = found.ladder, found.candidates, found.lost_paths
+        self.term_backend, self.year_window = found.term_backend, found.year_window
+        self.ncbi_requests += found.ncbi_requests
+        if found.semantic_model is not None:
+            self.use_model(found.semantic_model)
+
     def use_model(self, choice: ComponentChoice) -> None:
         self.models[choice.component] = choice
+
+
+class Result(BaseModel):
+    """``Pipeline.ask``: the checked answer and the trace of how it was found."""
+
+    answer: Answer
+    trace: RetrievalTrace
+
+
+class Retrieved(BaseModel):
+    """``Pipeline.retrieve``: the screening result and the trace of the evidence found, no answer."""
+
+    screened: Screened
+    trace: RetrievalTrace

@@ -63,9 +63,7 @@ class Article(BaseModel):
 
     @property
     def abstract(self) -> str:
-        return "\n".join(
-            f"{s.label}: {s.text}" if s.label else s.text for s in self.abstract_sections
-        ).strip()
+        return "\n".join(f"{s.label}: {s.text}" if s.label else s.text for s in self.abstract_sections).strip()
 
     @property
     def has_abstract(self) -> bool:
@@ -99,7 +97,8 @@ class SearchResult(BaseModel):
 class ComponentChoice(BaseModel):
     """Which model serves a component, and why (auto picks per component)."""
 
-    component: str  # "semantic_query", "article_encoder", "sentence_embedder", "passage_retriever", "reranker", "rewriter", "answerer"
+    # "semantic_query", "article_encoder", "sentence_embedder", "passage_retriever", "reranker", "rewriter", "answerer"
+    component: str
     model: str
     provider: str = ""  # language models: "anthropic" or "openai-compatible"
     profile: Literal["paper", "offline"]

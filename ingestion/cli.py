@@ -11,8 +11,9 @@ from ingestion.mesh import ingest_mesh_command
 from ingestion.pmc import ingest_pmc_command
 from ingestion.pubmed import ingest_pubmed_command
 
-ingest_app = typer.Typer(help="Load PubMed XML, PMC JATS, MedCPT embedding chunks, MeSH term tables and CMMQA.",
-                         no_args_is_help=True)
+ingest_app = typer.Typer(
+    help="Load PubMed XML, PMC JATS, MedCPT embedding chunks, MeSH term tables and CMMQA.", no_args_is_help=True
+)
 index_app = typer.Typer(help="Build the semantic-search vector index from the store.", no_args_is_help=True)
 
 ingest_app.command("pubmed")(ingest_pubmed_command)

@@ -143,14 +143,22 @@ def filter_benchmark(benchmark: dict, matcher: CancerMatcher) -> tuple[list[MCQu
             hit = matcher.match(question_text(item))
             if hit is None:
                 continue
-            kept.append(MCQuestion(
-                dataset=dataset, qid=str(qid), question=item["question"],
-                options={str(k): str(v) for k, v in item["options"].items()}, answer=str(item["answer"]),
-                matched_term=hit[0], matched_text=hit[1], pmids=[str(p) for p in item.get("PMID", [])],
-            ))
+            kept.append(
+                MCQuestion(
+                    dataset=dataset,
+                    qid=str(qid),
+                    question=item["question"],
+                    options={str(k): str(v) for k, v in item["options"].items()},
+                    answer=str(item["answer"]),
+                    matched_term=hit[0],
+                    matched_text=hit[1],
+                    pmids=[str(p) for p in item.get("PMID", [])],
+                )
+            )
     per_dataset = Counter(q.dataset for q in kept)
-    counts = CMMQACounts(total={d: total[d] for d in DATASETS}, kept={d: per_dataset[d] for d in DATASETS},
-                         terms=matcher.forms)
+    counts = CMMQACounts(
+        total={d: total[d] for d in DATASETS}, kept={d: per_dataset[d] for d in DATASETS}, terms=matcher.forms
+    )
     return kept, counts
 
 
@@ -172,8 +180,9 @@ def build_cmmqa(benchmark_path: Path, mesh_dir: Path, settings: Settings) -> CMM
 
 def ingest_cmmqa_command(
     mirage_json: Path = typer.Argument(..., exists=True, dir_okay=False, help="MIRAGE benchmark.json"),
-    mesh: Path = typer.Option(..., "--mesh", exists=True, file_okay=False,
-                              help="folder with mesh_c04_neoplasms.csv and DO_cancer_slim.json"),
+    mesh: Path = typer.Option(
+        ..., "--mesh", exists=True, file_okay=False, help="folder with mesh_c04_neoplasms.csv and DO_cancer_slim.json"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
 ) -> None:
     """Build CMMQA (MIRAGE questions that name a MeSH Neoplasms / Disease Ontology cancer term)."""
@@ -188,4 +197,6 @@ def ingest_cmmqa_command(
         return
     for d in DATASETS:
         typer.echo(f"{DATASETS[d]:<11} {counts.kept[d]:>5} of {counts.total[d]:>5}")
-    typer.echo(f"{'total':<11} {sum(counts.kept.values()):>5} of {sum(counts.total.values()):>5} -> {cmmqa_path(settings)}")
+    typer.echo(
+        f"{'total':<11} {sum(counts.kept.values()):>5} of {sum(counts.total.values()):>5} -> {cmmqa_path(settings)}"
+    )

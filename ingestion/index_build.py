@@ -14,7 +14,8 @@ import typer
 from cpqa.config import Settings
 from cpqa.models.encoders import MEDCPT_ARTICLE, TextEncoder, load_encoder
 from cpqa.types import Article
-from cpqa.documents.vectorstore import IndexMeta, build_ivfpq, index_options, open_index
+from cpqa.documents.vector_index import IndexMeta
+from cpqa.documents.vectorstore import build_ivfpq, index_options, open_index
 
 
 @dataclass
@@ -39,9 +40,17 @@ def article_text(article: Article, encoder_name: str) -> str:
     return ". ".join(part for part in (article.title.rstrip("."), article.abstract) if part)
 
 
-def build_index(settings: Settings, store, *, encoder: TextEncoder | None = None, batch_size: int = 64,
-                flush_every: int = 512, index_kind: str = "flat", progress: bool = False,
-                **ivfpq_options) -> BuildSummary:
+def build_index(
+    settings: Settings,
+    store,
+    *,
+    encoder: TextEncoder | None = None,
+    batch_size: int = 64,
+    flush_every: int = 512,
+    index_kind: str = "flat",
+    progress: bool = False,
+    **ivfpq_options,
+) -> BuildSummary:
     if index_kind == "ivfpq" and settings.cpqa_vector_store != "faiss":
         raise ValueError("--index ivfpq applies to the FAISS backend; Milvus builds its own index")
     if encoder is None:
@@ -108,12 +117,22 @@ def index_build_command(
     batch_size: int = typer.Option(64, help="encoder batch size"),
     pq_m: int = typer.Option(64, help="PQ bytes per vector (ivfpq)"),
     nprobe: int = typer.Option(32, help="IVF lists probed per query (ivfpq)"),
-    passages: bool = typer.Option(True, "--passages/--no-passages", help="also segment every record not yet "
-                                  "segmented with SEOS and store its layout and sentence vectors now (eager, "
-                                  "resumable), so questions find them; --no-passages leaves them to first sight"),
-    passage_limit: Optional[int] = typer.Option(None, "--passage-limit", min=1, help="segment only the first N records"),
-    device: Optional[str] = typer.Option(None, "--device", help="where the encoders run: cpu, cuda, cuda:N, mps or "
-                                         "auto (a GPU when present); default CPQA_DEVICE, else cpu"),
+    passages: bool = typer.Option(
+        True,
+        "--passages/--no-passages",
+        help="also segment every record not yet "
+        "segmented with SEOS and store its layout and sentence vectors now (eager, "
+        "resumable), so questions find them; --no-passages leaves them to first sight",
+    ),
+    passage_limit: Optional[int] = typer.Option(
+        None, "--passage-limit", min=1, help="segment only the first N records"
+    ),
+    device: Optional[str] = typer.Option(
+        None,
+        "--device",
+        help="where the encoders run: cpu, cuda, cuda:N, mps or "
+        "auto (a GPU when present); default CPQA_DEVICE, else cpu",
+    ),
     json_out: bool = typer.Option(False, "--json", help="no progress bar"),
 ) -> None:
     """Embed the store's records with the configured article encoder (resumable), index them for plain BM25, learn
@@ -137,8 +156,9 @@ def index_build_command(
         fail(f"no store at {settings.store_path}: run `cpqa ingest pubmed FILE` first")
     try:
         with Store(settings.store_path) as store:
-            summary = build_index(settings, store, batch_size=batch_size, index_kind=index,
-                                  progress=not json_out, **options)
+            summary = build_index(
+                settings, store, batch_size=batch_size, index_kind=index, progress=not json_out, **options
+            )
             summary.bm25_documents = len(Bm25Index.open(store, settings.index_dir / "bm25").pmids)
             terms = learn_terms(store.iter_articles(), load_vocabulary(settings))
             save_terms(terms, learned_terms_path(settings))
@@ -150,8 +170,9 @@ def index_build_command(
             with Store(settings.store_path) as store:
                 total = min(store.count(), passage_limit or store.count())
                 with _bar(not json_out, total, "segmenting records") as advance:
-                    summary.passages = build_passages(settings, store.iter_articles(), limit=passage_limit,
-                                                      progress=advance).__dict__
+                    summary.passages = build_passages(
+                        settings, store.iter_articles(), limit=passage_limit, progress=advance
+                    ).__dict__
     except (ModelUnavailable, ValueError) as exc:
         fail(str(exc))
     print_json(summary.__dict__, settings)

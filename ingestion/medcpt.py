@@ -20,7 +20,8 @@ import typer
 from cpqa.config import Settings
 from cpqa.models.encoders import MEDCPT_ARTICLE
 from cpqa.types import AbstractSection, Article, MeshHeading
-from cpqa.documents.vectorstore import IndexMeta, build_ivfpq, index_options, open_index
+from cpqa.documents.vector_index import IndexMeta
+from cpqa.documents.vectorstore import build_ivfpq, index_options, open_index
 
 SLICE_ROWS = 50_000
 _CHUNK = re.compile(r"embeds_chunk_(\d+)\.npy$")
@@ -53,10 +54,14 @@ def record_to_article(pmid: str, rec: dict) -> Article:
     date = (rec.get("d") or "").strip()
     year = int(date[:4]) if date[:4].isdigit() else None
     abstract = (rec.get("a") or "").strip()
-    return Article(pmid=str(pmid), title=(rec.get("t") or "").strip(),
-                   abstract_sections=[AbstractSection(text=abstract)] if abstract else [],
-                   mesh=[MeshHeading(descriptor=t) for t in (rec.get("m") or "").split("|") if t.strip()],
-                   year=year, pub_date=date or None)
+    return Article(
+        pmid=str(pmid),
+        title=(rec.get("t") or "").strip(),
+        abstract_sections=[AbstractSection(text=abstract)] if abstract else [],
+        mesh=[MeshHeading(descriptor=t) for t in (rec.get("m") or "").split("|") if t.strip()],
+        year=year,
+        pub_date=date or None,
+    )
 
 
 def iter_chunk_slices(directory: Path, n: int, slice_rows: int = SLICE_ROWS) -> Iterator[tuple[list[str], np.ndarray]]:
@@ -66,11 +71,19 @@ def iter_chunk_slices(directory: Path, n: int, slice_rows: int = SLICE_ROWS) -> 
     if embeds.ndim != 2 or embeds.shape[0] != len(pmids):
         raise ValueError(f"chunk {n}: {embeds.shape} embeddings for {len(pmids)} PMIDs")
     for start in range(0, len(pmids), slice_rows):
-        yield pmids[start:start + slice_rows], np.asarray(embeds[start:start + slice_rows], dtype=np.float32)
+        yield pmids[start : start + slice_rows], np.asarray(embeds[start : start + slice_rows], dtype=np.float32)
 
 
-def ingest_medcpt(settings: Settings, directory: Path, *, index_kind: str = "flat", store=None,
-                  slice_rows: int = SLICE_ROWS, progress: bool = False, **ivfpq_options) -> MedCPTSummary:
+def ingest_medcpt(
+    settings: Settings,
+    directory: Path,
+    *,
+    index_kind: str = "flat",
+    store=None,
+    slice_rows: int = SLICE_ROWS,
+    progress: bool = False,
+    **ivfpq_options,
+) -> MedCPTSummary:
     """Add every chunk's vectors to the index and its records to the store (when given); resumable."""
     directory = Path(directory)
     if index_kind == "ivfpq" and settings.cpqa_vector_store != "faiss":
@@ -149,8 +162,9 @@ def ingest_medcpt_command(
             summary = ingest_medcpt(settings, directory, index_kind=index, progress=not json_out, **options)
         else:
             with Store(settings.store_path) as store:
-                summary = ingest_medcpt(settings, directory, index_kind=index, store=store,
-                                        progress=not json_out, **options)
+                summary = ingest_medcpt(
+                    settings, directory, index_kind=index, store=store, progress=not json_out, **options
+                )
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     print_json(summary.__dict__, settings)

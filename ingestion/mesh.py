@@ -111,7 +111,9 @@ def _distinct(phrases: list[str], name: str) -> list[str]:
 
 
 def ingest_mesh_command(
-    directory: Path = typer.Argument(..., exists=True, file_okay=False, help="folder with the MeSH C04 CSV and DO files"),
+    directory: Path = typer.Argument(
+        ..., exists=True, file_okay=False, help="folder with the MeSH C04 CSV and DO files"
+    ),
 ) -> None:
     """Build the cancer term tables (MeSH Neoplasms + Disease Ontology synonyms) into the data home."""
     settings = get_settings()
@@ -123,5 +125,7 @@ def ingest_mesh_command(
     path = terms_path(settings)
     save_terms(terms, path)
     n_syn = sum(len(t.synonyms) for t in terms)
-    typer.echo(f"wrote {len(terms)} terms ({sum(t.mesh is not None for t in terms)} with a MeSH heading, "
-               f"{n_syn} synonyms) to {path}")
+    typer.echo(
+        f"wrote {len(terms)} terms ({sum(t.mesh is not None for t in terms)} with a MeSH heading, "
+        f"{n_syn} synonyms) to {path}"
+    )

@@ -35,8 +35,12 @@ class PassageBuildSummary:
     store_bytes: int = 0
 
 
-def passage_segmenter(settings: Settings, store: PassageStore | None, options: PassageOptions | None = None,
-                      vectors: EmbeddingCache | None = None) -> SegmentCache:
+def passage_segmenter(
+    settings: Settings,
+    store: PassageStore | None,
+    options: PassageOptions | None = None,
+    vectors: EmbeddingCache | None = None,
+) -> SegmentCache:
     """The segmenter a ``Pipeline`` builds, without the rest of the pipeline: the sentence embedder, SEOS sized by
     the passage embedder's window, and the passage embedder (``vectors``: its cache, when the caller has one)."""
     options = options or PassageOptions()
@@ -44,22 +48,38 @@ def passage_segmenter(settings: Settings, store: PassageStore | None, options: P
     if vectors is None:
         passage_encoder, _ = load_encoder("passage_retriever", settings, matryoshka_dim=options.matryoshka_dim)
         vectors = EmbeddingCache(passage_encoder, max_items=10_000)
-    return SegmentCache(SEOSNodeParser(EmbeddingCache(encoder, max_items=10_000),
-                                       window_tokens=vectors.encoder.max_tokens), store=store, vectors=vectors)
+    return SegmentCache(
+        SEOSNodeParser(EmbeddingCache(encoder, max_items=10_000), window_tokens=vectors.encoder.max_tokens),
+        store=store,
+        vectors=vectors,
+    )
 
 
-def build_passages(settings: Settings, articles: Iterable[Article], *, limit: int | None = None,
-                   batch_records: int = 256, progress: Callable[[int], None] | None = None) -> PassageBuildSummary:
+def build_passages(
+    settings: Settings,
+    articles: Iterable[Article],
+    *,
+    limit: int | None = None,
+    batch_records: int = 256,
+    progress: Callable[[int], None] | None = None,
+) -> PassageBuildSummary:
     """Segment ``articles`` (the first ``limit`` with an abstract) into the data home's passage store."""
     with PassageStore(settings.index_dir / PASSAGES_FILE) as store:
-        summary = segment_records(articles, passage_segmenter(settings, store), limit=limit,
-                                  batch_records=batch_records, progress=progress)
+        summary = segment_records(
+            articles, passage_segmenter(settings, store), limit=limit, batch_records=batch_records, progress=progress
+        )
         summary.store_bytes = store.stats()["bytes"]
     return summary
 
 
-def segment_records(articles: Iterable[Article], segments: SegmentCache, *, limit: int | None = None,
-                    batch_records: int = 256, progress: Callable[[int], None] | None = None) -> PassageBuildSummary:
+def segment_records(
+    articles: Iterable[Article],
+    segments: SegmentCache,
+    *,
+    limit: int | None = None,
+    batch_records: int = 256,
+    progress: Callable[[int], None] | None = None,
+) -> PassageBuildSummary:
     """Segment ``articles`` through ``segments`` (persisting to its store) in batches: the build's work, measured."""
     summary = PassageBuildSummary()
     sources = DocumentOptions().sources

@@ -19,8 +19,11 @@ def ingest_pmc_files(store: Store, paths: list[str | Path], progress: bool = Fal
 
 def ingest_pmc_command(
     files: list[Path] = typer.Argument(..., help="PMC JATS files (pmc-articleset or <article>; .gz ok)"),
-    passages: bool = typer.Option(True, "--passages/--no-passages", help="segment the new records into the "
-                                  "passage store when the data home has one (`cpqa index build` made it)"),
+    passages: bool = typer.Option(
+        True,
+        "--passages/--no-passages",
+        help="segment the new records into the passage store when the data home has one (`cpqa index build` made it)",
+    ),
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON, no progress bar"),
 ) -> None:
     """Load PMC full-text articles into the local store (idempotent)."""

@@ -46,23 +46,37 @@ def ingest_pubmed_folder(store: Store, folder: Path, progress: bool = False) -> 
     todo = [p for p in files if p not in done]
 
     def record(path: Path) -> None:
-        store.set_meta(LEDGER + path.name, json.dumps({"size": path.stat().st_size,
-                                                      "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
+        store.set_meta(
+            LEDGER + path.name,
+            json.dumps({"size": path.stat().st_size, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}),
+        )
 
-    summary = ingest_xml_files(store, todo, iter_pubmed_records, "pubmed", progress=progress, in_order=True,
-                               on_done=record)
+    summary = ingest_xml_files(
+        store, todo, iter_pubmed_records, "pubmed", progress=progress, in_order=True, on_done=record
+    )
     return summary, done
 
 
 def ingest_pubmed_command(
     files: list[Path] = typer.Argument(None, help="PubMed XML files (PubmedArticleSet; .gz ok)"),
-    from_dir: Path = typer.Option(None, "--from-dir", help="a folder of baseline and update files, loaded in order "
-                                                          "and resumably (files already finished are skipped)"),
-    engine: str = typer.Option(None, "--engine", help="the store's search engine: fts5 (a new store's default) or "
-                                                      "tantivy (for mirrors past ~100k records); an existing store "
-                                                      "of the other engine is re-indexed first"),
-    passages: bool = typer.Option(True, "--passages/--no-passages", help="segment the new records into the "
-                                  "passage store when the data home has one (`cpqa index build` made it)"),
+    from_dir: Path = typer.Option(
+        None,
+        "--from-dir",
+        help="a folder of baseline and update files, loaded in order "
+        "and resumably (files already finished are skipped)",
+    ),
+    engine: str = typer.Option(
+        None,
+        "--engine",
+        help="the store's search engine: fts5 (a new store's default) or "
+        "tantivy (for mirrors past ~100k records); an existing store "
+        "of the other engine is re-indexed first",
+    ),
+    passages: bool = typer.Option(
+        True,
+        "--passages/--no-passages",
+        help="segment the new records into the passage store when the data home has one (`cpqa index build` made it)",
+    ),
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON, no progress bar"),
 ) -> None:
     """Load PubMed XML records into the local store (idempotent: unchanged records are skipped)."""
@@ -96,6 +110,15 @@ def ingest_pubmed_command(
         if not json_out and waiting:
             typer.echo(f"{len(waiting)} later file(s) not loaded: fix the failed file and run again to resume")
         built = passages_after_ingest(settings, store, summary.added + summary.updated, passages)
-        report(summary, json_out, store.count(), todo,
-               extra={"files_already_done": len(done), "files_waiting": waiting, "search_engine": store.engine,
-                      "passages": built})
+        report(
+            summary,
+            json_out,
+            store.count(),
+            todo,
+            extra={
+                "files_already_done": len(done),
+                "files_waiting": waiting,
+                "search_engine": store.engine,
+                "passages": built,
+            },
+        )

@@ -53,7 +53,7 @@ def _title_phrases(title: str) -> set[str]:
             run.append(phrase_key(word))
             continue
         for n in range(1, MAX_PHRASE_WORDS + 1):
-            phrases.update(" ".join(run[i:i + n]) for i in range(len(run) - n + 1))
+            phrases.update(" ".join(run[i : i + n]) for i in range(len(run) - n + 1))
         run = []
     return {p for p in phrases if p and not (len(p.split()) == 1 and is_weak(p))}
 
@@ -97,8 +97,9 @@ def _abbreviations(articles_text: Iterable[str], settings: LinkSettings) -> dict
     return chosen
 
 
-def learn_terms(articles: Iterable[Article], vocabulary: Vocabulary | None = None,
-                settings: LinkSettings | None = None) -> list[Term]:
+def learn_terms(
+    articles: Iterable[Article], vocabulary: Vocabulary | None = None, settings: LinkSettings | None = None
+) -> list[Term]:
     """Vocabulary terms linking phrases and abbreviations to MeSH descriptors (see the module docstring)."""
     settings = settings or LinkSettings()
     heading_records: Counter[str] = Counter()
@@ -117,19 +118,29 @@ def learn_terms(articles: Iterable[Article], vocabulary: Vocabulary | None = Non
         phrase_records.update(phrases)
         together.update((p, h) for p in phrases for h in headings)
     ceiling = settings.max_share * max(records, 1)
-    kept = {h for h, n in heading_records.items() if settings.min_records <= n <= ceiling
-            and not is_weak(phrase_key(natural_mesh_name(h)))}
+    kept = {
+        h
+        for h, n in heading_records.items()
+        if settings.min_records <= n <= ceiling and not is_weak(phrase_key(natural_mesh_name(h)))
+    }
     synonyms: dict[str, list[str]] = {h: [] for h in kept}
     for (phrase, heading), n in together.items():
-        if (heading in kept and n >= settings.min_links and n >= settings.min_confidence * phrase_records[phrase]
-                and n >= settings.min_coverage * heading_records[heading]):
+        if (
+            heading in kept
+            and n >= settings.min_links
+            and n >= settings.min_confidence * phrase_records[phrase]
+            and n >= settings.min_coverage * heading_records[heading]
+        ):
             synonyms[heading].append(phrase)
     by_name = {phrase_key(natural_mesh_name(h)): h for h in kept}
     loose: list[Term] = []
     for short, long in _abbreviations(texts, settings).items():
         known = vocabulary.lookup(long) if vocabulary is not None else None
-        heading = (by_name.get(phrase_key(long)) or (known.mesh if known else None)
-                   or next((h for h, s in synonyms.items() if phrase_key(long) in s), None))
+        heading = (
+            by_name.get(phrase_key(long))
+            or (known.mesh if known else None)
+            or next((h for h, s in synonyms.items() if phrase_key(long) in s), None)
+        )
         if heading:
             synonyms.setdefault(heading, [])
             synonyms[heading].append(short)

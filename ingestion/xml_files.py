@@ -15,9 +15,15 @@ from cpqa.types import Article
 Reader = Callable[[BinaryIO, list[str]], Iterator[tuple[Article, bytes]]]
 
 
-def ingest_xml_files(store: Store, paths: Iterable[str | Path], reader: Reader, kind: Kind,
-                     progress: bool = False, in_order: bool = False,
-                     on_done: Callable[[Path], None] | None = None) -> UpsertSummary:
+def ingest_xml_files(
+    store: Store,
+    paths: Iterable[str | Path],
+    reader: Reader,
+    kind: Kind,
+    progress: bool = False,
+    in_order: bool = False,
+    on_done: Callable[[Path], None] | None = None,
+) -> UpsertSummary:
     """Upsert every record of every file, then remove the PMIDs a file withdraws (``DeleteCitation``);
     a missing or malformed file is reported in ``skipped`` (records read before a syntax error are kept).
     ``in_order``: the files are a sequence (baseline, then updates), so the first that fails stops the run: a later
@@ -54,8 +60,9 @@ def ingest_xml_files(store: Store, paths: Iterable[str | Path], reader: Reader, 
     return summary
 
 
-def _guarded(records: Iterator[tuple[Article, bytes]], path: Path, summary: UpsertSummary
-             ) -> Iterator[tuple[Article, bytes]]:
+def _guarded(
+    records: Iterator[tuple[Article, bytes]], path: Path, summary: UpsertSummary
+) -> Iterator[tuple[Article, bytes]]:
     try:
         yield from records
     except XmlFormatError as exc:
@@ -75,8 +82,13 @@ def _progress_bar():
     return Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
 
 
-def report(summary: UpsertSummary, json_out: bool, store_count: int, files: Iterable[str | Path] = (),
-           extra: dict | None = None) -> None:
+def report(
+    summary: UpsertSummary,
+    json_out: bool,
+    store_count: int,
+    files: Iterable[str | Path] = (),
+    extra: dict | None = None,
+) -> None:
     """Print the summary: JSON, or a short human-readable block (first 20 skipped reasons). Exits with code 1 when
     any of ``files`` was skipped (missing, empty, malformed, truncated or of another kind), after the summary: the
     records read are kept, and a script must still see that something was not loaded."""
@@ -84,9 +96,17 @@ def report(summary: UpsertSummary, json_out: bool, store_count: int, files: Iter
 
     names = {str(Path(f)) for f in files}
     failed = sorted({key for key, _ in summary.skipped if key in names})
-    payload = {"added": summary.added, "updated": summary.updated, "unchanged": summary.unchanged,
-               "deleted": summary.deleted, "skipped": len(summary.skipped), "skipped_reasons": [list(s) for s in summary.skipped],
-               "store_records": store_count, "files_skipped": failed, **(extra or {})}
+    payload = {
+        "added": summary.added,
+        "updated": summary.updated,
+        "unchanged": summary.unchanged,
+        "deleted": summary.deleted,
+        "skipped": len(summary.skipped),
+        "skipped_reasons": [list(s) for s in summary.skipped],
+        "store_records": store_count,
+        "files_skipped": failed,
+        **(extra or {}),
+    }
     if json_out:
         print_json(payload)
     else:
@@ -95,8 +115,10 @@ def report(summary: UpsertSummary, json_out: bool, store_count: int, files: Iter
         if built:
             import typer
 
-            typer.echo(f"passages: {built['segmented']} new record(s) segmented, {built['sentences']} sentences "
-                       f"embedded in {built['seconds']} s")
+            typer.echo(
+                f"passages: {built['segmented']} new record(s) segmented, {built['sentences']} sentences "
+                f"embedded in {built['seconds']} s"
+            )
     if failed:
         import typer
 
@@ -108,8 +130,10 @@ def _print_summary(summary: UpsertSummary, store_count: int) -> None:
     from rich.console import Console
 
     console = Console()
-    console.print(f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
-                  f"deleted {summary.deleted}, skipped {len(summary.skipped)}; store now holds {store_count} records")
+    console.print(
+        f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
+        f"deleted {summary.deleted}, skipped {len(summary.skipped)}; store now holds {store_count} records"
+    )
     for key, reason in summary.skipped[:20]:
         console.print(f"  skipped {key}: {reason}")
     if len(summary.skipped) > 20:

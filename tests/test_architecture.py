@@ -65,7 +65,7 @@ def test_no_import_loops():
         state[module] = 1
         for target in sorted(graph[module]):
             if state.get(target) == 1:
-                loops.append(path[path.index(target):] + [target])
+                loops.append(path[path.index(target) :] + [target])
             elif target not in state:
                 visit(target, path + [target])
         state[module] = 2

@@ -22,8 +22,12 @@ def store(settings):
     from cpqa.sources.store import Store
 
     with Store(settings.store_path) as s:
-        s.upsert([(Article(pmid=p, title=t, abstract_sections=[AbstractSection(text=a)]), None)
-                  for p, (t, a) in RECORDS.items()])
+        s.upsert(
+            [
+                (Article(pmid=p, title=t, abstract_sections=[AbstractSection(text=a)]), None)
+                for p, (t, a) in RECORDS.items()
+            ]
+        )
         yield s
 
 
@@ -35,8 +39,7 @@ def test_ranks_by_bm25_and_reopens_the_saved_index(store, settings):
     assert all(a[1] >= b[1] for a, b in zip(hits, hits[1:]))
     assert Bm25Index.open(store, directory).search("tamoxifen", 10) == index.search("tamoxifen", 10)
     assert index.search("the of and", 10) == []  # stopwords only: nothing to match
-    store.upsert([(Article(pmid="5", title="Tamoxifen", abstract_sections=[AbstractSection(text="tamoxifen")]),
-                   None)])
+    store.upsert([(Article(pmid="5", title="Tamoxifen", abstract_sections=[AbstractSection(text="tamoxifen")]), None)])
     assert "5" in {p for p, _ in Bm25Index.open(store, directory).search("tamoxifen", 10)}  # stale: rebuilt
 
 

@@ -11,29 +11,70 @@ from cpqa.types import AbstractSection, Article, MeshHeading, MeshQualifier
 
 
 def _article(pmid, title, abstract, mesh, pt, date=None, keywords=()):
-    return Article(pmid=pmid, title=title, abstract_sections=[AbstractSection(text=abstract)],
-                   mesh=[MeshHeading(descriptor=d, major=m, qualifiers=[MeshQualifier(name=q, major=True) for q in qs])
-                         for d, m, qs in mesh],
-                   publication_types=list(pt), pub_date=date, year=int(date[:4]) if date else None,
-                   keywords=list(keywords))
+    return Article(
+        pmid=pmid,
+        title=title,
+        abstract_sections=[AbstractSection(text=abstract)],
+        mesh=[
+            MeshHeading(descriptor=d, major=m, qualifiers=[MeshQualifier(name=q, major=True) for q in qs])
+            for d, m, qs in mesh
+        ],
+        publication_types=list(pt),
+        pub_date=date,
+        year=int(date[:4]) if date else None,
+        keywords=list(keywords),
+    )
 
 
 DOCS = [
-    _article("1", "Breast cancer chemotherapy outcomes", "Adjuvant chemotherapy improved survival.",
-             [("Breast Neoplasms", True, ()), ("Humans", False, ()), ("Female", False, ())],
-             ["Journal Article", "Randomized Controlled Trial"], "2015-03"),
-    _article("2", "Lung cancer screening", "Low-dose CT screening reduces mortality.",
-             [("Lung Neoplasms", False, ("diagnosis",)), ("Humans", False, ())], ["Review"], "2018"),
-    _article("3", "Breast reconstruction after mastectomy", "Patient satisfaction with cancer surgery.",
-             [("Mammaplasty", True, ()), ("Breast Neoplasms", False, ()), ("Humans", False, ())],
-             ["Journal Article"], "2020-11-02", keywords=["quality of life"]),
-    _article("4", "Cancer-related fatigue in survivors", "Exercise reduces fatigue. Fatigue is common.",
-             [("Fatigue", True, ()), ("Neoplasms", False, ()), ("Humans", False, ())],
-             ["Systematic Review", "Review"], "2022"),
-    _article("5", "Mouse models of carcinogenesis", "Carcinogens induce tumours in mice.",
-             [("Carcinogenesis", False, ()), ("Mice", False, ()), ("Animals", False, ())], ["Journal Article"]),
-    _article("6", "Sleep quality in shift workers", "Shift work causes fatigue and poor sleep.",
-             [("Sleep", True, ()), ("Humans", False, ())], ["Journal Article"], "2021"),
+    _article(
+        "1",
+        "Breast cancer chemotherapy outcomes",
+        "Adjuvant chemotherapy improved survival.",
+        [("Breast Neoplasms", True, ()), ("Humans", False, ()), ("Female", False, ())],
+        ["Journal Article", "Randomized Controlled Trial"],
+        "2015-03",
+    ),
+    _article(
+        "2",
+        "Lung cancer screening",
+        "Low-dose CT screening reduces mortality.",
+        [("Lung Neoplasms", False, ("diagnosis",)), ("Humans", False, ())],
+        ["Review"],
+        "2018",
+    ),
+    _article(
+        "3",
+        "Breast reconstruction after mastectomy",
+        "Patient satisfaction with cancer surgery.",
+        [("Mammaplasty", True, ()), ("Breast Neoplasms", False, ()), ("Humans", False, ())],
+        ["Journal Article"],
+        "2020-11-02",
+        keywords=["quality of life"],
+    ),
+    _article(
+        "4",
+        "Cancer-related fatigue in survivors",
+        "Exercise reduces fatigue. Fatigue is common.",
+        [("Fatigue", True, ()), ("Neoplasms", False, ()), ("Humans", False, ())],
+        ["Systematic Review", "Review"],
+        "2022",
+    ),
+    _article(
+        "5",
+        "Mouse models of carcinogenesis",
+        "Carcinogens induce tumours in mice.",
+        [("Carcinogenesis", False, ()), ("Mice", False, ()), ("Animals", False, ())],
+        ["Journal Article"],
+    ),
+    _article(
+        "6",
+        "Sleep quality in shift workers",
+        "Shift work causes fatigue and poor sleep.",
+        [("Sleep", True, ()), ("Humans", False, ())],
+        ["Journal Article"],
+        "2021",
+    ),
 ]
 
 
@@ -53,8 +94,9 @@ def hits(store, query, **kw) -> set[str]:
 
 # ------------------------------------------------------------------ parser
 def test_left_to_right_precedence_ast():
-    assert parse("a OR b AND c") == BoolOp("AND", BoolOp("OR", Term("a", position=0), Term("b", position=5)),
-                                           Term("c", position=11))
+    assert parse("a OR b AND c") == BoolOp(
+        "AND", BoolOp("OR", Term("a", position=0), Term("b", position=5)), Term("c", position=11)
+    )
     assert validate("a NOT b OR c") == '(("a"[all] NOT "b"[all]) OR "c"[all])'
     assert validate("a OR (b AND c)") == '("a"[all] OR ("b"[all] AND "c"[all]))'
 
@@ -68,26 +110,30 @@ def test_tags_phrases_truncation_and_dates():
     assert validate('"2015"[Date - Publication] : "2024"[Date - Publication]') == "2015:2024[dp]"
     assert validate("cancer 2020[dp]") == '("cancer"[all] AND 2020[dp])'
     assert validate("x[Title/Abstract] y[MeSH Terms] z[Publication Type] w[tw] v[All Fields] u[majr]") == (
-        '("x"[tiab] AND "y"[mh] AND "z"[pt] AND "w"[tw] AND "v"[all] AND "u"[majr])')
+        '("x"[tiab] AND "y"[mh] AND "z"[pt] AND "w"[tw] AND "v"[all] AND "u"[majr])'
+    )
 
 
-@pytest.mark.parametrize("query, position, message", [
-    ("", 0, "empty query"),
-    ("cancer AND", 10, "expected a term after AND"),
-    ("AND cancer", 0, "needs a term before it"),
-    ("(cancer OR lung", 0, "missing ')'"),
-    ("cancer) OR lung", 6, "unbalanced ')'"),
-    ('cancer AND "lung', 11, "unterminated quoted phrase"),
-    ("cancer[foo]", 6, "unknown field tag"),
-    ("cancer[tiab", 6, "unterminated field tag"),
-    ("(a OR b)[tiab]", 8, "must follow a term"),
-    ("ca*ncer", 2, "only allowed at the end"),
-    ("abc[dp]", 0, "invalid date"),
-    ("2015/13[dp]", 0, "invalid date"),
-    ("a OR OR b", 5, "expected a term after OR"),
-    ("a ()", 3, "empty parentheses"),
-    ("[tiab]", 0, "field tag without a term"),
-])
+@pytest.mark.parametrize(
+    "query, position, message",
+    [
+        ("", 0, "empty query"),
+        ("cancer AND", 10, "expected a term after AND"),
+        ("AND cancer", 0, "needs a term before it"),
+        ("(cancer OR lung", 0, "missing ')'"),
+        ("cancer) OR lung", 6, "unbalanced ')'"),
+        ('cancer AND "lung', 11, "unterminated quoted phrase"),
+        ("cancer[foo]", 6, "unknown field tag"),
+        ("cancer[tiab", 6, "unterminated field tag"),
+        ("(a OR b)[tiab]", 8, "must follow a term"),
+        ("ca*ncer", 2, "only allowed at the end"),
+        ("abc[dp]", 0, "invalid date"),
+        ("2015/13[dp]", 0, "invalid date"),
+        ("a OR OR b", 5, "expected a term after OR"),
+        ("a ()", 3, "empty parentheses"),
+        ("[tiab]", 0, "field tag without a term"),
+    ],
+)
 def test_errors_name_the_position(query, position, message):
     with pytest.raises(BooleanQueryError) as info:
         parse(query)
@@ -95,8 +141,16 @@ def test_errors_name_the_position(query, position, message):
     assert message in str(info.value) and f"position {position}" in str(info.value)
 
 
-@pytest.mark.parametrize("query", ["a OR b AND c", 'breast cancer[tiab] NOT "x y"*[mh] 2015:2020[dp]',
-                                   "(a OR (b NOT c)) d e[majr]", "lung OR breast cancer", "x[ot] y[ab] z[ti] w[pt]"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "a OR b AND c",
+        'breast cancer[tiab] NOT "x y"*[mh] 2015:2020[dp]',
+        "(a OR (b NOT c)) d e[majr]",
+        "lung OR breast cancer",
+        "x[ot] y[ab] z[ti] w[pt]",
+    ],
+)
 def test_canonical_form_parses_to_the_same_query(query):
     canonical = validate(query)
     assert validate(canonical) == canonical
@@ -203,8 +257,10 @@ def test_date_filter_path_agrees_with_set_operations(store):
     general = store.search("cancer AND 2015:2030[dp] NOT nonexistentword", retmax=10)
     assert fast.pmids == general.pmids and set(fast.pmids) == {"1", "2", "3", "4"}
     assert fast.count == general.count == 4
-    assert store.search("cancer", mindate="2016", retmax=10).pmids == store.search(
-        "cancer NOT nonexistentword", mindate="2016", retmax=10).pmids
+    assert (
+        store.search("cancer", mindate="2016", retmax=10).pmids
+        == store.search("cancer NOT nonexistentword", mindate="2016", retmax=10).pmids
+    )
 
 
 def test_bad_date_limits_are_query_errors(store):
@@ -217,8 +273,35 @@ def test_random_input_never_crashes(store):
     import random
 
     rng = random.Random(7)
-    pieces = ["a", "cancer", "(", ")", "[", "]", '"', "*", ":", "AND", "OR", "NOT", "[tiab]", "[dp]", "2015",
-              "2015:2020", "[mh]", "'", ";", "{", "}", "^", "-", "NEAR", " ", " ", " "]
+    pieces = [
+        "a",
+        "cancer",
+        "(",
+        ")",
+        "[",
+        "]",
+        '"',
+        "*",
+        ":",
+        "AND",
+        "OR",
+        "NOT",
+        "[tiab]",
+        "[dp]",
+        "2015",
+        "2015:2020",
+        "[mh]",
+        "'",
+        ";",
+        "{",
+        "}",
+        "^",
+        "-",
+        "NEAR",
+        " ",
+        " ",
+        " ",
+    ]
     outcomes = {"ok": 0, "error": 0}
     for _ in range(500):
         query = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 20)))
@@ -243,8 +326,15 @@ def test_bm25_ranking_count_and_paging(store):
 
 
 def test_user_text_never_reaches_sql(store):
-    for query in ["'; DROP TABLE articles; --", 'title:breast', "NEAR(breast cancer)", "{title}: x",
-                  "breast^2", "a - b", "x' OR '1'='1"]:
+    for query in [
+        "'; DROP TABLE articles; --",
+        "title:breast",
+        "NEAR(breast cancer)",
+        "{title}: x",
+        "breast^2",
+        "a - b",
+        "x' OR '1'='1",
+    ]:
         store.search(query)  # words, not syntax: no exception, no damage
     assert store.count() == len(DOCS)
     assert hits(store, "NEAR(breast cancer)") == set()  # "near" is a word here, as on PubMed

@@ -11,9 +11,11 @@ ZWSP = "\u200b"
 
 
 def _record(abstract: str) -> bytes:
-    return (f'<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>1</PMID><Article><ArticleTitle>T</ArticleTitle>'
-            f'<Abstract><AbstractText>{abstract}</AbstractText></Abstract></Article></MedlineCitation>'
-            f'</PubmedArticle></PubmedArticleSet>').encode()
+    return (
+        f"<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>1</PMID><Article><ArticleTitle>T</ArticleTitle>"
+        f"<Abstract><AbstractText>{abstract}</AbstractText></Abstract></Article></MedlineCitation>"
+        f"</PubmedArticle></PubmedArticleSet>"
+    ).encode()
 
 
 def test_zero_width_characters_cannot_hide_an_instruction():
@@ -24,8 +26,10 @@ def test_zero_width_characters_cannot_hide_an_instruction():
 
 
 def test_html_and_markdown_are_stripped_and_the_finding_kept():
-    escaped = ("Overall survival improved (HR 0.71).&lt;br&gt; See ![chart](http://x.example/c.png) and "
-               "&lt;b&gt;median&lt;/b&gt; survival of 14 months.")
+    escaped = (
+        "Overall survival improved (HR 0.71).&lt;br&gt; See ![chart](http://x.example/c.png) and "
+        "&lt;b&gt;median&lt;/b&gt; survival of 14 months."
+    )
     article = parse_pubmed_xml(_record(escaped))[0]
     assert article.abstract == "Overall survival improved (HR 0.71). See chart and median survival of 14 months."
     assert unquotable("Overall survival improved (HR 0.71).") is None

@@ -78,15 +78,26 @@ def test_ask_streams_claude_and_prints_only_the_checked_answer(env, api, monkeyp
     def respond(request):
         tool = (request.get("tool_choice") or {}).get("name")
         if tool == "query_ladder":
-            return Reply.tool({"normalized": "tamoxifen breast cancer recurrence", "intent": "treatment",
-                               "search_intent": "Does tamoxifen reduce breast cancer recurrence?",
-                               "concepts": [{"text": "tamoxifen", "role": "core"}],
-                               "ladder": ["tamoxifen[tiab]"]})
+            return Reply.tool(
+                {
+                    "normalized": "tamoxifen breast cancer recurrence",
+                    "intent": "treatment",
+                    "search_intent": "Does tamoxifen reduce breast cancer recurrence?",
+                    "concepts": [{"text": "tamoxifen", "role": "core"}],
+                    "ladder": ["tamoxifen[tiab]"],
+                }
+            )
         if tool != "give_answer":
             return default(request)
         first = re.findall(r'pmid="(\d+)"', str(request["messages"]))[0]
-        return Reply.tool({"reasoning": "r", "abstained": False, "citations": [first],
-                           "answer": f"Tamoxifen lowers recurrence [PMID:{first}]. Stop it now [PMID:99999999]."})
+        return Reply.tool(
+            {
+                "reasoning": "r",
+                "abstained": False,
+                "citations": [first],
+                "answer": f"Tamoxifen lowers recurrence [PMID:{first}]. Stop it now [PMID:99999999].",
+            }
+        )
 
     api.default = respond
     result = CliRunner().invoke(app, ["ask", "Does tamoxifen reduce breast cancer recurrence?"])
@@ -136,11 +147,20 @@ def test_read_question_texts(tmp_path):
 @pytest.mark.slow
 def test_bench_latency_json_against_in_process_mirror(env, tmp_path):
     questions = tmp_path / "q.jsonl"
-    questions.write_text("\n".join(json.dumps({"question": q}) for q in (
-        "Does tamoxifen reduce breast cancer recurrence?", "What side effects does cisplatin cause?",
-        "Is this ignored by --limit?")) + "\n")
-    result = CliRunner().invoke(app, ["bench", "latency", "--questions", str(questions), "--limit", "2",
-                                      "--mirror", "--json"])
+    questions.write_text(
+        "\n".join(
+            json.dumps({"question": q})
+            for q in (
+                "Does tamoxifen reduce breast cancer recurrence?",
+                "What side effects does cisplatin cause?",
+                "Is this ignored by --limit?",
+            )
+        )
+        + "\n"
+    )
+    result = CliRunner().invoke(
+        app, ["bench", "latency", "--questions", str(questions), "--limit", "2", "--mirror", "--json"]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["n"] == 2
@@ -150,8 +170,12 @@ def test_bench_latency_json_against_in_process_mirror(env, tmp_path):
     # first sight meets the records for the first time; the second pass finds them all stored
     assert first["segmented_per_question"] > 0 and stored["segmented_per_question"] == 0
     assert stored["stages"]["segmentation"]["p95_ms"] < first["stages"]["segmentation"]["p95_ms"]
-    assert set(payload["ratio_to_naive"]) == {"first_sight_p50", "first_sight_p95", "stored_passages_p50",
-                                              "stored_passages_p95"}
+    assert set(payload["ratio_to_naive"]) == {
+        "first_sight_p50",
+        "first_sight_p95",
+        "stored_passages_p50",
+        "stored_passages_p95",
+    }
     assert first["ncbi_requests_per_question"] >= 1  # esearch went to the mirror
     assert re.match(r"http://127\.0\.0\.1:\d+/", payload["eutils_url"])
     assert payload["runtime"]["passage_retriever"] == "onnx-int8"
@@ -175,9 +199,11 @@ def test_bench_latency_measures_the_paper_profile_with_random_models(env, tmp_pa
 @pytest.mark.slow  # one cold pipeline for the file
 def test_ask_questions_answers_a_file_in_one_process_as_json_lines(env, tmp_path):
     questions = tmp_path / "questions.jsonl"
-    questions.write_text('{"question": "Does tamoxifen reduce breast cancer recurrence?"}\n'
-                         '{"question": "?!?"}\n'
-                         '{"question": "My name is Jane Roe. What side effects does cisplatin cause?"}\n')
+    questions.write_text(
+        '{"question": "Does tamoxifen reduce breast cancer recurrence?"}\n'
+        '{"question": "?!?"}\n'
+        '{"question": "My name is Jane Roe. What side effects does cisplatin cause?"}\n'
+    )
     result = CliRunner().invoke(app, ["ask", "--questions", str(questions)])
     assert result.exit_code == 1  # one question could not be asked ...
     lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]

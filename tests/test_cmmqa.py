@@ -55,9 +55,15 @@ def test_matcher_word_boundaries_plurals_and_acronyms():
     from cpqa.rewrite.vocabulary import Term
     from ingestion.cmmqa import CancerMatcher
 
-    m = CancerMatcher([Term(name="Breast Neoplasms", synonyms=["breast cancer"]),
-                       Term(name="Carcinoma"), Term(name="acute lymphoblastic leukemia", synonyms=["ALL"]),
-                       Term(name="chronic myeloid leukemia", synonyms=["CML"]), Term(name="Nevus")])
+    m = CancerMatcher(
+        [
+            Term(name="Breast Neoplasms", synonyms=["breast cancer"]),
+            Term(name="Carcinoma"),
+            Term(name="acute lymphoblastic leukemia", synonyms=["ALL"]),
+            Term(name="chronic myeloid leukemia", synonyms=["CML"]),
+            Term(name="Nevus"),
+        ]
+    )
     assert m.match("Risk of BREAST CANCERS in carriers")[0] == "Breast Neoplasms"
     assert m.match("breast neoplasm")[0] == "Breast Neoplasms"
     assert m.match("multiple carcinomata of the skin")[0] == "Carcinoma"
@@ -96,22 +102,25 @@ def test_cost_uses_the_price_table():
 OPTIONS = {"A": "Tamoxifen", "B": "Letrozole", "C": "Surgery", "D": "Radiation"}
 
 
-@pytest.mark.parametrize("text, letter", [
-    ("Answer: (B)", "B"),
-    ("the correct option is c.", "C"),
-    ("**D**", "D"),
-    ('{"answer": "C", "reason": "..."}', "C"),
-    ("```json\n{\"answer_choice\": \"a\"}\n```", "A"),
-    ("Option D is tempting, but A fits best.\nAnswer: A", "A"),
-    ("The answer is a rare choice here; final answer: D", "D"),
-    ("C) Surgery", "C"),
-    ("The final answer is $\\boxed{B}$", "B"),
-    ("Letrozole", "B"),
-    ("I would choose **(C) Surgery** for this patient.", "C"),
-    ("none of these look right", None),
-    ("Answer: E", None),  # not an option
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "text, letter",
+    [
+        ("Answer: (B)", "B"),
+        ("the correct option is c.", "C"),
+        ("**D**", "D"),
+        ('{"answer": "C", "reason": "..."}', "C"),
+        ('```json\n{"answer_choice": "a"}\n```', "A"),
+        ("Option D is tempting, but A fits best.\nAnswer: A", "A"),
+        ("The answer is a rare choice here; final answer: D", "D"),
+        ("C) Surgery", "C"),
+        ("The final answer is $\\boxed{B}$", "B"),
+        ("Letrozole", "B"),
+        ("I would choose **(C) Surgery** for this patient.", "C"),
+        ("none of these look right", None),
+        ("Answer: E", None),  # not an option
+        ("", None),
+    ],
+)
 def test_parse_answer_letter(text, letter):
     assert parse_answer_letter(text, OPTIONS) == letter
 
@@ -143,11 +152,18 @@ def test_shuffle_maps_back_to_original_letters():
 
 # ---------------------------------------------------------------- harness
 QUESTIONS = [
-    MCQuestion(dataset=d, qid=f"{d}-{i}", question=f"Which drug treats cancer case {d} {i}?",
-               options={"A": "wrong one", "B": "right one", "C": "wrong two", "D": "wrong three"}
-               if d not in ("pubmedqa", "bioasq") else {"A": "right one", "B": "wrong one"},
-               answer="B" if d not in ("pubmedqa", "bioasq") else "A", matched_term="Neoplasms")
-    for d in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq") for i in range(3)
+    MCQuestion(
+        dataset=d,
+        qid=f"{d}-{i}",
+        question=f"Which drug treats cancer case {d} {i}?",
+        options={"A": "wrong one", "B": "right one", "C": "wrong two", "D": "wrong three"}
+        if d not in ("pubmedqa", "bioasq")
+        else {"A": "right one", "B": "wrong one"},
+        answer="B" if d not in ("pubmedqa", "bioasq") else "A",
+        matched_term="Neoplasms",
+    )
+    for d in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")
+    for i in range(3)
 ]
 
 
@@ -217,8 +233,17 @@ def test_hard_negatives_from_saved_runs(settings, tmp_path):
     from cpqa.evaluation.cmmqa import EvalConfig, QuestionResult, score_results
 
     def run(method, wrong):
-        results = [QuestionResult(key=f"{method}|{q.key}|x", config="x", dataset=q.dataset, qid=q.qid, gold=q.answer,
-                                  predicted=("C" if q.key in wrong else q.answer)) for q in QUESTIONS]
+        results = [
+            QuestionResult(
+                key=f"{method}|{q.key}|x",
+                config="x",
+                dataset=q.dataset,
+                qid=q.qid,
+                gold=q.answer,
+                predicted=("C" if q.key in wrong else q.answer),
+            )
+            for q in QUESTIONS
+        ]
         report = score_results(method, "test", EvalConfig(method=method, answerer="test"), results)
         return load_predictions(save_run(settings, report, results))
 
@@ -260,11 +285,21 @@ def test_offline_answerer_scores_options_against_evidence(settings):
     """No key: the answerer's retrieval-only baseline picks the option the evidence supports."""
     from cpqa.types import Passage
 
-    q = MCQuestion(dataset="medqa", qid="x1", question="Which drug is a selective estrogen receptor modulator used "
-                   "for breast cancer?", options={"A": "Imatinib", "B": "Tamoxifen", "C": "Cisplatin", "D": "Rituximab"},
-                   answer="B")
-    evidence = [Passage(node_id="n1", pmid="1", text="Tamoxifen is a selective estrogen receptor modulator used to "
-                        "treat estrogen receptor positive breast cancer.")]
+    q = MCQuestion(
+        dataset="medqa",
+        qid="x1",
+        question="Which drug is a selective estrogen receptor modulator used for breast cancer?",
+        options={"A": "Imatinib", "B": "Tamoxifen", "C": "Cisplatin", "D": "Rituximab"},
+        answer="B",
+    )
+    evidence = [
+        Passage(
+            node_id="n1",
+            pmid="1",
+            text="Tamoxifen is a selective estrogen receptor modulator used to "
+            "treat estrogen receptor positive breast cancer.",
+        )
+    ]
     report, results = evaluate(settings, "baseline2", [q], evidence=lambda question: evidence)
     assert report.answerer.startswith("offline evidence-similarity") and results[0].predicted == "B"
     assert results[0].evidence == ["1"] and report.cost is None

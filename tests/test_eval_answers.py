@@ -12,17 +12,27 @@ from cpqa.evaluation.answers import answer_sentences, holds_snippet, matches, sc
 from cpqa.evaluation.bioasq_gold import GoldQuestion, Snippet, bioasq_gold
 from cpqa.answer.extractive import terms
 
-GOLD = GoldQuestion(id="q1", question="Does tamoxifen reduce breast cancer recurrence?", snippets=[
-    Snippet(pmid="1", text="Five years of adjuvant tamoxifen reduced breast cancer recurrence by 39% in women."),
-    Snippet(pmid="2", text="Hot flashes were the most common side effect of tamoxifen.")])
+GOLD = GoldQuestion(
+    id="q1",
+    question="Does tamoxifen reduce breast cancer recurrence?",
+    snippets=[
+        Snippet(pmid="1", text="Five years of adjuvant tamoxifen reduced breast cancer recurrence by 39% in women."),
+        Snippet(pmid="2", text="Hot flashes were the most common side effect of tamoxifen."),
+    ],
+)
 
 
 def test_answer_sentences_are_the_quoted_or_cited_ones_without_markers():
-    text = ('Evidence extracts, not written by a language model: the sentences below.\n\n'
-            '- "Tamoxifen reduced recurrence by 39%." [PMID:1]\n- "Hot flashes were common." [PMID:2]\n'
-            'Written claim about tamoxifen [PMID:1]. A sentence without any citation at all.')
-    assert answer_sentences(text) == ["Tamoxifen reduced recurrence by 39%.", "Hot flashes were common.",
-                                      "Written claim about tamoxifen."]
+    text = (
+        "Evidence extracts, not written by a language model: the sentences below.\n\n"
+        '- "Tamoxifen reduced recurrence by 39%." [PMID:1]\n- "Hot flashes were common." [PMID:2]\n'
+        "Written claim about tamoxifen [PMID:1]. A sentence without any citation at all."
+    )
+    assert answer_sentences(text) == [
+        "Tamoxifen reduced recurrence by 39%.",
+        "Hot flashes were common.",
+        "Written claim about tamoxifen.",
+    ]
 
 
 def test_a_sentence_matches_a_snippet_holding_six_tenths_of_its_words():
@@ -34,10 +44,17 @@ def test_a_sentence_matches_a_snippet_holding_six_tenths_of_its_words():
 
 
 def test_scores_pool_sentences_and_count_abstentions():
-    rows = [score_question(GOLD, '- "Adjuvant tamoxifen reduced breast cancer recurrence." [PMID:1]\n'
-                                 '- "Aromatase inhibitors cause joint pain." [PMID:3]', False, [GOLD.snippets[0].text],
-                           types={"1": "randomized controlled trial", "3": "animal study"}),
-            score_question(GOLD, "No answer.", True, [], removed=2)]
+    rows = [
+        score_question(
+            GOLD,
+            '- "Adjuvant tamoxifen reduced breast cancer recurrence." [PMID:1]\n'
+            '- "Aromatase inhibitors cause joint pain." [PMID:3]',
+            False,
+            [GOLD.snippets[0].text],
+            types={"1": "randomized controlled trial", "3": "animal study"},
+        ),
+        score_question(GOLD, "No answer.", True, [], removed=2),
+    ]
     summary = summarise(rows)
     assert summary["quote_precision"] == 0.5 and summary["quoted_sentences"] == 2
     assert summary["snippet_hit_at_5"] == 0.5 and summary["abstention_rate"] == 0.5
@@ -68,8 +85,9 @@ def test_support_calibration_separates_own_snippets_from_a_similar_questions():
 
 
 @pytest.mark.slow  # two pipelines over two questions
-def test_eval_answers_scores_the_product_the_naive_baseline_and_answers_from_a_file(indexed_home, tmp_path,
-                                                                                   monkeypatch):
+def test_eval_answers_scores_the_product_the_naive_baseline_and_answers_from_a_file(
+    indexed_home, tmp_path, monkeypatch
+):
     from conftest import shared
 
     from cpqa.cli import app
@@ -83,9 +101,20 @@ def test_eval_answers_scores_the_product_the_naive_baseline_and_answers_from_a_f
     assert asked.exit_code == 0, asked.output
     written = tmp_path / "answers.jsonl"
     written.write_text(asked.stdout)
-    result = CliRunner().invoke(app, ["eval", "answers", "--questions", str(questions), "--raw",
-                                      str(shared("mirage", "rawdata", "bioasq")), "--answers", f"file={written}",
-                                      "--json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "answers",
+            "--questions",
+            str(questions),
+            "--raw",
+            str(shared("mirage", "rawdata", "bioasq")),
+            "--answers",
+            f"file={written}",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     systems = payload["systems"]
@@ -101,6 +130,8 @@ def test_eval_answers_refuses_a_malformed_answers_argument(tmp_path):
 
     from cpqa.cli import app
 
-    result = CliRunner().invoke(app, ["eval", "answers", "--questions",
-                                      str(shared("bioasq", "dev_cancer_questions.jsonl")), "--answers", "nofile"])
+    result = CliRunner().invoke(
+        app,
+        ["eval", "answers", "--questions", str(shared("bioasq", "dev_cancer_questions.jsonl")), "--answers", "nofile"],
+    )
     assert result.exit_code == 2 and "NAME=PATH" in result.output

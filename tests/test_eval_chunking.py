@@ -7,10 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cpqa.evaluation.chunking import (BenchDoc, boundary_string, hit_scores, holds_gold, load_bench,
-                                      segmentation_errors)
-from cpqa.evaluation.splitters import (ChunkSpan, sentence_splitter, sentence_window_splitter,
-                                       texttiling_splitter)
+from cpqa.evaluation.chunking import BenchDoc, boundary_string, hit_scores, holds_gold, load_bench, segmentation_errors
+from cpqa.evaluation.splitters import ChunkSpan, sentence_splitter, sentence_window_splitter, texttiling_splitter
 from tests.conftest import shared
 
 
@@ -56,15 +54,18 @@ def test_load_bench_rejects_bad_input(tmp_path):
         load_bench(tmp_path / "missing.jsonl")
 
 
-@pytest.mark.parametrize("make", [lambda: sentence_splitter(512, 32), sentence_window_splitter, texttiling_splitter],
-                         ids=["SentenceSplitter", "SentenceWindow", "TextTiling"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: sentence_splitter(512, 32), sentence_window_splitter, texttiling_splitter],
+    ids=["SentenceSplitter", "SentenceWindow", "TextTiling"],
+)
 def test_rival_splitters_give_offsets_into_the_source(make, docs):
     text = docs[0].text
     chunks = make()(text)
     assert len(chunks) > 1
     for c in chunks:
         assert 0 <= c.start <= c.key_start < c.key_end <= c.end <= len(text)
-        assert text[c.key_start:c.key_end].strip()
+        assert text[c.key_start : c.key_end].strip()
     assert chunks[0].start == 0 and max(c.end for c in chunks) >= len(text.rstrip()) - 1
 
 
@@ -81,14 +82,23 @@ def test_cli_chunking_benchmark_on_a_subset(settings, tmp_path):
 
     bench = shared("bench", "chunking_dev.jsonl")
     saved = tmp_path / "chunking.json"
-    result = CliRunner().invoke(app, ["eval", "chunking", "--bench", str(bench), "--limit", "2", "--json",
-                                      "--save", str(saved)])
+    result = CliRunner().invoke(
+        app, ["eval", "chunking", "--bench", str(bench), "--limit", "2", "--json", "--save", str(saved)]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert json.loads(saved.read_text()) == payload
     assert payload["docs"] == 2 and payload["queries"] == 2
-    expected = {"SEOS", "SentenceSplitter-256-64", "SentenceSplitter-512-0", "SentenceSplitter-512-32", "SentenceSplitter-512-128",
-                "SentenceWindow", "SemanticSplitter", "TextTiling"}
+    expected = {
+        "SEOS",
+        "SentenceSplitter-256-64",
+        "SentenceSplitter-512-0",
+        "SentenceSplitter-512-32",
+        "SentenceSplitter-512-128",
+        "SentenceWindow",
+        "SemanticSplitter",
+        "TextTiling",
+    }
     assert set(payload["splitters"]) == expected
     for row in payload["splitters"].values():
         for retriever in ("bm25", "dense", "dense+rerank"):
@@ -107,8 +117,15 @@ def test_cross_validation_tunes_on_one_half_and_judges_on_the_other():
     assert {d.doc_id for d in first}.isdisjoint(d.doc_id for d in second) and len(first) + len(second) == 6
     encoder, _ = load_encoder("sentence_embedder", get_settings(cpqa_profile="offline"))
     grid = {"window_fill": (0.5, 1.0), "overlap_fill": (0.0,), "cutoff_sd": (0.5,)}
-    result = cross_validate(docs, encoder, {"SentenceSplitter-512-32": sentence_splitter(512, 32)},
-                            EmbeddingCache(encoder), None, window_tokens=encoder.max_tokens, grid=grid)
+    result = cross_validate(
+        docs,
+        encoder,
+        {"SentenceSplitter-512-32": sentence_splitter(512, 32)},
+        EmbeddingCache(encoder),
+        None,
+        window_tokens=encoder.max_tokens,
+        grid=grid,
+    )
     assert [f.tuned_on for f in result.folds] == [[d.doc_id for d in first], [d.doc_id for d in second]]
     for fold, tuned in zip(result.folds, ("half_1", "half_2")):
         best = max(result.scores, key=lambda s: s[tuned])[tuned]

@@ -20,16 +20,28 @@ from tests.conftest import shared
 REVIEW_PMID, RESEARCH_PMID = "19920987", "18175167"  # PMC2775679 (review-article), PMC2491404 (research)
 
 RECORDS = {  # pmid: (year, title, abstract)
-    "201": (2021, "Metformin use and survival in breast cancer",
-            "In women with breast cancer, metformin use was associated with longer overall survival."),
-    "202": (2020, "Antidiabetic biguanide therapy and outcomes of women with mammary carcinoma",
-            "Women with breast carcinoma who took biguanide drugs for diabetes lived longer after diagnosis."),
-    "203": (2019, "Metformin pharmacokinetics in renal impairment",
-            "Plasma metformin clearance fell with creatinine clearance in healthy volunteers and kidney patients."),
+    "201": (
+        2021,
+        "Metformin use and survival in breast cancer",
+        "In women with breast cancer, metformin use was associated with longer overall survival.",
+    ),
+    "202": (
+        2020,
+        "Antidiabetic biguanide therapy and outcomes of women with mammary carcinoma",
+        "Women with breast carcinoma who took biguanide drugs for diabetes lived longer after diagnosis.",
+    ),
+    "203": (
+        2019,
+        "Metformin pharmacokinetics in renal impairment",
+        "Plasma metformin clearance fell with creatinine clearance in healthy volunteers and kidney patients.",
+    ),
     "204": (2022, "Tomato yield under drip irrigation", "Drip irrigation raised greenhouse tomato yield."),
     "205": (2021, "Metformin dosing letter", ""),
-    "206": (1995, "Metformin and breast cancer cells in culture",
-            "Metformin slowed the growth of breast cancer cell lines in vitro."),
+    "206": (
+        1995,
+        "Metformin and breast cancer cells in culture",
+        "Metformin slowed the growth of breast cancer cell lines in vitro.",
+    ),
 }
 
 
@@ -54,9 +66,21 @@ def crafted_home(tmp_path_factory):
     home = tmp_path_factory.mktemp("hsrdr_home")
     s = get_settings(cpqa_home=home, cpqa_profile="offline")
     with Store(s.store_path) as store:
-        store.upsert([(Article(pmid=p, title=t, year=y, pub_date=str(y),
-                               abstract_sections=[AbstractSection(text=a)] if a else []), None)
-                      for p, (y, t, a) in RECORDS.items()])
+        store.upsert(
+            [
+                (
+                    Article(
+                        pmid=p,
+                        title=t,
+                        year=y,
+                        pub_date=str(y),
+                        abstract_sections=[AbstractSection(text=a)] if a else [],
+                    ),
+                    None,
+                )
+                for p, (y, t, a) in RECORDS.items()
+            ]
+        )
         ingest_pmc_files(store, [shared("corpus", "pmc", "PMC2775679.xml"), shared("corpus", "pmc", "PMC2491404.xml")])
         build_index(s, store)
     return home
@@ -97,7 +121,8 @@ def test_categories_filters_and_trace(crafted):
     with _pipeline(crafted) as pipeline:
         trace = pipeline.documents.search(
             _query(["metformin[tiab]"], "breast cancer survival with metformin or biguanide drugs"),
-            DocumentOptions(e1_k=3, bm25_weight=0.0))  # the paper's two paths; the BM25 path has its own test
+            DocumentOptions(e1_k=3, bm25_weight=0.0),
+        )  # the paper's two paths; the BM25 path has its own test
     docs = [(d.candidate, d.article) for d in trace.documents]
     by_pmid = {c.pmid: c for c in trace.candidates}
     e1 = {c.pmid for c in trace.candidates if c.semantic_rank}
@@ -123,7 +148,8 @@ def test_temporal_filter(crafted):
     with _pipeline(crafted) as pipeline:
         trace = pipeline.documents.search(
             _query(["metformin[tiab]"], "breast cancer survival with metformin or biguanide drugs"),
-            DocumentOptions(e1_k=3, years=years))
+            DocumentOptions(e1_k=3, years=years),
+        )
     assert {d.candidate.pmid for d in trace.documents} == {"201", "202"}
     reasons = {c.pmid: c.dropped_reason for c in trace.candidates if not c.kept}
     this = dt.date.today().year
@@ -135,17 +161,16 @@ def test_temporal_filter(crafted):
     assert trace.year_window == (2020, this)
 
 
-@pytest.mark.parametrize("sources, review, research", [
-    (("D1", "D2"), "D2", "D1"),
-    (("D1", "D2", "D3"), "D2", "D3"),
-    (("D1",), "D1", "D1"),
-    (("D2",), "D2", None),
-])
+@pytest.mark.parametrize(
+    "sources, review, research",
+    [(("D1", "D2"), "D2", "D1"), (("D1", "D2", "D3"), "D2", "D3"), (("D1",), "D1", "D1"), (("D2",), "D2", None)],
+)
 def test_source_selection(crafted, sources, review, research):
     with _pipeline(crafted) as pipeline:
-        trace = pipeline.documents.search(_query(
-            ['"Poisson random field"[ti] OR "multi-detector row CT"[ti]'], "Poisson random field tutorial"),
-            DocumentOptions(e1_k=1, sources=sources))
+        trace = pipeline.documents.search(
+            _query(['"Poisson random field"[ti] OR "multi-detector row CT"[ti]'], "Poisson random field tutorial"),
+            DocumentOptions(e1_k=1, sources=sources),
+        )
     docs = [(d.candidate, d.article) for d in trace.documents]
     got = {c.pmid: c.source for c, _ in docs}
     assert got.get(REVIEW_PMID) == review and got.get(RESEARCH_PMID) == research
@@ -178,8 +203,13 @@ def test_one_path_down_ncbi_unreachable(crafted):
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    s = get_settings(cpqa_home=crafted.home, cpqa_profile="offline", cpqa_eutils_url=f"http://127.0.0.1:{port}/",
-                     cpqa_http_retries=0, cpqa_http_timeout=2)
+    s = get_settings(
+        cpqa_home=crafted.home,
+        cpqa_profile="offline",
+        cpqa_eutils_url=f"http://127.0.0.1:{port}/",
+        cpqa_http_retries=0,
+        cpqa_http_timeout=2,
+    )
     with _pipeline(s) as pipeline:
         assert type(pipeline.boolean.backend).__name__ == "EutilsClient"
         trace = pipeline.documents.search(_query(["metformin[tiab]"], "metformin breast cancer"))
@@ -222,13 +252,14 @@ def test_bm25_third_path_and_the_naive_hybrid(crafted):
     query = _query(["metformin[tiab]"], "breast cancer survival with metformin or biguanide drugs")
     with _pipeline(crafted) as pipeline:
         three = pipeline.documents.search(query, DocumentOptions(e1_k=3, bm25_weight=1.0))
-        naive = pipeline.documents.search(query, DocumentOptions(e1_k=3, e1_weight=1.0, e2_weight=0.0, bm25_weight=1.0,
-                                                                 rrf_k=60))
+        naive = pipeline.documents.search(
+            query, DocumentOptions(e1_k=3, e1_weight=1.0, e2_weight=0.0, bm25_weight=1.0, rrf_k=60)
+        )
     assert {"E1", "E2", "BM25"} <= set(three.stages) and any(c.bm25_rank for c in three.candidates)
     for c in three.candidates:
         semantic, lexical = c.semantic_rank is not None, c.boolean_rank is not None or c.bm25_rank is not None
         assert c.category == ("E3" if semantic and lexical else "E1" if semantic else "E2")
     assert "E2" not in naive.stages and not naive.ladder and all(c.boolean_rank is None for c in naive.candidates)
-    assert naive.candidates[0].rrf == pytest.approx(sum(1 / (60 + r) for r in
-                                                        (naive.candidates[0].semantic_rank,
-                                                         naive.candidates[0].bm25_rank) if r), abs=1e-6)
+    assert naive.candidates[0].rrf == pytest.approx(
+        sum(1 / (60 + r) for r in (naive.candidates[0].semantic_rank, naive.candidates[0].bm25_rank) if r), abs=1e-6
+    )

@@ -30,15 +30,19 @@ def records() -> list[tuple[str, bytes]]:
 def write(path, raws: list[bytes], deleted: list[str] = ()) -> None:
     body = b"\n".join(raws)
     if deleted:
-        body += b"<DeleteCitation>" + b"".join(b"<PMID Version='1'>%s</PMID>" % p.encode() for p in deleted) + \
-                b"</DeleteCitation>"
+        body += (
+            b"<DeleteCitation>"
+            + b"".join(b"<PMID Version='1'>%s</PMID>" % p.encode() for p in deleted)
+            + b"</DeleteCitation>"
+        )
     path.write_bytes(gzip.compress(HEAD + body + b"\n</PubmedArticleSet>\n"))
 
 
 def ingest(home, folder) -> tuple[int, dict]:
-    result = CliRunner().invoke(ingest_app, ["pubmed", "--from-dir", str(folder), "--json"],
-                                env={"CPQA_HOME": str(home)})
-    return result.exit_code, json.loads(result.stdout[result.stdout.index("{"):])
+    result = CliRunner().invoke(
+        ingest_app, ["pubmed", "--from-dir", str(folder), "--json"], env={"CPQA_HOME": str(home)}
+    )
+    return result.exit_code, json.loads(result.stdout[result.stdout.index("{") :])
 
 
 def test_a_baseline_folder_is_loaded_in_order_and_resumes(tmp_path, records):
@@ -50,8 +54,11 @@ def test_a_baseline_folder_is_loaded_in_order_and_resumes(tmp_path, records):
     write(folder / "pubmed25n0001.xml.gz", raws[:10])
     write(folder / "pubmed25n0002.xml.gz", raws[10:20] + [changed], deleted=[pmids[0], pmids[12]])
     write(folder / "pubmed25n0010.xml.gz", raws[20:30])
-    assert [p.name for p in baseline_files(folder)] == ["pubmed25n0001.xml.gz", "pubmed25n0002.xml.gz",
-                                                        "pubmed25n0010.xml.gz"]
+    assert [p.name for p in baseline_files(folder)] == [
+        "pubmed25n0001.xml.gz",
+        "pubmed25n0002.xml.gz",
+        "pubmed25n0010.xml.gz",
+    ]
     code, first = ingest(home, folder)
     assert code == 0 and (first["added"], first["updated"], first["deleted"]) == (30, 1, 2)
     assert first["store_records"] == 28 and first["files_already_done"] == 0
@@ -87,6 +94,8 @@ def test_from_dir_and_files_are_one_or_the_other(tmp_path):
     runner = CliRunner()
     both = runner.invoke(ingest_app, ["pubmed", "x.xml", "--from-dir", str(tmp_path)], env={"CPQA_HOME": str(tmp_path)})
     neither = runner.invoke(ingest_app, ["pubmed"], env={"CPQA_HOME": str(tmp_path)})
-    missing = runner.invoke(ingest_app, ["pubmed", "--from-dir", str(tmp_path / "nope")], env={"CPQA_HOME": str(tmp_path)})
+    missing = runner.invoke(
+        ingest_app, ["pubmed", "--from-dir", str(tmp_path / "nope")], env={"CPQA_HOME": str(tmp_path)}
+    )
     assert both.exit_code == neither.exit_code == missing.exit_code == 2
     assert "not a folder" in missing.output

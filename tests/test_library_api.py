@@ -14,9 +14,11 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def test_the_names_import_lazily():
-    code = ("import sys, cpqa; lazy = 'cpqa.pipeline' not in sys.modules; "
-            "from cpqa import Pipeline, PipelineOptions, Settings, Result, Answer, RetrievalTrace, InvalidQuestion; "
-            "print(lazy, Pipeline.__module__, issubclass(InvalidQuestion, ValueError))")
+    code = (
+        "import sys, cpqa; lazy = 'cpqa.pipeline' not in sys.modules; "
+        "from cpqa import Pipeline, PipelineOptions, Settings, Result, Answer, RetrievalTrace, InvalidQuestion; "
+        "print(lazy, Pipeline.__module__, issubclass(InvalidQuestion, ValueError))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "cpqa.pipeline", "True"]
     import cpqa
@@ -37,8 +39,9 @@ def test_the_readme_python_example_runs(indexed_home, tmp_path):
     home = tmp_path / "home"
     shutil.copytree(indexed_home, home)
     env = {**os.environ, "CPQA_HOME": str(home), "CPQA_PROFILE": "offline", "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", readme_example()], env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", readme_example()], env=env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.strip().splitlines()
     assert "[PMID:" in done.stdout or "evidence" in done.stdout.lower()

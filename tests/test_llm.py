@@ -33,8 +33,9 @@ MESSAGES = [{"role": "user", "content": "Evidence: [12345678] Tamoxifen ... PMID
 
 @pytest.fixture
 def claude(api, home):
-    return Claude(get_settings(anthropic_api_key=KEY, anthropic_base_url=api.url,
-                               cpqa_llm_max_retries=2, cpqa_llm_timeout=2.0))
+    return Claude(
+        get_settings(anthropic_api_key=KEY, anthropic_base_url=api.url, cpqa_llm_max_retries=2, cpqa_llm_timeout=2.0)
+    )
 
 
 def test_unconfigured_client_is_unavailable_and_says_so(home):
@@ -91,13 +92,16 @@ def test_retry_after_header_is_honoured(api, claude):
     assert time.perf_counter() - start >= 0.55
 
 
-@pytest.mark.parametrize("bad_input,fragment", [
-    ({"letter": "B", "reasoning": "x"}, "missing citations"),
-    ({"letter": "E", "reasoning": "x", "citations": []}, "/letter: violates enum"),
-    ({"letter": "A", "reasoning": 7, "citations": []}, "/reasoning: violates type"),
-    ({"letter": "A", "reasoning": "x", "citations": "12345678"}, "/citations: violates type"),
-    ("not an object", "not an object"),
-])
+@pytest.mark.parametrize(
+    "bad_input,fragment",
+    [
+        ({"letter": "B", "reasoning": "x"}, "missing citations"),
+        ({"letter": "E", "reasoning": "x", "citations": []}, "/letter: violates enum"),
+        ({"letter": "A", "reasoning": 7, "citations": []}, "/reasoning: violates type"),
+        ({"letter": "A", "reasoning": "x", "citations": "12345678"}, "/citations: violates type"),
+        ("not an object", "not an object"),
+    ],
+)
 def test_malformed_tool_input_is_an_llm_error(api, claude, bad_input, fragment):
     api.script(Reply.tool(bad_input))
     with pytest.raises(LLMError, match="choose") as err:
@@ -114,13 +118,17 @@ def test_reply_without_the_tool_or_cut_short_is_an_error(api, claude):
 
 
 def test_timeout_and_unreachable_are_llm_errors(api, home):
-    slow = Claude(get_settings(anthropic_api_key=KEY, anthropic_base_url=api.url,
-                               cpqa_llm_max_retries=0, cpqa_llm_timeout=0.3))
+    slow = Claude(
+        get_settings(anthropic_api_key=KEY, anthropic_base_url=api.url, cpqa_llm_max_retries=0, cpqa_llm_timeout=0.3)
+    )
     api.script(Reply.text("late").after(1.0))
     with pytest.raises(LLMError, match="timed out"):
         slow.complete("s", MESSAGES)
-    closed = Claude(get_settings(anthropic_api_key=KEY, anthropic_base_url="http://127.0.0.1:9",
-                                 cpqa_llm_max_retries=0, cpqa_llm_timeout=0.5))
+    closed = Claude(
+        get_settings(
+            anthropic_api_key=KEY, anthropic_base_url="http://127.0.0.1:9", cpqa_llm_max_retries=0, cpqa_llm_timeout=0.5
+        )
+    )
     with pytest.raises(LLMError, match="unreachable") as err:
         closed.complete("s", MESSAGES)
     assert KEY not in str(err.value)
@@ -156,13 +164,26 @@ def test_command_line_serves_a_responder(responder):
         port = s.getsockname()[1]
     extra = ["--responder", responder] if responder else []
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
-    proc = subprocess.Popen([sys.executable, "-m", "cpqa.testing.anthropic_standin", "--port", str(port), *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cpqa.testing.anthropic_standin", "--port", str(port), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     try:
         assert "Anthropic stand-in on" in proc.stdout.readline()
-        reply = httpx.post(f"http://127.0.0.1:{port}/v1/messages", timeout=5, json={
-            "model": "m", "max_tokens": 10, "messages": MESSAGES,
-            "tools": [CHOICE.to_api()], "tool_choice": {"type": "tool", "name": "choose"}}).json()
+        reply = httpx.post(
+            f"http://127.0.0.1:{port}/v1/messages",
+            timeout=5,
+            json={
+                "model": "m",
+                "max_tokens": 10,
+                "messages": MESSAGES,
+                "tools": [CHOICE.to_api()],
+                "tool_choice": {"type": "tool", "name": "choose"},
+            },
+        ).json()
         assert reply["type"] == "message" and reply["id"].startswith("msg_") and reply["usage"]["input_tokens"] > 0
         block = reply["content"][0]
         if responder:
@@ -178,10 +199,11 @@ def test_command_line_serves_a_responder(responder):
 
 def test_stand_in_refuses_what_the_real_api_refuses(api):
     base = {"model": "m", "max_tokens": 10, "messages": MESSAGES}
-    for body, fragment in (({"model": "m", "messages": MESSAGES}, "max_tokens"),
-                           ({**base, "stream": "yes"}, "valid boolean"),
-                           ({**base, "tools": [CHOICE.to_api()], "tool_choice": {"type": "tool", "name": "other"}},
-                            "not in tools")):
+    for body, fragment in (
+        ({"model": "m", "messages": MESSAGES}, "max_tokens"),
+        ({**base, "stream": "yes"}, "valid boolean"),
+        ({**base, "tools": [CHOICE.to_api()], "tool_choice": {"type": "tool", "name": "other"}}, "not in tools"),
+    ):
         reply = httpx.post(f"{api.url}/v1/messages", json=body, timeout=5)
         assert reply.status_code == 400
         error = reply.json()

@@ -18,19 +18,35 @@ from cpqa.testing import llama_server
 from cpqa.testing.faulty_server import Fault, FaultyServer, closed_port_url
 
 KEY = "sk-local-gateway-secret-0123456789"
-TOOL = ToolSpec("give_answer", "The answer to the question, with the PMIDs it rests on.", {
-    "type": "object", "properties": {"answer": {"type": "string"}, "pmids": {"type": "array", "items": {"type": "string"}}},
-    "required": ["answer", "pmids"]})
+TOOL = ToolSpec(
+    "give_answer",
+    "The answer to the question, with the PMIDs it rests on.",
+    {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}, "pmids": {"type": "array", "items": {"type": "string"}}},
+        "required": ["answer", "pmids"],
+    },
+)
 SYSTEM = "Answer the question from the evidence in one short sentence."
 QUESTION = "What are the side effects of tamoxifen in breast cancer?"
-MESSAGES = [{"role": "user", "content": "Evidence [PMID 123]: tamoxifen reduced breast cancer recurrence by 39%.\n"
-                                        "Question: what did tamoxifen do?"}]
+MESSAGES = [
+    {
+        "role": "user",
+        "content": "Evidence [PMID 123]: tamoxifen reduced breast cancer recurrence by 39%.\n"
+        "Question: what did tamoxifen do?",
+    }
+]
 
 
 def provider_settings(base_url: str, **overrides):
-    values = dict(cpqa_llm_provider="openai-compatible", cpqa_llm_base_url=base_url,
-                  cpqa_llm_model=llama_server.MODEL_ALIAS, cpqa_llm_api_key=KEY, cpqa_llm_max_retries=0,
-                  cpqa_llm_timeout=120)
+    values = dict(
+        cpqa_llm_provider="openai-compatible",
+        cpqa_llm_base_url=base_url,
+        cpqa_llm_model=llama_server.MODEL_ALIAS,
+        cpqa_llm_api_key=KEY,
+        cpqa_llm_max_retries=0,
+        cpqa_llm_timeout=120,
+    )
     values.update(overrides)
     return get_settings(**values)
 
@@ -58,11 +74,17 @@ def completion(content: str | None = None, arguments: str | None = None, finish:
     """A chat completion as a server would send it (for the shapes the real server cannot be made to produce)."""
     message: dict = {"role": "assistant", "content": content}
     if arguments is not None:
-        message["tool_calls"] = [{"id": "call_1", "type": "function",
-                                  "function": {"name": TOOL.name, "arguments": arguments}}]
-    body = {"id": "c1", "object": "chat.completion", "created": 0, "model": llama_server.MODEL_ALIAS,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+        message["tool_calls"] = [
+            {"id": "call_1", "type": "function", "function": {"name": TOOL.name, "arguments": arguments}}
+        ]
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": llama_server.MODEL_ALIAS,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
     return Fault("reply", body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
 
 
@@ -106,8 +128,10 @@ def test_a_server_that_refuses_tools_steps_down_to_the_form_it_takes(proxy):
     assert sent(proxy)["response_format"]["schema"] == TOOL.input_schema
     llm.call_tool(SYSTEM, MESSAGES, TOOL, max_tokens=200)
     assert sent(proxy)["response_format"]["type"] == "json_object"  # the refusals are remembered
-    proxy.script(Fault.status_code(422), completion('Sure! Here it is:\n```json\n{"answer": "It cut recurrence.", '
-                                                    '"pmids": ["123"]}\n```'))
+    proxy.script(
+        Fault.status_code(422),
+        completion('Sure! Here it is:\n```json\n{"answer": "It cut recurrence.", "pmids": ["123"]}\n```'),
+    )
     assert llm.call_tool(SYSTEM, MESSAGES, TOOL) == {"answer": "It cut recurrence.", "pmids": ["123"]}
     prompt_request = sent(proxy)
     assert "response_format" not in prompt_request and "JSON schema" in prompt_request["messages"][0]["content"]
@@ -160,18 +184,21 @@ def test_the_pipeline_names_its_fallbacks_when_the_server_is_down(sample_setting
 def test_the_pipeline_answers_through_the_local_model(llama, sample_settings):
     """The whole pipeline on the real server. SmolLM2 writes claims from memory and mangles PMIDs: the checks must
     leave the reader only cited, supported sentences (or the standard abstention)."""
-    from cpqa.answer.answerer import UNSUPPORTED
+    from cpqa.answer.messages import UNSUPPORTED
     from cpqa.answer.citations import MARKER, marker_pmids, sentences_of
     from cpqa.pipeline import Pipeline
 
-    settings = provider_settings(llama.url, cpqa_home=sample_settings.cpqa_home, cpqa_profile="offline",
-                                 cpqa_llm_max_output_tokens=384)
+    settings = provider_settings(
+        llama.url, cpqa_home=sample_settings.cpqa_home, cpqa_profile="offline", cpqa_llm_max_output_tokens=384
+    )
     with Pipeline(settings, PipelineOptions.of(max_documents=8, top_n=2)) as pipeline:
         result = pipeline.ask(QUESTION)
     answer, trace = result.answer, result.trace
     assert answer.written_by == "llm"
-    assert (trace.models["answerer"].provider, trace.models["answerer"].model) == ("openai-compatible",
-                                                                                 llama_server.MODEL_ALIAS)
+    assert (trace.models["answerer"].provider, trace.models["answerer"].model) == (
+        "openai-compatible",
+        llama_server.MODEL_ALIAS,
+    )
     assert (trace.models["rewriter"].provider == "openai-compatible") == (trace.rewrite.method == "llm")
     shown = {p.pmid for p in trace.passages}
     assert set(answer.citations) <= shown

@@ -43,11 +43,14 @@ def _session_call(home, calls, url: str | None = None):
 
 
 def test_the_mcp_server_lists_and_answers_every_tool(sample_home):
-    tools, results = _session_call(sample_home, [
-        ("search_pubmed", {"question": "cisplatin nephrotoxicity", "max_docs": 5}),
-        ("get_passages", {"question": "Does tamoxifen reduce breast cancer recurrence?", "top_n": 3}),
-        ("answer_question", {"question": "My name is Ann Smith. Does tamoxifen reduce breast cancer recurrence?"}),
-    ])
+    tools, results = _session_call(
+        sample_home,
+        [
+            ("search_pubmed", {"question": "cisplatin nephrotoxicity", "max_docs": 5}),
+            ("get_passages", {"question": "Does tamoxifen reduce breast cancer recurrence?", "top_n": 3}),
+            ("answer_question", {"question": "My name is Ann Smith. Does tamoxifen reduce breast cancer recurrence?"}),
+        ],
+    )
     names = {tool.name for tool in tools.tools}
     assert names == {"search_pubmed", "get_passages", "answer_question"}
     assert all(tool.description and tool.input_schema["properties"] for tool in tools.tools)
@@ -57,7 +60,11 @@ def test_the_mcp_server_lists_and_answers_every_tool(sample_home):
     passages = results["get_passages"]["passages"]
     assert 0 < len(passages) <= 3 and all(p["pmid"] and p["text"] for p in passages)
     answer = results["answer_question"]
-    assert answer["answer"] and answer["disclaimer"] and set(answer["citations"]) <= {p["pmid"] for p in answer["passages"]}
+    assert (
+        answer["answer"]
+        and answer["disclaimer"]
+        and set(answer["citations"]) <= {p["pmid"] for p in answer["passages"]}
+    )
     assert "Ann" not in json.dumps(results)  # personal details never reach a search or an answer
 
 
@@ -69,8 +76,12 @@ def test_the_mcp_server_speaks_streamable_http(sample_home):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "cpqa.cli", "mcp", "--transport", "http", "--port", str(port)],
-                              env=_env(sample_home), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "cpqa.cli", "mcp", "--transport", "http", "--port", str(port)],
+        env=_env(sample_home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -78,8 +89,11 @@ def test_the_mcp_server_speaks_streamable_http(sample_home):
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.2)
-        tools, results = _session_call(sample_home, [("search_pubmed", {"question": "tamoxifen", "max_docs": 3})],
-                                       url=f"http://127.0.0.1:{port}/mcp")
+        tools, results = _session_call(
+            sample_home,
+            [("search_pubmed", {"question": "tamoxifen", "max_docs": 3})],
+            url=f"http://127.0.0.1:{port}/mcp",
+        )
         assert {tool.name for tool in tools.tools} == {"search_pubmed", "get_passages", "answer_question"}
         assert [c for c in results["search_pubmed"]["candidates"] if c["kept"]]
     finally:

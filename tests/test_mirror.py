@@ -41,8 +41,14 @@ def sample_store(sample_settings):
 
 
 def client_settings(url: str, **overrides):
-    values = dict(cpqa_eutils_url=url, cpqa_eutils_rate=0, cpqa_http_timeout=5.0, cpqa_http_retries=2,
-                  cpqa_http_backoff=0.01, cpqa_http_backoff_max=0.2)
+    values = dict(
+        cpqa_eutils_url=url,
+        cpqa_eutils_rate=0,
+        cpqa_http_timeout=5.0,
+        cpqa_http_retries=2,
+        cpqa_http_backoff=0.01,
+        cpqa_http_backoff_max=0.2,
+    )
     values.update(overrides)
     return get_settings(**values)
 
@@ -167,8 +173,10 @@ def test_zero_hits_and_bad_terms_reach_the_client_as_ncbi_warnings(mirror, local
 
 def test_get_and_post_agree(mirror, sample_store):
     pmids = ",".join(sample_store.search(TERM, retmax=4).pmids)
-    for endpoint, params in (("esearch.fcgi", {"db": "pubmed", "term": TERM, "retmax": "4"}),
-                             ("efetch.fcgi", {"db": "pubmed", "id": pmids})):
+    for endpoint, params in (
+        ("esearch.fcgi", {"db": "pubmed", "term": TERM, "retmax": "4"}),
+        ("efetch.fcgi", {"db": "pubmed", "id": pmids}),
+    ):
         got = httpx.get(mirror.url + endpoint, params=params)
         posted = httpx.post(mirror.url + endpoint, data=params)
         assert got.status_code == posted.status_code == 200
@@ -204,28 +212,35 @@ def test_the_pubmed_window_of_9999_records_is_kept_with_ncbi_messages(mirror, lo
     assert client.requests_made == 1  # a parameter error is not retried, although NCBI calls it a backend failure
 
 
-@pytest.mark.parametrize("endpoint,params,message", [
-    ("esearch.fcgi", {"db": "nothing", "term": "x"}, "Invalid db name specified: nothing"),
-    ("esearch.fcgi", {"db": "pubmed"}, "Empty term and query_key - nothing todo"),
-    ("esearch.fcgi", {"db": "pubmed", "term": "x", "retmax": "-1"}, "retmax must be a non-negative integer"),
-    ("esearch.fcgi", {"db": "pubmed", "term": "x", "retmax": "\u00b2"}, "retmax must be a non-negative integer"),
-    ("esearch.fcgi", {"db": "pubmed", "term": "x", "mindate": "last year"}, "mindate must be"),
-    ("esearch.fcgi", {"db": "pubmed", "term": "breast\x00cancer"}, "Invalid character in parameter 'term'"),
-])
+@pytest.mark.parametrize(
+    "endpoint,params,message",
+    [
+        ("esearch.fcgi", {"db": "nothing", "term": "x"}, "Invalid db name specified: nothing"),
+        ("esearch.fcgi", {"db": "pubmed"}, "Empty term and query_key - nothing todo"),
+        ("esearch.fcgi", {"db": "pubmed", "term": "x", "retmax": "-1"}, "retmax must be a non-negative integer"),
+        ("esearch.fcgi", {"db": "pubmed", "term": "x", "retmax": "\u00b2"}, "retmax must be a non-negative integer"),
+        ("esearch.fcgi", {"db": "pubmed", "term": "x", "mindate": "last year"}, "mindate must be"),
+        ("esearch.fcgi", {"db": "pubmed", "term": "breast\x00cancer"}, "Invalid character in parameter 'term'"),
+    ],
+)
 def test_esearch_errors_are_ncbi_error_documents_that_bio_entrez_raises(mirror, endpoint, params, message):
     for reply in (httpx.get(mirror.url + endpoint, params=params), httpx.post(mirror.url + endpoint, data=params)):
-        assert reply.status_code == 200 and reply.content.startswith(b'<?xml version="1.0" encoding="UTF-8" ?>\n'
-                                                                       b"<!DOCTYPE eSearchResult PUBLIC")
+        assert reply.status_code == 200 and reply.content.startswith(
+            b'<?xml version="1.0" encoding="UTF-8" ?>\n<!DOCTYPE eSearchResult PUBLIC'
+        )
         with pytest.raises(RuntimeError, match=re.escape(message)):  # NCBI's behaviour, not a ValueError
             Entrez.read(io.BytesIO(reply.content))
 
 
-@pytest.mark.parametrize("params,message", [
-    ({"db": "pubmed"}, "Empty id list - nothing todo"),
-    ({"db": "pubmed", "id": "12,abc"}, "not a PMID"),
-    ({"db": "protein", "id": "1"}, "Invalid db name specified: protein"),
-    ({"db": "pubmed", "id": "1\x00"}, "Invalid character"),
-])
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"db": "pubmed"}, "Empty id list - nothing todo"),
+        ({"db": "pubmed", "id": "12,abc"}, "not a PMID"),
+        ({"db": "protein", "id": "1"}, "Invalid db name specified: protein"),
+        ({"db": "pubmed", "id": "1\x00"}, "Invalid character"),
+    ],
+)
 def test_efetch_errors_are_ncbi_error_documents(mirror, local, params, message):
     reply = httpx.post(mirror.url + "efetch.fcgi", data=params)
     assert reply.status_code == 200 and b"<!DOCTYPE eFetchResult PUBLIC" in reply.content
@@ -239,8 +254,9 @@ def test_concurrent_requests_get_the_sequential_answers(mirror, sample_store):
     def ask(term: str) -> tuple[bytes, bytes]:
         ids = httpx.get(mirror.url + "esearch.fcgi", params={"term": term, "retmax": 10}, timeout=30)
         found = Entrez.read(io.BytesIO(ids.content))["IdList"]
-        fetched = httpx.post(mirror.url + "efetch.fcgi", data={"db": "pubmed", "id": ",".join(found) or "1"},
-                             timeout=30)
+        fetched = httpx.post(
+            mirror.url + "efetch.fcgi", data={"db": "pubmed", "id": ",".join(found) or "1"}, timeout=30
+        )
         return ids.content, fetched.content
 
     sequential = [ask(t) for t in terms]
@@ -252,8 +268,9 @@ def test_concurrent_requests_get_the_sequential_answers(mirror, sample_store):
 def test_cli_serves_the_store_in_cpqa_home(sample_home, tmp_path):
     cpqa = shutil.which("cpqa") or str(Path(sys.executable).with_name("cpqa"))
     env = {**os.environ, "CPQA_HOME": str(sample_home)}
-    proc = subprocess.Popen([cpqa, "mirror", "serve", "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [cpqa, "mirror", "serve", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         line = proc.stdout.readline()
         url = line.split(" on ", 1)[1].split()[0]
@@ -263,6 +280,11 @@ def test_cli_serves_the_store_in_cpqa_home(sample_home, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    empty = subprocess.run([cpqa, "mirror", "serve", "--port", "0"], capture_output=True, text=True,
-                           env={**os.environ, "CPQA_HOME": str(tmp_path / "nothing")}, timeout=60)
+    empty = subprocess.run(
+        [cpqa, "mirror", "serve", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CPQA_HOME": str(tmp_path / "nothing")},
+        timeout=60,
+    )
     assert empty.returncode == 2 and "no local store" in empty.stderr

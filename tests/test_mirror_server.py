@@ -20,8 +20,16 @@ from cpqa.sources.mirror_server import MirrorApp, MirrorServer
 from cpqa.sources.ncbi.client import error_document
 from cpqa.sources.store import Store
 
-TERMS = ["cancer", "breast cancer AND tamoxifen", "lung AND smoking", "leukemia", "p53", "melanoma[ti]",
-         "glioma OR glioblastoma", "prostate cancer AND 2010:2020[dp]"]
+TERMS = [
+    "cancer",
+    "breast cancer AND tamoxifen",
+    "lung AND smoking",
+    "leukemia",
+    "p53",
+    "melanoma[ti]",
+    "glioma OR glioblastoma",
+    "prostate cancer AND 2010:2020[dp]",
+]
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +52,11 @@ def raw_exchange(url: str, request: bytes, timeout: float = 10.0) -> bytes:
             while chunk := sock.recv(65536):
                 received += chunk
                 head, _, body = received.partition(b"\r\n\r\n")
-                length = [int(line.split(b":")[1]) for line in head.lower().split(b"\r\n")
-                          if line.startswith(b"content-length:")]
+                length = [
+                    int(line.split(b":")[1])
+                    for line in head.lower().split(b"\r\n")
+                    if line.startswith(b"content-length:")
+                ]
                 if length and len(body) >= length[0]:
                     break
         except ConnectionResetError:
@@ -65,8 +76,7 @@ def test_two_hundred_simultaneous_requests_are_all_answered(mirror):
         if i % 4 == 3:
             reply = httpx.post(mirror.url + "efetch.fcgi", data={"db": "pubmed", "id": "20000000,1"}, timeout=60)
             return reply.status_code, reply.content.count(b"<PubmedArticle>")
-        reply = httpx.get(mirror.url + "esearch.fcgi", params={"term": TERMS[i % len(TERMS)], "retmax": 20},
-                          timeout=60)
+        reply = httpx.get(mirror.url + "esearch.fcgi", params={"term": TERMS[i % len(TERMS)], "retmax": 20}, timeout=60)
         return reply.status_code, int(Entrez.read(io.BytesIO(reply.content))["Count"])
 
     with ThreadPoolExecutor(200) as pool:
@@ -136,8 +146,10 @@ class SlowMirror(Mirror):
 
 
 def test_the_request_deadline_covers_the_body_and_the_work(sample_settings):
-    with Store(sample_settings.store_path) as store, \
-            BackgroundASGIServer(MirrorApp(SlowMirror(store), deadline=0.5)) as server:
+    with (
+        Store(sample_settings.store_path) as store,
+        BackgroundASGIServer(MirrorApp(SlowMirror(store), deadline=0.5)) as server,
+    ):
         url = server.base_url + "/"
         began = time.monotonic()
         reply = httpx.get(url + "esearch.fcgi", params={"term": "cancer"}, timeout=10)
@@ -149,22 +161,29 @@ def test_the_request_deadline_covers_the_body_and_the_work(sample_settings):
         assert fetched.status_code == 200  # efetch is not slowed: the server still answers
 
 
-@pytest.mark.parametrize("request_bytes,status", [
-    (b"POST /efetch.fcgi HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\nid=1", 400),
-    (b"POST /efetch.fcgi HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\nid=1", 400),
-    (b"POST /efetch.fcgi HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nid=12", 400),
-    (b"POST /efetch.fcgi HTTP/1.1\r\nHost: x\r\nContent-Length: 9999999\r\n\r\nid=1", 413),
-    (b"POST /efetch.fcgi HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-     + b"".join(b"10000\r\n" + b"i" * 0x10000 + b"\r\n" for _ in range(20)) + b"0\r\n\r\n", 413),
-    (b"GET /esearch.fcgi?" + b"&".join(b"p%d=1" % i for i in range(1500)) + b" HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-    (b"GET /esearch.fcgi?term=a\x00b HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-    (b"GET /esearch.fcgi?term=x HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 1_000_000 + b"\r\n\r\n", 400),
-    (b"PUT /esearch.fcgi?term=x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405),
-    (b"GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n", 404),
-    (b"GET /esearch.fcgi?term=%ff%fe%00&retmax=%C2%B2 HTTP/1.1\r\nHost: x\r\n\r\n", 200),
-    (b"GET /esearch.fcgi?term=cancer&retstart=99999999999999999999999 HTTP/1.1\r\nHost: x\r\n\r\n", 200),
-    (b"NOT-HTTP\r\n\r\n", 400),
-])
+@pytest.mark.parametrize(
+    "request_bytes,status",
+    [
+        (b"POST /efetch.fcgi HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\nid=1", 400),
+        (b"POST /efetch.fcgi HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\nid=1", 400),
+        (b"POST /efetch.fcgi HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nid=12", 400),
+        (b"POST /efetch.fcgi HTTP/1.1\r\nHost: x\r\nContent-Length: 9999999\r\n\r\nid=1", 413),
+        (
+            b"POST /efetch.fcgi HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + b"".join(b"10000\r\n" + b"i" * 0x10000 + b"\r\n" for _ in range(20))
+            + b"0\r\n\r\n",
+            413,
+        ),
+        (b"GET /esearch.fcgi?" + b"&".join(b"p%d=1" % i for i in range(1500)) + b" HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        (b"GET /esearch.fcgi?term=a\x00b HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        (b"GET /esearch.fcgi?term=x HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 1_000_000 + b"\r\n\r\n", 400),
+        (b"PUT /esearch.fcgi?term=x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405),
+        (b"GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n", 404),
+        (b"GET /esearch.fcgi?term=%ff%fe%00&retmax=%C2%B2 HTTP/1.1\r\nHost: x\r\n\r\n", 200),
+        (b"GET /esearch.fcgi?term=cancer&retstart=99999999999999999999999 HTTP/1.1\r\nHost: x\r\n\r\n", 200),
+        (b"NOT-HTTP\r\n\r\n", 400),
+    ],
+)
 def test_malformed_requests_get_a_4xx_never_a_500(mirror, request_bytes, status):
     reply = raw_exchange(mirror.url, request_bytes)
     assert status_of(reply) == status, reply[:300]
@@ -172,8 +191,39 @@ def test_malformed_requests_get_a_4xx_never_a_500(mirror, request_bytes, status)
 
 
 def _fuzz_value(rng: random.Random) -> str:
-    pieces = ['"', "(", ")", "[", "]", "*", ":", "AND", "OR", "NOT", " ", "tiab", "[mh]", "[dp]", "2020", "\u00b2",
-              "\x00", "\x1f", "\u202e", "é", "\ud7ff", "%", "&", "=", "cancer", "breast", "-", "/", "\\", "'", "\t"]
+    pieces = [
+        '"',
+        "(",
+        ")",
+        "[",
+        "]",
+        "*",
+        ":",
+        "AND",
+        "OR",
+        "NOT",
+        " ",
+        "tiab",
+        "[mh]",
+        "[dp]",
+        "2020",
+        "\u00b2",
+        "\x00",
+        "\x1f",
+        "\u202e",
+        "é",
+        "\ud7ff",
+        "%",
+        "&",
+        "=",
+        "cancer",
+        "breast",
+        "-",
+        "/",
+        "\\",
+        "'",
+        "\t",
+    ]
     return "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
 
 
@@ -182,8 +232,13 @@ def test_fuzzed_parameters_give_results_or_ncbi_errors_never_exceptions(sample_s
     with Store(sample_settings.store_path) as store:
         logic = Mirror(store)
         for _ in range(600):
-            params = {name: _fuzz_value(rng) for name in rng.sample(
-                ["term", "retmax", "retstart", "mindate", "maxdate", "sort", "db", "id", "datetype"], rng.randint(1, 5))}
+            params = {
+                name: _fuzz_value(rng)
+                for name in rng.sample(
+                    ["term", "retmax", "retstart", "mindate", "maxdate", "sort", "db", "id", "datetype"],
+                    rng.randint(1, 5),
+                )
+            }
             for handler in (logic.esearch, logic.efetch):
                 try:
                     handler(params)

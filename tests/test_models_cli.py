@@ -17,8 +17,9 @@ pytestmark = pytest.mark.slow  # builds the tiny models and runs the CLI in subp
 
 
 def _cpqa(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cpqa.cli", "models", *args], env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "cpqa.cli", "models", *args], env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +49,11 @@ def test_import_puts_the_carried_models_where_the_product_loads_them(carried, tm
     after = json.loads(_cpqa(env, "status", "--json").stdout)
     assert all(row["cached"] for row in after["models"]) and len(after["models"]) == 4
     # The product's own loader finds the paper's passage embedder in the fresh cache, offline.
-    probe = ("from cpqa.config import get_settings\nfrom cpqa.models.encoders import load_encoder\n"
-             "encoder, choice = load_encoder('passage_retriever', get_settings(cpqa_profile='paper'))\n"
-             "print(choice.model, encoder.encode(['tamoxifen']).shape)")
+    probe = (
+        "from cpqa.config import get_settings\nfrom cpqa.models.encoders import load_encoder\n"
+        "encoder, choice = load_encoder('passage_retriever', get_settings(cpqa_profile='paper'))\n"
+        "print(choice.model, encoder.encode(['tamoxifen']).shape)"
+    )
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "pubmedbert-base-embeddings-matryoshka" in done.stdout, done.stderr
 

@@ -10,20 +10,36 @@ import time
 import pytest
 
 from cpqa.config import get_settings
-from cpqa.sources.ncbi.client import (EutilsClient, NCBIError, NCBIUnavailable, normalize_pmcids, normalize_pmids,
-                              parse_retry_after)
+from cpqa.sources.ncbi.client import (
+    EutilsClient,
+    NCBIError,
+    NCBIUnavailable,
+    normalize_pmcids,
+    normalize_pmids,
+    parse_retry_after,
+)
 from cpqa.sources.ncbi.ratelimit import RateLimiter, shared_limiter
 from cpqa.testing.faulty_server import Fault, FaultyServer, closed_port_url
 
 KEY = "NCBI-SECRET-KEY-0123456789"
-ONE_HIT = (b'<?xml version="1.0" encoding="UTF-8" ?>\n<eSearchResult><Count>1</Count><RetMax>1</RetMax>'
-           b'<RetStart>0</RetStart><IdList><Id>123</Id></IdList><TranslationSet/>'
-           b'<QueryTranslation>x</QueryTranslation></eSearchResult>')
+ONE_HIT = (
+    b'<?xml version="1.0" encoding="UTF-8" ?>\n<eSearchResult><Count>1</Count><RetMax>1</RetMax>'
+    b"<RetStart>0</RetStart><IdList><Id>123</Id></IdList><TranslationSet/>"
+    b"<QueryTranslation>x</QueryTranslation></eSearchResult>"
+)
 
 
 def fast_settings(url: str, **overrides):
-    values = dict(cpqa_eutils_url=url, cpqa_http_timeout=0.3, cpqa_http_retries=2, cpqa_http_backoff=0.02,
-                  cpqa_http_backoff_max=1.0, cpqa_eutils_rate=0, ncbi_api_key=KEY, ncbi_email="dev@example.org")
+    values = dict(
+        cpqa_eutils_url=url,
+        cpqa_http_timeout=0.3,
+        cpqa_http_retries=2,
+        cpqa_http_backoff=0.02,
+        cpqa_http_backoff_max=1.0,
+        cpqa_eutils_rate=0,
+        ncbi_api_key=KEY,
+        ncbi_email="dev@example.org",
+    )
     values.update(overrides)
     return get_settings(**values)
 
@@ -50,9 +66,20 @@ def test_search_sends_etiquette_and_date_limits(faulty, client):
     assert result.count == 1 and result.pmids == ["123"] and result.query_translation == "x"
     params = {k: v[0] for k, v in faulty.requests[0].params.items()}
     assert faulty.requests[0].path.endswith("/esearch.fcgi")
-    assert params == {"db": "pubmed", "term": "breast cancer", "retmax": "5", "retstart": "10", "sort": "relevance",
-                      "retmode": "xml", "datetype": "pdat", "mindate": "2015", "maxdate": "2020/06",
-                      "tool": "cpqa", "email": "dev@example.org", "api_key": KEY}
+    assert params == {
+        "db": "pubmed",
+        "term": "breast cancer",
+        "retmax": "5",
+        "retstart": "10",
+        "sort": "relevance",
+        "retmode": "xml",
+        "datetype": "pdat",
+        "mindate": "2015",
+        "maxdate": "2020/06",
+        "tool": "cpqa",
+        "email": "dev@example.org",
+        "api_key": KEY,
+    }
     assert client.requests_made == 1
 
 

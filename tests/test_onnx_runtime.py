@@ -14,8 +14,11 @@ from cpqa.config import get_settings
 from cpqa.models import encoders
 from cpqa.models.onnx_runtime import check_runtime, model_dir, onnx_file
 
-TEXTS = ["Does tamoxifen reduce breast cancer recurrence?", "short",
-         "Adjuvant tamoxifen reduced recurrence in estrogen receptor positive disease. " * 12]
+TEXTS = [
+    "Does tamoxifen reduce breast cancer recurrence?",
+    "short",
+    "Adjuvant tamoxifen reduced recurrence in estrogen receptor positive disease. " * 12,
+]
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +31,7 @@ def sentences():
     found: list[str] = []
     for article, _ in iter_pubmed_records(shared("corpus", "pubmed_sample.xml.gz")):
         text = article.abstract
-        found += [text[s.start:s.end] for s in split_sentences(text)]
+        found += [text[s.start : s.end] for s in split_sentences(text)]
         if len(found) >= 200:
             return found[:200]
     return found
@@ -77,9 +80,11 @@ def test_the_export_runs_once_and_a_half_written_file_is_never_loaded(tmp_path):
 
 def test_onnx_encoders_run_without_importing_torch(tmp_path):
     """A one-shot `cpqa ask` skips torch's import (about 1-2 s) once the export exists."""
-    code = ("import sys; from cpqa.config import get_settings; from cpqa.models.encoders import load_encoder;"
-            "e, _ = load_encoder('passage_retriever', get_settings(cpqa_profile='offline'));"
-            "e.encode(['tamoxifen']); print('torch' in sys.modules, 'transformers' in sys.modules)")
+    code = (
+        "import sys; from cpqa.config import get_settings; from cpqa.models.encoders import load_encoder;"
+        "e, _ = load_encoder('passage_retriever', get_settings(cpqa_profile='offline'));"
+        "e.encode(['tamoxifen']); print('torch' in sys.modules, 'transformers' in sys.modules)"
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "CPQA_CACHE": str(tmp_path)}
     subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)  # exports
     done = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
@@ -113,8 +118,11 @@ def test_the_cross_encoder_scores_as_sentence_transformers_does(tmp_path):
     from cpqa.testing.tiny_models import MEDCPT_CROSS, build_tiny_paper_models
 
     path = str(build_tiny_paper_models(tmp_path / "hub")[MEDCPT_CROSS])
-    pairs = [["does tamoxifen reduce recurrence", "tamoxifen reduced recurrence in trials"],
-             ["lung cancer", "the patients were women"], ["risk", "hazard ratio " * 200]]
+    pairs = [
+        ["does tamoxifen reduce recurrence", "tamoxifen reduced recurrence in trials"],
+        ["lung cancer", "the patients were women"],
+        ["risk", "hazard ratio " * 200],
+    ]
     reference = CrossEncoder(path, device="cpu").predict(pairs, activation_fn=torch.nn.Identity())
     for runtime in ("torch", "onnx"):
         scores = PairScorer(path, tmp_path / "onnx", runtime=runtime).predict(pairs)

@@ -14,21 +14,33 @@ from cpqa.evaluation.pairs import BM25, FUSION, NO_RERANK, Pair, PairSet, load_p
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply
 
 TOY = [
-    ("q1", "What drug blocks estrogen receptors in breast cancer?",
-     "Tamoxifen blocks estrogen receptors in breast cancer cells and lowers recurrence."),
-    ("q2", "Which virus causes most cervical cancer?",
-     "Persistent infection with human papillomavirus causes most cervical cancers."),
+    (
+        "q1",
+        "What drug blocks estrogen receptors in breast cancer?",
+        "Tamoxifen blocks estrogen receptors in breast cancer cells and lowers recurrence.",
+    ),
+    (
+        "q2",
+        "Which virus causes most cervical cancer?",
+        "Persistent infection with human papillomavirus causes most cervical cancers.",
+    ),
     ("q3", "Does smoking cause lung cancer?", "Cigarette smoking is the leading cause of lung cancer worldwide."),
 ]
-DISTRACTORS = ["Aspirin reduces fever and inflammation.", "Insulin lowers blood glucose in diabetes.",
-               "Statins lower LDL cholesterol.", "Vaccination prevents measles outbreaks."]
+DISTRACTORS = [
+    "Aspirin reduces fever and inflammation.",
+    "Insulin lowers blood glucose in diabetes.",
+    "Statins lower LDL cholesterol.",
+    "Vaccination prevents measles outbreaks.",
+]
 
 
 def toy_pairs() -> list[Pair]:
     pairs = [Pair(query_id=q, query=text, passage_id=passage_id(p, "toy"), passage=p) for q, text, p in TOY]
     # Distractors belong to a query of their own so they join the pool.
-    pairs += [Pair(query_id="qx", query="What treats diabetes?", passage_id=passage_id(d, "toy"), passage=d)
-              for d in DISTRACTORS]
+    pairs += [
+        Pair(query_id="qx", query="What treats diabetes?", passage_id=passage_id(d, "toy"), passage=d)
+        for d in DISTRACTORS
+    ]
     return pairs
 
 
@@ -44,8 +56,12 @@ def test_pair_set_pools_and_limits():
 def test_bm25_and_minilm_matrix_on_toy_pairs(settings):
     ps = PairSet(toy_pairs())
     cells = run_matrix(ps, settings, [BM25, "minilm"], [NO_RERANK, FUSION], top_k=5)
-    assert [(c.embedder, c.reranker) for c in cells] == [(BM25, NO_RERANK), (BM25, FUSION),
-                                                          (MINILM, NO_RERANK), (MINILM, FUSION)]
+    assert [(c.embedder, c.reranker) for c in cells] == [
+        (BM25, NO_RERANK),
+        (BM25, FUSION),
+        (MINILM, NO_RERANK),
+        (MINILM, FUSION),
+    ]
     for c in cells:
         assert c.available and c.queries == 4 and c.passages == 7
         assert c.hits_at_5 == 1.0  # 7 passages, top 5: each toy query finds its passage
@@ -56,9 +72,13 @@ def test_hits_and_mrr_hand_computed(settings, monkeypatch):
     """A fixed first stage: the gold passage at rank 2 for q1, rank 6 for q2 (outside the top 5)."""
     from cpqa.evaluation import pairs as mod
 
-    ps = PairSet([Pair(query_id="q1", query="a", passage_id="p2", passage="two"),
-                  Pair(query_id="q2", query="b", passage_id="p6", passage="six")] +
-                 [Pair(query_id="filler", query="c", passage_id=f"p{i}", passage=f"text {i}") for i in (1, 3, 4, 5, 7)])
+    ps = PairSet(
+        [
+            Pair(query_id="q1", query="a", passage_id="p2", passage="two"),
+            Pair(query_id="q2", query="b", passage_id="p6", passage="six"),
+        ]
+        + [Pair(query_id="filler", query="c", passage_id=f"p{i}", passage=f"text {i}") for i in (1, 3, 4, 5, 7)]
+    )
 
     class Fixed:
         index_s = 0.0
@@ -73,12 +93,16 @@ def test_hits_and_mrr_hand_computed(settings, monkeypatch):
     monkeypatch.setattr(mod, "FirstStage", Fixed)
     cell = run_matrix(ps, settings, [BM25], [NO_RERANK], top_k=7)[0]
     # q1: hit, RR 1/2; q2: miss (rank 6), RR 0; filler: gold p1,p3,p4,p5,p7 -> hit, RR 1. Means over 3 queries.
-    assert cell.hits_at_5 == pytest.approx(2 / 3, abs=1e-4) and cell.mrr_at_5 == pytest.approx((0.5 + 0 + 1) / 3, abs=1e-4)
+    assert cell.hits_at_5 == pytest.approx(2 / 3, abs=1e-4) and cell.mrr_at_5 == pytest.approx(
+        (0.5 + 0 + 1) / 3, abs=1e-4
+    )
 
 
 def test_unavailable_models_are_reported_with_the_reason(settings):
     ps = PairSet(toy_pairs())
-    cells = run_matrix(ps, settings, [BM25, "BAAI/bge-large-en-v1.5"], [NO_RERANK, "ncbi/MedCPT-Cross-Encoder"], top_k=5)
+    cells = run_matrix(
+        ps, settings, [BM25, "BAAI/bge-large-en-v1.5"], [NO_RERANK, "ncbi/MedCPT-Cross-Encoder"], top_k=5
+    )
     by = {(c.embedder, c.reranker): c for c in cells}
     assert len(cells) == 4
     assert by[(BM25, NO_RERANK)].available
@@ -123,12 +147,20 @@ def test_question_checks():
     assert question_problem("Can tamoxifen cause hot flashes in women?", "passage") is None
     assert question_problem("tamoxifen", "passage")
     assert question_problem("What does the passage say about tamoxifen?", "x")
-    assert normalized_question("Can Tamoxifen cause hot flashes?") == normalized_question("can tamoxifen cause hot flashes")
+    assert normalized_question("Can Tamoxifen cause hot flashes?") == normalized_question(
+        "can tamoxifen cause hot flashes"
+    )
 
 
-PASSAGES = [(f"store:{i:04d}", str(1000 + i), f"Passage number {i} about tamoxifen and hot flashes in women "
-             f"treated for breast cancer, with outcomes measured over five years of follow up in trial {i}.")
-            for i in range(6)]
+PASSAGES = [
+    (
+        f"store:{i:04d}",
+        str(1000 + i),
+        f"Passage number {i} about tamoxifen and hot flashes in women "
+        f"treated for breast cancer, with outcomes measured over five years of follow up in trial {i}.",
+    )
+    for i in range(6)
+]
 
 
 @pytest.fixture
@@ -155,8 +187,10 @@ def test_generation_against_the_standin_with_malformed_output(claude):
         Reply.tool({"question": "How common are hot flashes with adjuvant tamoxifen?", "asker": "clinician"}),
     )
     pairs, report = generate_pairs(s, 5, llm, passages=PASSAGES)
-    assert [p.query for p in pairs] == ["Do hot flashes from tamoxifen get better over time?",
-                                       "How common are hot flashes with adjuvant tamoxifen?"]
+    assert [p.query for p in pairs] == [
+        "Do hot flashes from tamoxifen get better over time?",
+        "How common are hot flashes with adjuvant tamoxifen?",
+    ]
     assert report.written == 2 and report.rejected == 3 and report.duplicates == 1
     assert pairs[1].source == "synthetic:clinician" and pairs[0].passage_id == "store:0000"
     assert len(api.requests) == 6 and api.requests[0]["tool_choice"]["name"] == "write_question"
@@ -174,8 +208,10 @@ def test_cli_builds_bioasq_pairs_and_runs_bm25(home, tmp_path):
     built = runner.invoke(app, ["eval", "pairs", "--from-bioasq", str(raw), "--dev-questions", str(dev), "--json"])
     assert built.exit_code == 0, built.output
     assert json.loads(built.stdout)["queries"] == 2310
-    res = runner.invoke(app, ["eval", "pairs", "--pairs", "bioasq", "--limit", "50", "--embedders", "none",
-                              "--rerankers", "none", "--json"])
+    res = runner.invoke(
+        app,
+        ["eval", "pairs", "--pairs", "bioasq", "--limit", "50", "--embedders", "none", "--rerankers", "none", "--json"],
+    )
     assert res.exit_code == 0, res.output
     cell = json.loads(res.stdout)["cells"][0]
     assert cell["available"] and 0.0 < cell["hits_at_5"] <= 1.0 and cell["queries"] == 50
@@ -193,18 +229,29 @@ def test_cli_generates_pairs_from_store_passages(sample_home, tmp_path, monkeypa
     home.mkdir()
     for part in sample_home.glob("store.sqlite*"):
         shutil.copy(part, home / part.name)
-    questions = iter(["What helps with fatigue during chemotherapy?", "Is this tumor marker useful for screening?",
-                      "How often does this cancer come back after surgery?"])
+    questions = iter(
+        [
+            "What helps with fatigue during chemotherapy?",
+            "Is this tumor marker useful for screening?",
+            "How often does this cancer come back after surgery?",
+        ]
+    )
     with AnthropicStandIn(default=lambda request: Reply.tool({"question": next(questions), "asker": "patient"})) as api:
-        for name, value in {"CPQA_HOME": str(home), "CPQA_PROFILE": "offline", "ANTHROPIC_API_KEY": "sk-dummy-standin",
-                            "ANTHROPIC_BASE_URL": api.url}.items():
+        for name, value in {
+            "CPQA_HOME": str(home),
+            "CPQA_PROFILE": "offline",
+            "ANTHROPIC_API_KEY": "sk-dummy-standin",
+            "ANTHROPIC_BASE_URL": api.url,
+        }.items():
             monkeypatch.setenv(name, value)
         result = CliRunner().invoke(app, ["eval", "pairs", "--generate", "2", "--from-store", "--json"])
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout)
         assert report["written"] == 2 and len(api.requests) == 2
         saved = load_pairs(home / "eval" / "pairs" / "synthetic.jsonl")
-        assert [p.query for p in saved] == ["What helps with fatigue during chemotherapy?",
-                                            "Is this tumor marker useful for screening?"]
+        assert [p.query for p in saved] == [
+            "What helps with fatigue during chemotherapy?",
+            "Is this tumor marker useful for screening?",
+        ]
         assert all(p.pmid and p.source == "synthetic:patient" and len(p.passage.split()) >= 25 for p in saved)
         assert f"PMID {saved[0].pmid}" in api.requests[0]["messages"][0]["content"]

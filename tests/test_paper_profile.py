@@ -25,8 +25,15 @@ import pytest
 
 from conftest import shared
 from cpqa.config import DEFAULT_LLM_MODEL
-from cpqa.testing.tiny_models import (HIDDEN_SIZE, MEDCPT_ARTICLE, MEDCPT_CROSS, MEDCPT_QUERY,
-                                      PUBMEDBERT_MATRYOSHKA, TINY_MODELS, build_tiny_paper_models)
+from cpqa.testing.tiny_models import (
+    HIDDEN_SIZE,
+    MEDCPT_ARTICLE,
+    MEDCPT_CROSS,
+    MEDCPT_QUERY,
+    PUBMEDBERT_MATRYOSHKA,
+    TINY_MODELS,
+    build_tiny_paper_models,
+)
 
 
 QUESTION = "Does tamoxifen reduce the risk of breast cancer recurrence?"
@@ -71,8 +78,14 @@ def write_slice(source: Path, dest: Path) -> set[str]:
 
 def cpqa(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess:
     """The venv's ``cpqa`` command as a subprocess (as tests/test_reliability.py runs it)."""
-    return subprocess.run([str(Path(sys.executable).with_name("cpqa")), *args], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("cpqa")), *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def ok(run: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
@@ -130,23 +143,42 @@ def paper_run(hf_home, tmp_path_factory) -> PaperRun:
     pmids = write_slice(sample, root / "slice.xml.gz")
     home = root / "home"
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_DROP)}
-    env.update(CPQA_HOME=str(home), CPQA_PROFILE="paper", HF_HOME=str(hf_home), HF_HUB_CACHE=str(hf_home / "hub"),
-               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1",
-               TOKENIZERS_PARALLELISM="false", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    env.update(
+        CPQA_HOME=str(home),
+        CPQA_PROFILE="paper",
+        HF_HOME=str(hf_home),
+        HF_HUB_CACHE=str(hf_home / "hub"),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+        TOKENIZERS_PARALLELISM="false",
+        NO_PROXY="127.0.0.1,localhost",
+        no_proxy="127.0.0.1,localhost",
+    )
 
     ok(cpqa(env, root, "ingest", "pubmed", str(root / "slice.xml.gz"), "--json"))
     build = json.loads(ok(cpqa(env, root, "index", "build", "--json")).stdout)
 
-    with MirrorServer(home / "store.sqlite") as mirror, FaultyServer(upstream=mirror.url) as eutils, \
-            AnthropicStandIn() as claude:
-        env.update(CPQA_EUTILS_URL=eutils.url, CPQA_EUTILS_RATE="0", ANTHROPIC_API_KEY=DUMMY_KEY,
-                   ANTHROPIC_BASE_URL=claude.url)
+    with (
+        MirrorServer(home / "store.sqlite") as mirror,
+        FaultyServer(upstream=mirror.url) as eutils,
+        AnthropicStandIn() as claude,
+    ):
+        env.update(
+            CPQA_EUTILS_URL=eutils.url, CPQA_EUTILS_RATE="0", ANTHROPIC_API_KEY=DUMMY_KEY, ANTHROPIC_BASE_URL=claude.url
+        )
         run = ok(cpqa(env, root, "ask", QUESTION, "--json"))
         paths = [r.path for r in eutils.requests]
         requests = list(claude.requests)
     assert DUMMY_KEY not in run.stdout and DUMMY_KEY not in run.stderr
-    return PaperRun(pmids=pmids, home=home, build=build, payload=json.loads(run.stdout), eutils_paths=paths,
-                    claude_requests=requests)
+    return PaperRun(
+        pmids=pmids,
+        home=home,
+        build=build,
+        payload=json.loads(run.stdout),
+        eutils_paths=paths,
+        claude_requests=requests,
+    )
 
 
 @pytest.mark.slow  # three cold `cpqa` processes loading torch and the models: about a minute
@@ -160,7 +192,9 @@ def test_index_is_built_by_the_medcpt_article_encoder(paper_run):
     assert paper_run.build["model"] == MEDCPT_ARTICLE and paper_run.build["embedded"] == len(paper_run.pmids)
     # the same command learns the local term-mapping links from the records and saves them beside the MeSH tables
     learned = json.loads((get_settings(cpqa_home=paper_run.home).terms_dir / "learned_terms.json").read_text())
-    assert paper_run.build["learned_terms"] == len(learned) and all(t["name"] for t in learned)  # a few records: few links
+    assert paper_run.build["learned_terms"] == len(learned) and all(
+        t["name"] for t in learned
+    )  # a few records: few links
 
 
 @pytest.mark.slow  # three cold `cpqa` processes loading torch and the models: about a minute

@@ -9,8 +9,12 @@ import pytest
 from Bio import Entrez
 
 from cpqa.sources.ncbi.jats import iter_pmc_records, parse_pmc_xml, render_pmc_article_set
-from cpqa.sources.ncbi.pubmed_xml import (article_to_pubmed_xml, iter_pubmed_records, parse_pubmed_xml,
-                                  render_pubmed_article_set)
+from cpqa.sources.ncbi.pubmed_xml import (
+    article_to_pubmed_xml,
+    iter_pubmed_records,
+    parse_pubmed_xml,
+    render_pubmed_article_set,
+)
 from cpqa.sources.ncbi.xmlio import XmlFormatError
 from tests.conftest import shared
 
@@ -43,7 +47,9 @@ def test_review_with_mesh_major_flags():
     assert a.publication_types == ["Journal Article", "Review"] and a.is_review
     assert a.journal == "Social justice (San Francisco, Calif.)" and a.pub_date == "1990" and a.year == 1990
     mesh = {h.descriptor: h for h in a.mesh}
-    assert mesh["Acquired Immunodeficiency Syndrome"].major and mesh["Acquired Immunodeficiency Syndrome"].ui == "D000163"
+    assert (
+        mesh["Acquired Immunodeficiency Syndrome"].major and mesh["Acquired Immunodeficiency Syndrome"].ui == "D000163"
+    )
     assert not mesh["AIDS Serodiagnosis"].major
     b = articles["9997"]
     assert b.pub_date == "1976-09-28" and b.doi == "10.1016/0005-2795(76)90109-4"
@@ -77,11 +83,13 @@ def test_one_pmid_xml_and_keywords():
 
 
 def test_medline_date_bare_citation_and_gzip_bytes():
-    xml = (b"<MedlineCitation Status='MEDLINE' Owner='NLM'><PMID Version='1'>42</PMID><Article>"
-           b"<Journal><JournalIssue><PubDate><MedlineDate>1998 Dec-1999 Jan</MedlineDate></PubDate>"
-           b"</JournalIssue><Title>J Test</Title></Journal><ArticleTitle>T <i>italic</i> end</ArticleTitle>"
-           b"</Article><OtherID Source='NLM'>PMC777 [Available on 2000-01-01]</OtherID></MedlineCitation>")
-    (article, raw), = list(iter_pubmed_records(gzip.compress(xml)))
+    xml = (
+        b"<MedlineCitation Status='MEDLINE' Owner='NLM'><PMID Version='1'>42</PMID><Article>"
+        b"<Journal><JournalIssue><PubDate><MedlineDate>1998 Dec-1999 Jan</MedlineDate></PubDate>"
+        b"</JournalIssue><Title>J Test</Title></Journal><ArticleTitle>T <i>italic</i> end</ArticleTitle>"
+        b"</Article><OtherID Source='NLM'>PMC777 [Available on 2000-01-01]</OtherID></MedlineCitation>"
+    )
+    ((article, raw),) = list(iter_pubmed_records(gzip.compress(xml)))
     assert (article.pmid, article.pub_date, article.year, article.pmcid) == ("42", "1998-12", 1998, "PMC777")
     assert article.title == "T italic end" and raw.startswith(b"<MedlineCitation")
     rendered = render_pubmed_article_set([raw])
@@ -134,7 +142,7 @@ def test_article_to_pubmed_xml_round_trips():
 
 # ------------------------------------------------------------------ JATS
 def _pmc(name: str):
-    (article, raw), = list(iter_pmc_records(shared("corpus", "pmc", name)))
+    ((article, raw),) = list(iter_pmc_records(shared("corpus", "pmc", name)))
     return article, raw
 
 
@@ -165,8 +173,18 @@ def test_pmc_structured_abstracts_and_ids():
     assert {"Materials and methods", "Patients"} <= {s.title for s in c.body_sections}
 
 
-@pytest.mark.parametrize("name", ["6605965a.nxml", "PMC2491404.xml", "PMC2775679.xml", "PMC2852030.xml",
-                                  "PMC2900587.xml", "mds526.nxml", "pone.0046493.nxml"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "6605965a.nxml",
+        "PMC2491404.xml",
+        "PMC2775679.xml",
+        "PMC2852030.xml",
+        "PMC2900587.xml",
+        "mds526.nxml",
+        "pone.0046493.nxml",
+    ],
+)
 def test_every_pmc_file_parses_and_re_renders(name):
     a, raw = _pmc(name)
     assert a.pmid and a.pmcid.startswith("PMC") and a.title and a.has_full_text and a.year
@@ -175,7 +193,7 @@ def test_every_pmc_file_parses_and_re_renders(name):
 
 
 def test_pmc_efetch_wrapper():
-    (a, raw), = list(iter_pmc_records(_eutils("biopython_Tests_Entrez", "efetch_pmc.xml")))
+    ((a, raw),) = list(iter_pmc_records(_eutils("biopython_Tests_Entrez", "efetch_pmc.xml")))
     assert (a.pmid, a.pmcid, a.article_type) == ("34527728", "PMC8435807", "correction")
     assert a.pub_date == "2021-09-13" and a.journal == "ERJ Open Research"
     assert a.body_sections[0].paragraphs[0].startswith("This article was originally published with an error")
@@ -183,20 +201,24 @@ def test_pmc_efetch_wrapper():
 
 
 def test_book_article_and_medline_citation_set():
-    book = (b"<PubmedArticleSet><PubmedBookArticle><BookDocument><PMID Version='1'>20301295</PMID>"
-            b"<ArticleIdList><ArticleId IdType='bookaccession'>NBK1116</ArticleId></ArticleIdList>"
-            b"<Book><Publisher><PublisherName>University of Washington, Seattle</PublisherName></Publisher>"
-            b"<BookTitle>GeneReviews</BookTitle><PubDate><Year>1993</Year></PubDate></Book>"
-            b"<ArticleTitle>BRCA1- and BRCA2-Associated Hereditary Breast and Ovarian Cancer</ArticleTitle>"
-            b"<Abstract><AbstractText Label='CLINICAL CHARACTERISTICS'>Risk of cancer.</AbstractText></Abstract>"
-            b"<PublicationType UI='D016454'>Review</PublicationType></BookDocument>"
-            b"<PubmedBookData><ArticleIdList><ArticleId IdType='pubmed'>20301295</ArticleId></ArticleIdList>"
-            b"</PubmedBookData></PubmedBookArticle></PubmedArticleSet>")
-    (a, raw), = list(iter_pubmed_records(book))
+    book = (
+        b"<PubmedArticleSet><PubmedBookArticle><BookDocument><PMID Version='1'>20301295</PMID>"
+        b"<ArticleIdList><ArticleId IdType='bookaccession'>NBK1116</ArticleId></ArticleIdList>"
+        b"<Book><Publisher><PublisherName>University of Washington, Seattle</PublisherName></Publisher>"
+        b"<BookTitle>GeneReviews</BookTitle><PubDate><Year>1993</Year></PubDate></Book>"
+        b"<ArticleTitle>BRCA1- and BRCA2-Associated Hereditary Breast and Ovarian Cancer</ArticleTitle>"
+        b"<Abstract><AbstractText Label='CLINICAL CHARACTERISTICS'>Risk of cancer.</AbstractText></Abstract>"
+        b"<PublicationType UI='D016454'>Review</PublicationType></BookDocument>"
+        b"<PubmedBookData><ArticleIdList><ArticleId IdType='pubmed'>20301295</ArticleId></ArticleIdList>"
+        b"</PubmedBookData></PubmedBookArticle></PubmedArticleSet>"
+    )
+    ((a, raw),) = list(iter_pubmed_records(book))
     assert (a.pmid, a.year, a.journal) == ("20301295", 1993, "University of Washington, Seattle")
     assert a.title.startswith("BRCA1- and BRCA2-Associated") and a.is_review
     assert a.abstract_sections[0].label == "CLINICAL CHARACTERISTICS" and raw.startswith(b"<PubmedBookArticle>")
-    citations = (b"<MedlineCitationSet><MedlineCitation><PMID>1</PMID><Article><ArticleTitle>One</ArticleTitle>"
-                 b"</Article></MedlineCitation><MedlineCitation><PMID>2</PMID><Article><ArticleTitle>Two"
-                 b"</ArticleTitle></Article></MedlineCitation></MedlineCitationSet>")
+    citations = (
+        b"<MedlineCitationSet><MedlineCitation><PMID>1</PMID><Article><ArticleTitle>One</ArticleTitle>"
+        b"</Article></MedlineCitation><MedlineCitation><PMID>2</PMID><Article><ArticleTitle>Two"
+        b"</ArticleTitle></Article></MedlineCitation></MedlineCitationSet>"
+    )
     assert [(a.pmid, a.title) for a in parse_pubmed_xml(citations)] == [("1", "One"), ("2", "Two")]

@@ -46,8 +46,9 @@ def home(indexed_home, tmp_path) -> Path:
 
 def _ask(home: Path, *questions: str) -> dict:
     env = {**os.environ, "CPQA_HOME": str(home), "CPQA_PROFILE": "offline", "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", _ASK, *questions], env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", _ASK, *questions], env=env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -63,8 +64,10 @@ def test_first_sight_segments_only_the_records_that_reach_passages_once_across_p
     assert len(one["documents"]) > budget and one["segmentation"]["documents"] == budget
     assert one["segmentation"]["segmented"] == budget
     # ... each of their sentences embedded once (SEOS's vectors are the passage vectors too), and nothing twice
-    assert one["segmentation"]["sentences_embedded"] == first["stored"]["vectors"] - two["segmentation"][
-        "sentences_embedded"]
+    assert (
+        one["segmentation"]["sentences_embedded"]
+        == first["stored"]["vectors"] - two["segmentation"]["sentences_embedded"]
+    )
     assert two["segmentation"]["segmented"] < budget  # the second question reused records
     assert first["stored"]["records"] == first["segmented"]
     again = _ask(home, QUESTION)  # a new process: everything comes from the store
@@ -107,7 +110,7 @@ def test_a_built_home_answers_without_segmenting(home):
     env = {"CPQA_HOME": str(home), "CPQA_PROFILE": "offline"}
     result = CliRunner().invoke(app, ["index", "build", "--json"], env=env)
     assert result.exit_code == 0, result.output
-    built = json.loads(result.stdout[result.stdout.index("{"):])["passages"]
+    built = json.loads(result.stdout[result.stdout.index("{") :])["passages"]
     assert built["segmented"] == built["records"] > 4000 and built["records_per_second"] > 0
     asked = _ask(home, QUESTION, "What are the side effects of radiotherapy for prostate cancer?")
     assert all(q["segmentation"]["segmented"] == 0 and q["passages"] for q in asked["questions"])
@@ -141,8 +144,12 @@ def test_layouts_and_int8_vectors_round_trip(tmp_path):
     rng = np.random.default_rng(0)
     vectors = rng.normal(size=(5, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    layout = RecordLayout(sentences=[(0, 10), (11, 20), (21, 30), (31, 40), (41, 50)],
-                          chunks=[Chunk(None, 0, 3), Chunk("Results", 2, 5)], vectors=vectors, passages=vectors[:2])
+    layout = RecordLayout(
+        sentences=[(0, 10), (11, 20), (21, 30), (31, 40), (41, 50)],
+        chunks=[Chunk(None, 0, 3), Chunk("Results", 2, 5)],
+        vectors=vectors,
+        passages=vectors[:2],
+    )
     with PassageStore(tmp_path / "p.sqlite") as store:
         store.put([("k", "1", layout), ("old", "2", RecordLayout([(0, 5)], [Chunk(None, 0, 1)], vectors[:1]))])
         back = store.get(["k", "old", "missing"])
@@ -162,8 +169,8 @@ def test_without_a_passage_embedder_passage_vectors_are_the_mean_of_their_senten
     vectors = np.eye(4, dtype=np.float32)
     layout = RecordLayout(sentences=[(0, 1)] * 4, chunks=[Chunk(None, 0, 2), Chunk(None, 1, 4)], vectors=vectors)
     passages = layout.passage_vectors()
-    assert np.allclose(passages[0], [2 ** -0.5, 2 ** -0.5, 0, 0])
-    assert np.allclose(passages[1], [0, 3 ** -0.5, 3 ** -0.5, 3 ** -0.5])
+    assert np.allclose(passages[0], [2**-0.5, 2**-0.5, 0, 0])
+    assert np.allclose(passages[1], [0, 3**-0.5, 3**-0.5, 3**-0.5])
     assert layout.passage_vectors(dim=2).shape == (2, 2)  # a Matryoshka passage embedder cuts them
 
 
@@ -182,12 +189,21 @@ def test_int8_stored_vectors_rank_the_same_top_passages_as_float32(sample_settin
     layouts = segmenter.layouts([(a, "D1") for a in articles])
     assert all(layout.passages is not None for layout in layouts)  # the passage embedder read every chunk
     exact = np.concatenate([layout.passage_vectors() for layout in layouts])
-    compact = np.concatenate([RecordLayout(layout.sentences, layout.chunks, decode(encode(layout.vectors)),
-                                           decode(encode(layout.passages))).passage_vectors() for layout in layouts])
-    questions = ["Does tamoxifen reduce the risk of breast cancer recurrence?",
-                 "What are the side effects of radiotherapy for prostate cancer?",
-                 "Is obesity a risk factor for colorectal cancer?", "How is leukemia treated in children?",
-                 "Which genes are mutated in familial breast cancer?"]
+    compact = np.concatenate(
+        [
+            RecordLayout(
+                layout.sentences, layout.chunks, decode(encode(layout.vectors)), decode(encode(layout.passages))
+            ).passage_vectors()
+            for layout in layouts
+        ]
+    )
+    questions = [
+        "Does tamoxifen reduce the risk of breast cancer recurrence?",
+        "What are the side effects of radiotherapy for prostate cancer?",
+        "Is obesity a risk factor for colorectal cancer?",
+        "How is leukemia treated in children?",
+        "Which genes are mutated in familial breast cancer?",
+    ]
     for query in unit_rows(encoder.encode(questions)):
         assert list(np.argsort(-(exact @ query))[:5]) == list(np.argsort(-(compact @ query))[:5])
 
@@ -200,10 +216,28 @@ def test_passage_bench_builds_replicates_and_times_retrieval(sample_home, monkey
 
     monkeypatch.setenv("CPQA_HOME", str(sample_home))
     monkeypatch.setenv("CPQA_PROFILE", "offline")
-    result = CliRunner().invoke(app, ["bench", "passages", "--size", "30", "--size", "60", "--build-records", "6",
-                                      "--queries", "2", "--candidates", "5", "--workdir", str(tmp_path), "--json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "passages",
+            "--size",
+            "30",
+            "--size",
+            "60",
+            "--build-records",
+            "6",
+            "--queries",
+            "2",
+            "--candidates",
+            "5",
+            "--workdir",
+            str(tmp_path),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout[result.stdout.index("{"):])
+    report = json.loads(result.stdout[result.stdout.index("{") :])
     build = report["build"]
     assert build["records"] == 6 and build["passages"] >= 6 and build["sentences"] >= build["passages"]
     assert build["records_per_s"] > 0 and 0 < build["bytes_per_record"] < 50_000 and build["gb_for_pubmed"] > 0
@@ -228,17 +262,25 @@ def test_a_passage_without_the_records_conclusions_carries_them_to_the_answerer(
     from cpqa.answer.answerer import format_evidence
     from cpqa.passages.dense import to_passage
     from cpqa.passages.layout import Chunk, RecordLayout
-    from cpqa.passages.seos import article_nodes, source_text
+    from cpqa.passages.records import article_nodes, source_text
     from cpqa.types import AbstractSection, Article
     from llama_index.core.schema import NodeWithScore
 
-    article = Article(pmid="7", title="Tamoxifen after surgery", abstract_sections=[
-        AbstractSection(label="METHODS", nlm_category="METHODS", text="Women were randomised."),
-        AbstractSection(label="CONCLUSIONS", nlm_category="CONCLUSIONS", text="Tamoxifen reduced recurrence.")])
+    article = Article(
+        pmid="7",
+        title="Tamoxifen after surgery",
+        abstract_sections=[
+            AbstractSection(label="METHODS", nlm_category="METHODS", text="Women were randomised."),
+            AbstractSection(label="CONCLUSIONS", nlm_category="CONCLUSIONS", text="Tamoxifen reduced recurrence."),
+        ],
+    )
     text, _ = source_text(article)
     first_end = text.index("CONCLUSIONS") - 1
-    layout = RecordLayout([(0, first_end), (first_end + 1, len(text))], [Chunk(None, 0, 1), Chunk(None, 1, 2)],
-                          np.zeros((2, 4), dtype=np.float32))
+    layout = RecordLayout(
+        [(0, first_end), (first_end + 1, len(text))],
+        [Chunk(None, 0, 1), Chunk(None, 1, 2)],
+        np.zeros((2, 4), dtype=np.float32),
+    )
     methods, conclusions = (to_passage(NodeWithScore(node=n, score=1.0)) for n in article_nodes(article, layout))
     assert methods.conclusion == "Tamoxifen reduced recurrence." and conclusions.conclusion is None
     shown = format_evidence([methods])

@@ -21,9 +21,22 @@ TEXTS = {
 
 def _nodes() -> list[TextNode]:
     return [
-        TextNode(text=text, id_=f"{pmid}:0", metadata={
-            "pmid": pmid, "pmcid": None, "section": "RESULTS", "source": "D1", "category": "E3",
-            "start": 0, "end": len(text), "title": f"Title {pmid}", "year": 2020, "journal": "J Test"})
+        TextNode(
+            text=text,
+            id_=f"{pmid}:0",
+            metadata={
+                "pmid": pmid,
+                "pmcid": None,
+                "section": "RESULTS",
+                "source": "D1",
+                "category": "E3",
+                "start": 0,
+                "end": len(text),
+                "title": f"Title {pmid}",
+                "year": 2020,
+                "journal": "J Test",
+            },
+        )
         for pmid, text in TEXTS.items()
     ]
 
@@ -41,8 +54,14 @@ def test_returns_typed_passages_best_first_with_provenance(retriever):
     assert len(passages) == 2
     top = passages[0]
     assert top.pmid == "111" and top.text == TEXTS["111"]
-    assert (top.section, top.source, top.category, top.title, top.year, top.journal) == \
-        ("RESULTS", "D1", "E3", "Title 111", 2020, "J Test")
+    assert (top.section, top.source, top.category, top.title, top.year, top.journal) == (
+        "RESULTS",
+        "D1",
+        "E3",
+        "Title 111",
+        2020,
+        "J Test",
+    )
     assert top.start == 0 and top.end == len(TEXTS["111"]) and top.node_id == "111:0"
     assert passages[0].score >= passages[1].score
     assert all(p.dense_score is not None for p in passages)
@@ -61,8 +80,12 @@ def test_result_records_both_stages(retriever):
 
 def test_multi_query_fuses_the_variants_by_reciprocal_rank(retriever):
     single = retriever.search("breast cancer", _nodes(), PassageOptions(top_k=6, top_n=3))
-    fused = retriever.search("breast cancer", _nodes(), PassageOptions(top_k=6, top_n=3),
-                             variants=["tamoxifen recurrence", "exercise fatigue during chemotherapy"])
+    fused = retriever.search(
+        "breast cancer",
+        _nodes(),
+        PassageOptions(top_k=6, top_n=3),
+        variants=["tamoxifen recurrence", "exercise fatigue during chemotherapy"],
+    )
     assert fused.queries[0] == "breast cancer" and len(fused.queries) == 3
     assert fused.stages["multi_query"].info["kept"] == 3 and len(fused.passages) == 3
     assert {p.pmid for p in fused.passages} >= {"222", "555"}  # what the variants are about

@@ -74,8 +74,9 @@ def test_options_are_recorded_and_validated(pipeline):
 
 
 def test_urgent_message_comes_first_and_evidence_still_follows(pipeline):
-    result = pipeline.ask("I had chemotherapy last week and now I have a fever of 39 and chills. "
-                          "Is infection common after chemotherapy?")
+    result = pipeline.ask(
+        "I had chemotherapy last week and now I have a fever of 39 and chills. Is infection common after chemotherapy?"
+    )
     assert result.answer.urgent
     assert result.trace.stages["safety"].info["urgent"] is True
     assert result.trace.passages and result.answer.text
@@ -96,8 +97,13 @@ def test_the_screening_result_reaches_the_progress_callback_before_any_retrieval
     for name in ("semantic", "boolean", "bm25"):
         retriever = getattr(pipeline, name)
         original = retriever.search
-        monkeypatch.setattr(retriever, "search", lambda *a, _original=original, _name=name, **k: (
-            events.append(f"retrieval:{_name}"), _original(*a, **k))[1])
+        monkeypatch.setattr(
+            retriever,
+            "search",
+            lambda *a, _original=original, _name=name, **k: (events.append(f"retrieval:{_name}"), _original(*a, **k))[
+                1
+            ],
+        )
     pipeline.ask("I'm coughing up blood right now. Should I stop taking my tamoxifen dose?", progress=on_progress)
     assert events[:2] == ["safety", "screened"]
     assert events.index("screened") < min(i for i, e in enumerate(events) if e.startswith("retrieval:"))
@@ -130,8 +136,9 @@ def test_concurrent_questions_share_one_pipeline(pipeline, offline_result):
 def _claude_settings(sample_home, url: str):
     from cpqa.config import get_settings
 
-    return get_settings(cpqa_home=sample_home, cpqa_profile="offline", anthropic_api_key="sk-standin-key",
-                        anthropic_base_url=url)
+    return get_settings(
+        cpqa_home=sample_home, cpqa_profile="offline", anthropic_api_key="sk-standin-key", anthropic_base_url=url
+    )
 
 
 def _answer_with(answer: dict):
@@ -160,8 +167,10 @@ def test_the_trace_names_the_extractive_fallback_when_claude_cannot_be_reached(c
     finally:
         api.default = default_responder
     assert result.answer.written_by == "extractive"
-    assert result.trace.models["answerer"].model.startswith("extractive") and "Claude" in result.trace.models[
-        "answerer"].reason
+    assert (
+        result.trace.models["answerer"].model.startswith("extractive")
+        and "Claude" in result.trace.models["answerer"].reason
+    )
     assert pipe.models["answerer"].model != result.trace.models["answerer"].model  # the pipeline's own stays Claude
     # the rewrite fell back to the rules too, and the models table says so
     assert result.trace.rewrite.method == "rules"
@@ -172,8 +181,14 @@ def test_the_trace_names_the_extractive_fallback_when_claude_cannot_be_reached(c
 
 def test_citation_outside_the_evidence_is_removed_and_flagged(claude):
     api, pipe = claude
-    api.default = _answer_with({"reasoning": "r", "abstained": False, "citations": ["{pmid}", OUTSIDE],
-                                "answer": f"Tamoxifen lowers recurrence [PMID:{{pmid}}]. It cures all [PMID:{OUTSIDE}]."})
+    api.default = _answer_with(
+        {
+            "reasoning": "r",
+            "abstained": False,
+            "citations": ["{pmid}", OUTSIDE],
+            "answer": f"Tamoxifen lowers recurrence [PMID:{{pmid}}]. It cures all [PMID:{OUTSIDE}].",
+        }
+    )
     result = pipe.ask(QUESTION)
     answer = result.answer
     assert answer.written_by == "llm"
@@ -186,8 +201,14 @@ def test_citation_outside_the_evidence_is_removed_and_flagged(claude):
 
 def test_claude_streams_its_draft_through_progress_and_the_checked_answer_replaces_it(claude):
     api, pipe = claude
-    api.default = _answer_with({"reasoning": "r", "abstained": False, "citations": ["{pmid}"],
-                                "answer": f"Tamoxifen lowers recurrence [PMID:{{pmid}}]. It cures all [PMID:{OUTSIDE}]."})
+    api.default = _answer_with(
+        {
+            "reasoning": "r",
+            "abstained": False,
+            "citations": ["{pmid}"],
+            "answer": f"Tamoxifen lowers recurrence [PMID:{{pmid}}]. It cures all [PMID:{OUTSIDE}].",
+        }
+    )
     events = []
     result = pipe.ask(QUESTION, progress=events.append)
     stages = [e.stage for e in events]
@@ -200,22 +221,25 @@ def test_claude_streams_its_draft_through_progress_and_the_checked_answer_replac
 
 def test_abstention_passes_through(claude):
     api, pipe = claude
-    api.default = _answer_with({"reasoning": "r", "abstained": True, "citations": [],
-                                "answer": "The evidence does not answer this question."})
+    api.default = _answer_with(
+        {"reasoning": "r", "abstained": True, "citations": [], "answer": "The evidence does not answer this question."}
+    )
     answer = pipe.ask(QUESTION).answer
     assert answer.abstained and answer.citations == [] and answer.written_by == "llm"
 
 
 def test_patient_and_clinician_prompts_differ(claude):
     api, pipe = claude
-    api.default = _answer_with({"reasoning": "r", "abstained": False, "citations": ["{pmid}"],
-                                "answer": "Yes [PMID:{pmid}]."})
+    api.default = _answer_with(
+        {"reasoning": "r", "abstained": False, "citations": ["{pmid}"], "answer": "Yes [PMID:{pmid}]."}
+    )
     systems = {}
     for mode in ("patient", "clinician"):
         before = len(api.requests)
         pipe.ask(QUESTION, mode=mode)
-        answer_requests = [r for r in api.requests[before:]
-                           if (r.get("tool_choice") or {}).get("name") == ANSWER_TOOL.name]
+        answer_requests = [
+            r for r in api.requests[before:] if (r.get("tool_choice") or {}).get("name") == ANSWER_TOOL.name
+        ]
         systems[mode] = str(answer_requests[-1]["system"])
     assert systems["patient"] != systems["clinician"]
     assert "plain" in systems["patient"].lower() and "clinician" in systems["clinician"].lower()
@@ -227,10 +251,13 @@ def test_history_reaches_the_rewriter(pipeline):
     assert "tamoxifen" in result.trace.search_intent.lower()
 
 
-@pytest.mark.parametrize("question,absent", [
-    ("Does tisagenlecleucel work for lymphoma?", "tisagenlecleucel"),  # a CAR-T therapy no vocabulary lists
-    ("Is nivolumab effective in melanoma?", "nivolumab"),  # a drug no record of the sample names
-])
+@pytest.mark.parametrize(
+    "question,absent",
+    [
+        ("Does tisagenlecleucel work for lymphoma?", "tisagenlecleucel"),  # a CAR-T therapy no vocabulary lists
+        ("Is nivolumab effective in melanoma?", "nivolumab"),  # a drug no record of the sample names
+    ],
+)
 def test_extractive_answer_abstains_when_a_key_concept_the_vocabulary_lacks_is_absent(pipeline, question, absent):
     result = pipeline.ask(question)
     assert result.answer.abstained and not result.answer.citations

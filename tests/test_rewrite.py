@@ -138,11 +138,14 @@ def test_levels_relax_in_order_on_the_mirror(sample_settings):
 
     rewriter = Rewriter(sample_settings)
     with MirrorServer(sample_settings.store_path) as mirror:
-        client_settings = get_settings(cpqa_home=sample_settings.cpqa_home, cpqa_eutils_url=mirror.url,
-                                       ncbi_api_key="mirror-needs-no-key")
+        client_settings = get_settings(
+            cpqa_home=sample_settings.cpqa_home, cpqa_eutils_url=mirror.url, ncbi_api_key="mirror-needs-no-key"
+        )
         with EutilsClient(client_settings) as client:
-            for question in ["Is breast cancer prognosis inherited?",
-                             "Does pain intensity predict a poor opioid response in cancer patients?"]:
+            for question in [
+                "Is breast cancer prognosis inherited?",
+                "Does pain intensity predict a poor opioid response in cancer patients?",
+            ]:
                 counts = [client.search(e, retmax=1).count for e in rewriter.rewrite(question).ladder]
                 assert counts == sorted(counts) and counts[-1] > 0, (question, counts)
 
@@ -164,12 +167,21 @@ def test_follow_up_carries_the_entities_across_turns(settings):
     assert own.search_intent == "What is the survival for breast cancer?"
 
 
-@pytest.mark.parametrize("question,history", [
-    ("My name is Margaret Olsen and my date of birth is 4 May 1961. What are the side effects of olaparib in "
-     "ovarian cancer?", []),
-    ("What about the side effects?", ["I'm Margaret Olsen, born 1961-05-04, and I take olaparib for ovarian cancer."]),
-    ("Call me at 617-555-0134 or jane@example.org: does tamoxifen cause hot flashes?", []),
-])
+@pytest.mark.parametrize(
+    "question,history",
+    [
+        (
+            "My name is Margaret Olsen and my date of birth is 4 May 1961. What are the side effects of olaparib in "
+            "ovarian cancer?",
+            [],
+        ),
+        (
+            "What about the side effects?",
+            ["I'm Margaret Olsen, born 1961-05-04, and I take olaparib for ovarian cancer."],
+        ),
+        ("Call me at 617-555-0134 or jane@example.org: does tamoxifen cause hot flashes?", []),
+    ],
+)
 def test_placeholders_never_reach_a_ladder_level(settings, question, history):
     from cpqa.safety.screening import check_question, scrub_phi
 

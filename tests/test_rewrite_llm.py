@@ -24,7 +24,10 @@ GOOD = {
     "relations": ["pembrolizumab treats lung cancer"],
     "ladder": [
         '"lung neoplasms"[mh] AND pembrolizumab[tiab] AND "adverse effects"[tiab]',
-        '("lung cancer"[tiab] OR NSCLC[tiab]) AND (pembrolizumab[tiab] OR keytruda[tiab]) AND (toxicity[tiab] OR "side effects"[tiab])',
+        (
+            '("lung cancer"[tiab] OR NSCLC[tiab]) AND (pembrolizumab[tiab] OR keytruda[tiab]) '
+            'AND (toxicity[tiab] OR "side effects"[tiab])'
+        ),
         '"lung cancer"[tw] OR pembrolizumab[tw]',
     ],
 }
@@ -32,8 +35,9 @@ GOOD = {
 
 @pytest.fixture
 def rewriter(api, home):
-    settings = get_settings(anthropic_api_key=KEY, anthropic_base_url=api.url, cpqa_llm_max_retries=1,
-                            cpqa_llm_timeout=2.0)
+    settings = get_settings(
+        anthropic_api_key=KEY, anthropic_base_url=api.url, cpqa_llm_max_retries=1, cpqa_llm_timeout=2.0
+    )
     return Rewriter(settings, llm=Claude(settings))
 
 
@@ -55,9 +59,15 @@ def test_sends_the_tool_schema_and_uses_claudes_ladder(api, rewriter):
 
 
 def test_invalid_expressions_are_repaired_or_dropped_and_the_ladder_completed(api, rewriter):
-    broken = dict(GOOD, ladder=['"lung cancer"[tiab] AND (pembrolizumab[tiab] OR keytruda[tiab]',  # missing ')'
-                                'cancer[nonsense] AND',  # unknown tag, dangling operator
-                                ')(', '"" OR'])  # beyond repair
+    broken = dict(
+        GOOD,
+        ladder=[
+            '"lung cancer"[tiab] AND (pembrolizumab[tiab] OR keytruda[tiab]',  # missing ')'
+            "cancer[nonsense] AND",  # unknown tag, dangling operator
+            ")(",
+            '"" OR',
+        ],
+    )  # beyond repair
     api.script(Reply.tool(broken))
     result = rewriter.rewrite("side effects of pembrolizumab in lung cancer")
     assert result.method == "llm" and len(result.ladder) >= 3
@@ -96,11 +106,14 @@ def test_malformed_tool_input_is_asked_again_once(api, rewriter):
     assert "could not be used" in api.requests[-1]["messages"][0]["content"]
 
 
-@pytest.mark.parametrize("replies", [
-    (Reply.tool({"ladder": "not a list"}), Reply.tool({"concepts": []})),  # schema violations twice
-    (Reply.text("I cannot help with that."), Reply.text("Still no.")),  # no tool call
-    (Reply.raw(200, "{not json"), Reply.raw(200, "{not json")),  # garbage body
-])
+@pytest.mark.parametrize(
+    "replies",
+    [
+        (Reply.tool({"ladder": "not a list"}), Reply.tool({"concepts": []})),  # schema violations twice
+        (Reply.text("I cannot help with that."), Reply.text("Still no.")),  # no tool call
+        (Reply.raw(200, "{not json"), Reply.raw(200, "{not json")),  # garbage body
+    ],
+)
 def test_unusable_answers_twice_fall_back_to_rules(api, rewriter, replies):
     api.script(*replies)
     result = rewriter.rewrite("side effects of pembrolizumab in lung cancer")
@@ -114,15 +127,18 @@ def test_without_a_key_the_llm_is_never_called(api, home):
     assert result.method == "rules" and api.requests == []
 
 
-@pytest.mark.parametrize("expression,expected", [
-    ('a[tiab] AND b[tiab]', 'a[tiab] AND b[tiab]'),
-    ('\u201clung cancer\u201d[tiab]', '"lung cancer"[tiab]'),
-    ('a AND OR b', 'a AND b'),
-    ('(a OR b', '(a OR b)'),
-    ('a OR b)', 'a OR b'),
-    ('"lung cancer[tiab]', 'lung cancer[tiab]'),
-    ("NOT", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "expression,expected",
+    [
+        ("a[tiab] AND b[tiab]", "a[tiab] AND b[tiab]"),
+        ("\u201clung cancer\u201d[tiab]", '"lung cancer"[tiab]'),
+        ("a AND OR b", "a AND b"),
+        ("(a OR b", "(a OR b)"),
+        ("a OR b)", "a OR b"),
+        ('"lung cancer[tiab]', "lung cancer[tiab]"),
+        ("NOT", None),
+        ("", None),
+    ],
+)
 def test_repair_expression(expression, expected):
     assert repair_expression(expression) == expected

@@ -39,9 +39,12 @@ def test_control_and_invisible_characters_are_removed():
 
 
 def test_a_long_paste_keeps_its_question_with_a_notice_and_late_red_flags_still_count():
-    letter = ("Dear Dr. Smith, thank you for seeing my mother last week at the clinic about her results. " * 60
-              + "Also she has had chest pain since this morning. Does letrozole work better than tamoxifen after "
-                "menopause?")
+    letter = (
+        "Dear Dr. Smith, thank you for seeing my mother last week at the clinic about her results. "
+        * 60
+        + "Also she has had chest pain since this morning. Does letrozole work better than tamoxifen after "
+        "menopause?"
+    )
     assert len(letter) > 5000
     screened = check_question(letter)
     assert len(screened.question) <= MAX_QUESTION_CHARS
@@ -53,7 +56,8 @@ def test_a_long_paste_keeps_its_question_with_a_notice_and_late_red_flags_still_
 
 def test_a_long_paste_without_a_question_mark_keeps_its_last_sentence():
     text = "I was treated for breast cancer years ago and I want to understand my options now. " * 40 + (
-        "Tell me what is known about hormone therapy after ten years")
+        "Tell me what is known about hormone therapy after ten years"
+    )
     question = check_question(text).question
     assert len(question) <= MAX_QUESTION_CHARS and question.endswith("hormone therapy after ten years")
 
@@ -75,31 +79,37 @@ def test_boolean_and_quoting_characters_stay_text_that_quote_term_makes_one_phra
 
 
 # ---------------------------------------------------------------- language
-@pytest.mark.parametrize("text", [
-    "¿Cuáles son los efectos secundarios del tamoxifeno para el cáncer de mama?",
-    "Quels sont les effets secondaires de la chimiothérapie pour le cancer du sein?",
-    "Was sind die Nebenwirkungen der Chemotherapie und wie lange dauern sie?",
-    "乳腺癌的治疗方法是什么？",
-    "Какие побочные эффекты у химиотерапии?",
-    "Czy tamoksyfen zmniejsza ryzyko nawrotu raka piersi?",
-    "Minskar tamoxifen risken för återfall av bröstcancer?",
-    "Tamoksifen meme kanseri nüksünü azaltır mı?",
-    "Tamoxifen có làm giảm nguy cơ tái phát ung thư vú không?",
-    "Vermindert tamoxifen het risico op terugkeer van borstkanker?",
-    "Hilft Tamoxifen in der Nachsorge?",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "¿Cuáles son los efectos secundarios del tamoxifeno para el cáncer de mama?",
+        "Quels sont les effets secondaires de la chimiothérapie pour le cancer du sein?",
+        "Was sind die Nebenwirkungen der Chemotherapie und wie lange dauern sie?",
+        "乳腺癌的治疗方法是什么？",
+        "Какие побочные эффекты у химиотерапии?",
+        "Czy tamoksyfen zmniejsza ryzyko nawrotu raka piersi?",
+        "Minskar tamoxifen risken för återfall av bröstcancer?",
+        "Tamoksifen meme kanseri nüksünü azaltır mı?",
+        "Tamoxifen có làm giảm nguy cơ tái phát ung thư vú không?",
+        "Vermindert tamoxifen het risico op terugkeer van borstkanker?",
+        "Hilft Tamoxifen in der Nachsorge?",
+    ],
+)
 def test_non_english_questions_are_told_only_english_is_supported(text):
     screened = check_question(text)
     assert not screened.language_ok
     assert ENGLISH_ONLY in screened.notices
 
 
-@pytest.mark.parametrize("text", [
-    "Tamoxifen side effects?",
-    "What is the prognosis of stage 4 pancreatic cancer with liver metastases?",
-    "Is FOLFIRINOX better than gemcitabine plus nab-paclitaxel?",
-    "Can I eat grapefruit during chemo?",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tamoxifen side effects?",
+        "What is the prognosis of stage 4 pancreatic cancer with liver metastases?",
+        "Is FOLFIRINOX better than gemcitabine plus nab-paclitaxel?",
+        "Can I eat grapefruit during chemo?",
+    ],
+)
 def test_english_questions_pass_the_language_check(text):
     assert check_question(text).language_ok
 
@@ -147,25 +157,35 @@ def test_personal_details_are_removed_and_only_their_kind_is_reported(text, valu
 
 
 def test_everything_in_one_message_is_removed_but_the_medical_question_is_kept():
-    text = ("Hi, I'm Maria Lopez. My DOB is 03/14/1950 and my MRN is A1234567. Call me at (617) 555-0134 or "
-            "maria@example.com. Should I take tamoxifen 20 mg for stage 2 breast cancer?")
+    text = (
+        "Hi, I'm Maria Lopez. My DOB is 03/14/1950 and my MRN is A1234567. Call me at (617) 555-0134 or "
+        "maria@example.com. Should I take tamoxifen 20 mg for stage 2 breast cancer?"
+    )
     screened = check_question(text)
-    assert set(screened.removed_phi) == {"name", "date of birth", "medical record number", "phone number",
-                                         "email address"}
+    assert set(screened.removed_phi) == {
+        "name",
+        "date of birth",
+        "medical record number",
+        "phone number",
+        "email address",
+    }
     for value in ["Maria", "Lopez", "1950", "A1234567", "555-0134", "maria@example.com"]:
         assert value not in screened.question
     assert "tamoxifen 20 mg for stage 2 breast cancer" in screened.question
 
 
-@pytest.mark.parametrize("text", [
-    "Is 200 mg of imatinib daily standard for stage 4 GIST?",
-    "What does BRCA1 c.68_69delAG mean for my sister's ovarian cancer risk?",
-    "Does EGFR T790M resistance to osimertinib 80 mg occur in stage IIIA NSCLC?",
-    "Results of NCT01234567 and PMID 31234567 on 5-FU with FOLFOX in 2019?",
-    "I am 45 years old and I'm scared about my CA-125 of 350 U/mL.",
-    "I'm Hispanic and on Herceptin every 3 weeks for HER2+ cancer.",
-    "Dose-dense AC-T: 4 cycles then paclitaxel 80 mg/m2 weekly x 12?",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Is 200 mg of imatinib daily standard for stage 4 GIST?",
+        "What does BRCA1 c.68_69delAG mean for my sister's ovarian cancer risk?",
+        "Does EGFR T790M resistance to osimertinib 80 mg occur in stage IIIA NSCLC?",
+        "Results of NCT01234567 and PMID 31234567 on 5-FU with FOLFOX in 2019?",
+        "I am 45 years old and I'm scared about my CA-125 of 350 U/mL.",
+        "I'm Hispanic and on Herceptin every 3 weeks for HER2+ cancer.",
+        "Dose-dense AC-T: 4 cycles then paclitaxel 80 mg/m2 weekly x 12?",
+    ],
+)
 def test_medical_content_is_not_mistaken_for_personal_details(text):
     result = scrub_phi(text)
     assert result.text == text
@@ -180,16 +200,19 @@ def test_scrub_phi_returns_text_and_kinds():
 
 
 # ---------------------------------------------------------------- urgent triage
-@pytest.mark.parametrize("text,sign", [
-    ("I have a fever of 38.5 during chemo, what should I do?", "fever"),
-    ("I'm on FOLFOX and have had chills and a temperature of 101 since last night", "fever"),
-    ("I've had chest pain since my infusion this morning", "chest pain"),
-    ("I can't breathe properly since starting pembrolizumab", "trouble breathing"),
-    ("I have new back pain and my legs feel weak and numb", "spinal cord compression"),
-    ("Back pain and I have lost control of my bladder, is it the cancer?", "spinal cord compression"),
-    ("Heavy bleeding after my biopsy, is that normal?", "heavy bleeding"),
-    ("I am coughing up blood with lung cancer", "heavy bleeding"),
-])
+@pytest.mark.parametrize(
+    "text,sign",
+    [
+        ("I have a fever of 38.5 during chemo, what should I do?", "fever"),
+        ("I'm on FOLFOX and have had chills and a temperature of 101 since last night", "fever"),
+        ("I've had chest pain since my infusion this morning", "chest pain"),
+        ("I can't breathe properly since starting pembrolizumab", "trouble breathing"),
+        ("I have new back pain and my legs feel weak and numb", "spinal cord compression"),
+        ("Back pain and I have lost control of my bladder, is it the cancer?", "spinal cord compression"),
+        ("Heavy bleeding after my biopsy, is that normal?", "heavy bleeding"),
+        ("I am coughing up blood with lung cancer", "heavy bleeding"),
+    ],
+)
 def test_red_flags_put_an_urgent_care_message_first(text, sign):
     screened = check_question(text)
     assert screened.urgent is not None
@@ -197,37 +220,49 @@ def test_red_flags_put_an_urgent_care_message_first(text, sign):
     assert "emergency" in screened.urgent and "24-hour line" in screened.urgent
 
 
-@pytest.mark.parametrize("text", ["I keep thinking about suicide since the diagnosis",
-                                  "I don't want to live anymore with this cancer", "I want to hurt myself"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I keep thinking about suicide since the diagnosis",
+        "I don't want to live anymore with this cancer",
+        "I want to hurt myself",
+    ],
+)
 def test_thoughts_of_self_harm_get_a_crisis_message(text):
     screened = check_question(text)
     assert screened.urgent and "988" in screened.urgent and "emergency" in screened.urgent
     assert "thoughts of suicide or self-harm" in screened.red_flags
 
 
-@pytest.mark.parametrize("text", [
-    "What is the survival rate of stage 4 colon cancer?",
-    "I have back pain from sitting at my desk, could it be a kidney problem?",
-    "Which chemotherapy is used for Hodgkin lymphoma?",
-    "How is fever treated in children with the flu?",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is the survival rate of stage 4 colon cancer?",
+        "I have back pain from sitting at my desk, could it be a kidney problem?",
+        "Which chemotherapy is used for Hodgkin lymphoma?",
+        "How is fever treated in children with the flu?",
+    ],
+)
 def test_ordinary_questions_raise_no_urgent_message(text):
     assert check_question(text).urgent is None
 
 
 # ---------------------------------------------------------------- personal dosing
-@pytest.mark.parametrize("text,expected", [
-    ("How much tamoxifen should I take?", True),
-    ("Can I stop my chemo?", True),
-    ("Should I skip my next dose of capecitabine?", True),
-    ("Is it ok to stop letrozole early?", True),
-    ("How many mg of ondansetron should I take for nausea?", True),
-    ("What dose of morphine should my mother take?", True),
-    ("I'm thinking of stopping my tamoxifen because of side effects", True),
-    ("What is the usual dose of tamoxifen for breast cancer?", False),
-    ("How does tamoxifen work?", False),
-    ("What are the side effects of 200 mg imatinib?", False),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("How much tamoxifen should I take?", True),
+        ("Can I stop my chemo?", True),
+        ("Should I skip my next dose of capecitabine?", True),
+        ("Is it ok to stop letrozole early?", True),
+        ("How many mg of ondansetron should I take for nausea?", True),
+        ("What dose of morphine should my mother take?", True),
+        ("I'm thinking of stopping my tamoxifen because of side effects", True),
+        ("What is the usual dose of tamoxifen for breast cancer?", False),
+        ("How does tamoxifen work?", False),
+        ("What are the side effects of 200 mg imatinib?", False),
+    ],
+)
 def test_personal_dosing_requests_are_flagged(text, expected):
     assert check_question(text).personal_dosing is expected
 
@@ -308,8 +343,11 @@ def test_json_output_never_carries_the_key(keyed_settings, capsys):
     from cpqa.cli.common import print_json
 
     screened = check_question(f"my key is {KEY}, what is stage 4 cancer?")
-    payload = {"settings": keyed_settings.model_dump(mode="json"), "screened": screened.model_dump(mode="json"),
-               "echo": f"api_key={NCBI_KEY}"}
+    payload = {
+        "settings": keyed_settings.model_dump(mode="json"),
+        "screened": screened.model_dump(mode="json"),
+        "echo": f"api_key={NCBI_KEY}",
+    }
     print_json(payload, keyed_settings)
     out = capsys.readouterr().out
     assert KEY not in out and NCBI_KEY not in out
@@ -328,8 +366,15 @@ def test_treatment_schedules_are_not_dates():
     assert scrub_phi("Seen on 14-03-2021 and 3/14/21").removed == ["date"]
 
 
-@pytest.mark.parametrize("text", ["Call me on +44 20 7946 0958 about tamoxifen.", "My number is 020 7946 0958.",
-                                  "Text +33 6 12 34 56 78 if needed.", "Reach me at (617) 555-0134."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Call me on +44 20 7946 0958 about tamoxifen.",
+        "My number is 020 7946 0958.",
+        "Text +33 6 12 34 56 78 if needed.",
+        "Reach me at (617) 555-0134.",
+    ],
+)
 def test_phone_numbers_in_any_format_are_removed(text):
     result = scrub_phi(text)
     assert "phone number" in result.removed and not any(ch.isdigit() for ch in result.text)
@@ -398,11 +443,17 @@ def test_a_personal_decision_gets_the_care_team_referral_first():
 
 
 # ---------------------------------------------------------------- names nobody announced
-@pytest.mark.parametrize("text,kept", [
-    ("This is Margaret Olsen writing. Should I take tamoxifen after surgery?", "Should I take tamoxifen after surgery?"),
-    ("Priya Sharma here: what are the side effects of olaparib?", "what are the side effects of olaparib?"),
-    ("Can Thomas Müller and Wei Zhang both get nivolumab?", "nivolumab"),
-])
+@pytest.mark.parametrize(
+    "text,kept",
+    [
+        (
+            "This is Margaret Olsen writing. Should I take tamoxifen after surgery?",
+            "Should I take tamoxifen after surgery?",
+        ),
+        ("Priya Sharma here: what are the side effects of olaparib?", "what are the side effects of olaparib?"),
+        ("Can Thomas Müller and Wei Zhang both get nivolumab?", "nivolumab"),
+    ],
+)
 def test_full_names_without_a_cue_are_removed(text, kept):
     result = scrub_phi(text)
     assert "name" in result.removed and kept.lower() in result.text.lower()
@@ -411,9 +462,14 @@ def test_full_names_without_a_cue_are_removed(text, kept):
 
 def test_medical_phrases_and_eponyms_are_not_names():
     """Pairs of capitalised words that are not a person (the real questions of the shared data hold a few)."""
-    for text in ("What is Di George syndrome?", "Can Low dose naltrexone be used for depression?",
-                 "Is the Kaplan Meier estimate biased?", "Does Hodgkin Lymphoma respond to nivolumab?",
-                 "Are Gram positive bacteria able to release vesicles?", "Is Li Fraumeni syndrome inherited?"):
+    for text in (
+        "What is Di George syndrome?",
+        "Can Low dose naltrexone be used for depression?",
+        "Is the Kaplan Meier estimate biased?",
+        "Does Hodgkin Lymphoma respond to nivolumab?",
+        "Are Gram positive bacteria able to release vesicles?",
+        "Is Li Fraumeni syndrome inherited?",
+    ):
         assert scrub_phi(text) == (text, []), text
 
 

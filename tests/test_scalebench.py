@@ -17,7 +17,7 @@ from conftest import shared
 
 def test_growth_recovers_a_power_law_and_projects_it():
     sizes = [100_000, 300_000, 1_000_000]
-    fit = growth(sizes, [2.0 * n ** 0.5 for n in sizes], target=36_000_000)
+    fit = growth(sizes, [2.0 * n**0.5 for n in sizes], target=36_000_000)
     assert fit["exponent"] == 0.5 and fit["per_doubling"] == round(math.sqrt(2), 3) and fit["sizes"] == 3
     assert fit["at_target"] == pytest.approx(2.0 * 6000, rel=1e-3)
     assert growth([1000], [5.0])["exponent"] is None  # one size is no curve
@@ -44,12 +44,25 @@ def test_copies_are_perturbed_so_postings_differ(tmp_path):
 @pytest.mark.slow
 def test_a_small_run_measures_each_point_and_saves_as_it_goes(tmp_path, settings):
     saved = tmp_path / "eval" / "scale.json"
-    report = run_scale(settings, shared("corpus", "pubmed_sample.xml.gz"), shared("bioasq", "dev_questions.jsonl"),
-                       record_sizes=[2000, 4000], vector_sizes=[], milvus_sizes=[2000, 3000], rounds=1, queries=20,
-                       workdir=tmp_path, save=saved)
+    report = run_scale(
+        settings,
+        shared("corpus", "pubmed_sample.xml.gz"),
+        shared("bioasq", "dev_questions.jsonl"),
+        record_sizes=[2000, 4000],
+        vector_sizes=[],
+        milvus_sizes=[2000, 3000],
+        rounds=1,
+        queries=20,
+        workdir=tmp_path,
+        save=saved,
+    )
     assert json.loads(saved.read_text()) == json.loads(json.dumps(report))
     assert [(p["engine"], p["records"]) for p in report["records"]] == [
-        ("fts5", 2000), ("fts5", 4000), ("tantivy", 2000), ("tantivy", 4000)]
+        ("fts5", 2000),
+        ("fts5", 4000),
+        ("tantivy", 2000),
+        ("tantivy", 4000),
+    ]
     for point in report["records"]:
         assert point["bytes_per_record"] > 1000 and point["records_per_cpu_s"] > 0
         assert 0 < point["esearch_p50_ms"] <= point["esearch_p95_ms"]
@@ -72,26 +85,60 @@ def test_the_cli_refuses_tiny_sizes_and_zero_skips_a_part(tmp_path):
     refused = CliRunner().invoke(bench_app, ["scale", "--records", "500"], env={"CPQA_HOME": str(tmp_path)})
     assert refused.exit_code == 2 and "at least 1,000" in refused.output  # checked before any data is read
     shared("corpus", "pubmed_sample.xml.gz")  # the rest reads the sample and the questions
-    skipped = CliRunner().invoke(bench_app, ["scale", "--records", "0", "--vectors", "0", "--json"],
-                                 env={"CPQA_HOME": str(tmp_path)})
+    skipped = CliRunner().invoke(
+        bench_app, ["scale", "--records", "0", "--vectors", "0", "--json"], env={"CPQA_HOME": str(tmp_path)}
+    )
     assert skipped.exit_code == 0, skipped.output
-    report = json.loads(skipped.stdout[skipped.stdout.index("{"):])
+    report = json.loads(skipped.stdout[skipped.stdout.index("{") :])
     assert report["records"] == report["vectors"] == report["milvus"] == []
 
 
 @pytest.mark.slow
 def test_a_run_resumes_from_the_points_it_saved(tmp_path, settings):
     sample, questions = shared("corpus", "pubmed_sample.xml.gz"), shared("bioasq", "dev_questions.jsonl")
-    first = run_scale(settings, sample, questions, record_sizes=[2000], vector_sizes=[], rounds=1, queries=20,
-                      workdir=tmp_path, engines=("tantivy",))
+    first = run_scale(
+        settings,
+        sample,
+        questions,
+        record_sizes=[2000],
+        vector_sizes=[],
+        rounds=1,
+        queries=20,
+        workdir=tmp_path,
+        engines=("tantivy",),
+    )
     said: list[str] = []
     saved = tmp_path / "scale.json"
-    second = run_scale(settings, sample, questions, record_sizes=[2000, 3000], vector_sizes=[], rounds=1, queries=20,
-                       workdir=tmp_path, engines=("tantivy",), resume=first, say=said.append, save=saved)
+    second = run_scale(
+        settings,
+        sample,
+        questions,
+        record_sizes=[2000, 3000],
+        vector_sizes=[],
+        rounds=1,
+        queries=20,
+        workdir=tmp_path,
+        engines=("tantivy",),
+        resume=first,
+        say=said.append,
+        save=saved,
+    )
     assert second["records"][0] == first["records"][0] and second["resumed_points"] == 1
     assert json.loads(saved.read_text()) == json.loads(json.dumps(second))
-    third = run_scale(settings, sample, questions, record_sizes=[2000, 3000], vector_sizes=[], rounds=1, queries=20,
-                      workdir=tmp_path, engines=("tantivy",), resume=second, say=said.append, save=saved)
+    third = run_scale(
+        settings,
+        sample,
+        questions,
+        record_sizes=[2000, 3000],
+        vector_sizes=[],
+        rounds=1,
+        queries=20,
+        workdir=tmp_path,
+        engines=("tantivy",),
+        resume=second,
+        say=said.append,
+        save=saved,
+    )
     assert third["resumed_points"] == 2 and json.loads(saved.read_text())["records"] == second["records"]
     assert said == ["records: 3,000 (tantivy)"] and second["records"][1]["records"] == 3000
     assert second["records_growth"]["tantivy"]["bytes_per_record"]["sizes"] == 2

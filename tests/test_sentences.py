@@ -12,18 +12,31 @@ def split(text: str) -> list[str]:
     return [text[a:b] for a, b in sentence_bounds(text)]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Tamoxifen reduced recurrence (p < 0.05). Survival was longer.",
-     ["Tamoxifen reduced recurrence (p < 0.05).", "Survival was longer."]),
-    ("We used e.g. MRI and i.e. CT. Results follow.", ["We used e.g. MRI and i.e. CT.", "Results follow."]),
-    ("Smith et al. reported it. J. Smith did too. See Fig. 2 and No. 5 there.",
-     ["Smith et al. reported it.", "J. Smith did too.", "See Fig. 2 and No. 5 there."]),
-    ("The lod score was 87. 69 at theta = 0. 04. Next.", ["The lod score was 87. 69 at theta = 0. 04.", "Next."]),
-    ("Levels fell. p53 was mutated. mRNA rose.", ["Levels fell.", "p53 was mutated.", "mRNA rose."]),
-    ("In emergency departments (EDs).DATA SOURCE: visits.", ["In emergency departments (EDs).", "DATA SOURCE: visits."]),
-    ('Is it? Yes! "Quoted." Then more', ["Is it?", "Yes!", '"Quoted."', "Then more"]),
-    ("Cells were grown at 37 C. the medium was changed daily.", ["Cells were grown at 37 C. the medium was changed daily."]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "Tamoxifen reduced recurrence (p < 0.05). Survival was longer.",
+            ["Tamoxifen reduced recurrence (p < 0.05).", "Survival was longer."],
+        ),
+        ("We used e.g. MRI and i.e. CT. Results follow.", ["We used e.g. MRI and i.e. CT.", "Results follow."]),
+        (
+            "Smith et al. reported it. J. Smith did too. See Fig. 2 and No. 5 there.",
+            ["Smith et al. reported it.", "J. Smith did too.", "See Fig. 2 and No. 5 there."],
+        ),
+        ("The lod score was 87. 69 at theta = 0. 04. Next.", ["The lod score was 87. 69 at theta = 0. 04.", "Next."]),
+        ("Levels fell. p53 was mutated. mRNA rose.", ["Levels fell.", "p53 was mutated.", "mRNA rose."]),
+        (
+            "In emergency departments (EDs).DATA SOURCE: visits.",
+            ["In emergency departments (EDs).", "DATA SOURCE: visits."],
+        ),
+        ('Is it? Yes! "Quoted." Then more', ["Is it?", "Yes!", '"Quoted."', "Then more"]),
+        (
+            "Cells were grown at 37 C. the medium was changed daily.",
+            ["Cells were grown at 37 C. the medium was changed daily."],
+        ),
+    ],
+)
 def test_boundaries(text, expected):
     assert split(text) == expected
 

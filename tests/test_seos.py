@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from llama_index.core import Document
 
-from cpqa.passages.seos import (METADATA_KEYS, SEOSNodeParser, depth_scores, pick_boundaries, segment_article,
-                       source_text, split_sentences)
+from cpqa.passages.records import segment_article, source_text
+from cpqa.passages.seos import METADATA_KEYS, SEOSNodeParser, depth_scores, pick_boundaries, split_sentences
 from cpqa.types import AbstractSection, Article, BodySection
 from tests.conftest import shared
 
@@ -58,7 +58,7 @@ def test_offsets_slice_back_to_node_text(bench_nodes):
     text, nodes = bench_nodes
     assert len(nodes) > 3
     for node in nodes:
-        assert text[node.metadata["start"]:node.metadata["end"]] == node.text
+        assert text[node.metadata["start"] : node.metadata["end"]] == node.text
         assert (node.start_char_idx, node.end_char_idx) == (node.metadata["start"], node.metadata["end"])
 
 
@@ -87,7 +87,7 @@ def test_chunks_fit_the_passage_embedders_token_window(encoder, bench_docs):
 
 
 def test_token_counts_are_the_tokenizers(encoder):
-    assert encoder.token_counts(["tamoxifen"]) [0] > 1  # a biomedical word is several word pieces
+    assert encoder.token_counts(["tamoxifen"])[0] > 1  # a biomedical word is several word pieces
     assert encoder.token_counts(["the cat sat"]) == [3]
 
 
@@ -109,7 +109,7 @@ def test_overlap_is_whole_sentences_within_the_bound(bench_nodes, small):
         shared_end = a.metadata["end"] - b.metadata["start"]
         if shared_end > 0:
             overlapping += 1
-            piece = text[b.metadata["start"]:a.metadata["end"]]
+            piece = text[b.metadata["start"] : a.metadata["end"]]
             assert _words(piece) <= parser.overlap
             assert a.metadata["end"] in {s.end for s in sentences}
     assert overlapping > 0  # long topic segments were packed with overlap
@@ -158,9 +158,16 @@ def test_depth_scores_and_boundaries():
 
 
 def test_labelled_abstract_metadata(parser):
-    article = Article(pmid="123", title="Trial", journal="J", year=2020, abstract_sections=[
-        AbstractSection(label="BACKGROUND", text="Breast cancer is common. " * 30),
-        AbstractSection(label="CONCLUSIONS", text="Radiotherapy after surgery lowered recurrence. " * 20)])
+    article = Article(
+        pmid="123",
+        title="Trial",
+        journal="J",
+        year=2020,
+        abstract_sections=[
+            AbstractSection(label="BACKGROUND", text="Breast cancer is common. " * 30),
+            AbstractSection(label="CONCLUSIONS", text="Radiotherapy after surgery lowered recurrence. " * 20),
+        ],
+    )
     nodes = segment_article(article, source="D1", category="E3", parser=parser)
     text, _ = source_text(article)
     assert text == article.abstract
@@ -168,23 +175,30 @@ def test_labelled_abstract_metadata(parser):
         assert set(METADATA_KEYS) <= set(node.metadata)
         assert node.metadata["pmid"] == "123" and node.metadata["source"] == "D1"
         assert node.metadata["category"] == "E3" and node.metadata["year"] == 2020
-        assert text[node.metadata["start"]:node.metadata["end"]] == node.text
+        assert text[node.metadata["start"] : node.metadata["end"]] == node.text
         assert "sections" not in node.metadata
     assert nodes[0].metadata["section"].startswith("BACKGROUND")
     assert nodes[-1].metadata["section"].endswith("CONCLUSIONS")
 
 
 def test_full_text_is_segmented_within_sections(parser):
-    article = Article(pmid="9", pmcid="PMC9", title="Review", abstract_sections=[AbstractSection(text="An abstract.")],
-                      body_sections=[BodySection(title="Introduction", paragraphs=["Lung cancer screening. " * 40]),
-                                     BodySection(title="Methods", paragraphs=["We searched PubMed.", "Two readers."])])
+    article = Article(
+        pmid="9",
+        pmcid="PMC9",
+        title="Review",
+        abstract_sections=[AbstractSection(text="An abstract.")],
+        body_sections=[
+            BodySection(title="Introduction", paragraphs=["Lung cancer screening. " * 40]),
+            BodySection(title="Methods", paragraphs=["We searched PubMed.", "Two readers."]),
+        ],
+    )
     nodes = segment_article(article, source="D2", parser=parser)
     text, sections = source_text(article)
     assert [s[0] for s in sections] == ["Abstract", "Introduction", "Methods"]
     for node in nodes:
         title, start, end = next(s for s in sections if s[0] == node.metadata["section"])
         assert start <= node.metadata["start"] < node.metadata["end"] <= end
-        assert text[node.metadata["start"]:node.metadata["end"]] == node.text
+        assert text[node.metadata["start"] : node.metadata["end"]] == node.text
         assert node.metadata["pmcid"] == "PMC9" and node.metadata["source"] == "D2"
 
 
@@ -197,7 +211,7 @@ def test_long_pmc_article(parser):
     text, sections = source_text(article)
     assert len(nodes) > 12 and {n.metadata["section"] for n in nodes} >= {s[0] for s in sections[1:3]}
     for node in nodes:
-        assert text[node.metadata["start"]:node.metadata["end"]] == node.text
+        assert text[node.metadata["start"] : node.metadata["end"]] == node.text
         assert encoder_tokens(parser, node.text) <= parser.target or len(split_sentences(node.text)) == 1
 
 

@@ -27,8 +27,9 @@ class _Server:
         import uvicorn
 
         self.port = _free_port()
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    access_log=False))
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False)
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         deadline = time.time() + 20
@@ -86,7 +87,9 @@ def test_a_request_without_the_token_is_refused(api):
 def test_ask_answers_with_citations_and_the_trace_over_http(api):
     body = _client(api).post("/v1/ask", json={"question": "Does tamoxifen reduce breast cancer recurrence?"}).json()
     answer, trace = body["answer"], body["trace"]
-    assert answer["text"] and answer["disclaimer"] and set(answer["citations"]) <= {p["pmid"] for p in trace["passages"]}
+    assert (
+        answer["text"] and answer["disclaimer"] and set(answer["citations"]) <= {p["pmid"] for p in trace["passages"]}
+    )
     assert trace["candidates"] and all("evidence_type" in c for c in trace["candidates"])
 
 
@@ -163,8 +166,9 @@ def test_the_access_log_holds_no_question_and_no_token(api, caplog):
     with caplog.at_level(logging.INFO, logger="cpqa.serving.access"):
         _client(api).post("/v1/search", json={"question": "Jane Doe 555-0100 cisplatin", "max_docs": 3})
         deadline = time.time() + 5  # the server logs once the response has gone out, in its own thread
-        while time.time() < deadline and not any(r.name == "cpqa.serving.access" and "/v1/search" in r.getMessage()
-                                                 for r in caplog.records):
+        while time.time() < deadline and not any(
+            r.name == "cpqa.serving.access" and "/v1/search" in r.getMessage() for r in caplog.records
+        ):
             time.sleep(0.05)
     lines = [r.getMessage() for r in caplog.records if r.name == "cpqa.serving.access"]
     assert any(line.startswith("POST /v1/search 200") for line in lines)

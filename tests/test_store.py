@@ -29,10 +29,16 @@ def store(tmp_path, request):
 
 def _pubmed_twin(pmid: str, title: str) -> tuple[Article, bytes]:
     """A PubMed-side record (with MeSH) for a PMID that also has a PMC full text in ../shared."""
-    article = Article(pmid=pmid, title=title, journal="Ann Oncol", pub_date="2013-03", year=2013,
-                      abstract_sections=[AbstractSection(label="BACKGROUND", text="Stage at diagnosis varies.")],
-                      mesh=[MeshHeading(descriptor="Neoplasm Staging", major=True)],
-                      publication_types=["Journal Article"])
+    article = Article(
+        pmid=pmid,
+        title=title,
+        journal="Ann Oncol",
+        pub_date="2013-03",
+        year=2013,
+        abstract_sections=[AbstractSection(label="BACKGROUND", text="Stage at diagnosis varies.")],
+        mesh=[MeshHeading(descriptor="Neoplasm Staging", major=True)],
+        publication_types=["Journal Article"],
+    )
     return article, article_to_pubmed_xml(article)
 
 
@@ -60,8 +66,9 @@ def test_upsert_updates_changed_records_and_reindexes(store):
     assert store.search("budesonide formoterol[ti]").pmids == ["29768149"]
     article, raw = records[0]
     changed = raw.replace(b"Inhaled Combined Budesonide-Formoterol", b"Inhaled Tiotropium")
-    summary = store.upsert([(article.model_copy(update={"title": "Inhaled Tiotropium as Needed in Mild Asthma."}),
-                             changed)])
+    summary = store.upsert(
+        [(article.model_copy(update={"title": "Inhaled Tiotropium as Needed in Mild Asthma."}), changed)]
+    )
     assert (summary.added, summary.updated, summary.unchanged) == (0, 1, 0)
     assert store.search("budesonide formoterol[ti]").count == 0  # the old index entry is gone
     assert store.search("tiotropium[ti]").pmids == ["29768149"]
@@ -188,8 +195,9 @@ def test_ingest_cli_reports_summary(tmp_path, monkeypatch):
     assert "unexpected root element <eSearchResult>" in json.loads(result.stdout)["skipped_reasons"][0][1]
 
 
-@pytest.mark.parametrize("content", [b"", b"<PubmedArticleSet><PubmedArticle>", b"not xml at all"],
-                         ids=["empty", "truncated", "junk"])
+@pytest.mark.parametrize(
+    "content", [b"", b"<PubmedArticleSet><PubmedArticle>", b"not xml at all"], ids=["empty", "truncated", "junk"]
+)
 def test_ingest_exits_non_zero_when_a_file_is_skipped(tmp_path, monkeypatch, content):
     from ingestion.cli import ingest_app
 
@@ -205,9 +213,13 @@ def test_update_file_deletions(store, tmp_path):
     ingest_pmc_files(store, [shared("corpus", "pmc", "mds526.nxml")])
     update = tmp_path / "pubmed25n1300.xml.gz"
     _, raw = next(iter_pubmed_records(shared("eutils", "pubmed-29768149.xml")))
-    update.write_bytes(gzip.compress(b"<PubmedArticleSet>" + raw + b"<DeleteCitation><PMID Version='1'>9997</PMID>"
-                                     b"<PMID Version='1'>23149571</PMID><PMID Version='1'>1</PMID></DeleteCitation>"
-                                     b"</PubmedArticleSet>"))
+    update.write_bytes(
+        gzip.compress(
+            b"<PubmedArticleSet>" + raw + b"<DeleteCitation><PMID Version='1'>9997</PMID>"
+            b"<PMID Version='1'>23149571</PMID><PMID Version='1'>1</PMID></DeleteCitation>"
+            b"</PubmedArticleSet>"
+        )
+    )
     summary = ingest_pubmed_files(store, [update])
     assert (summary.added, summary.deleted) == (1, 2)
     assert store.get("9997") is None and store.get_by_pmcid("PMC3574550") is None
@@ -243,8 +255,9 @@ def test_a_damaged_store_gives_one_line_naming_the_file_and_the_fix(tmp_path):
     (tmp_path / "store.sqlite").write_bytes(os.urandom(50_000))
     env = {**os.environ, "CPQA_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
     for command in (["ask", "tamoxifen side effects"], ["ingest", "pubmed", str(tmp_path / "none.xml")]):
-        done = subprocess.run([sys.executable, "-m", "cpqa.cli", *command], env=env, capture_output=True, text=True,
-                              timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "cpqa.cli", *command], env=env, capture_output=True, text=True, timeout=120
+        )
         assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
         line = done.stderr.strip().splitlines()[-1]
         assert str(tmp_path / "store.sqlite") in line and "is damaged" in line and "cpqa ingest pubmed" in line

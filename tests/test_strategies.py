@@ -29,14 +29,28 @@ from cpqa.testing.anthropic_standin import Reply, request_text
 from cpqa.types import AbstractSection, Article, BodySection, Passage
 
 DEFINITIONAL = ["What is a lymph node?", "What does metastasis mean?", "Define oncology", "What is a PET scan?"]
-EVIDENCE = ["What is the best treatment for my breast cancer?", "What is the survival rate of pancreatic cancer?",
-            "What are the side effects of cisplatin?", "How much tamoxifen should I take?", "What is tamoxifen?",
-            "What is stage 4 cancer?", "Is chemotherapy worth it at 80?", "What is a normal PSA level after 60?"]
+EVIDENCE = [
+    "What is the best treatment for my breast cancer?",
+    "What is the survival rate of pancreatic cancer?",
+    "What are the side effects of cisplatin?",
+    "How much tamoxifen should I take?",
+    "What is tamoxifen?",
+    "What is stage 4 cancer?",
+    "Is chemotherapy worth it at 80?",
+    "What is a normal PSA level after 60?",
+]
 
 
 def claude_for(settings, api) -> Claude:
-    return Claude(settings.model_copy(update={"anthropic_api_key": SecretStr("sk-standin-key"),
-                                              "anthropic_base_url": api.url, "cpqa_llm_max_retries": 0}))
+    return Claude(
+        settings.model_copy(
+            update={
+                "anthropic_api_key": SecretStr("sk-standin-key"),
+                "anthropic_base_url": api.url,
+                "cpqa_llm_max_retries": 0,
+            }
+        )
+    )
 
 
 def refiner_for(settings, api) -> Refiner:
@@ -74,8 +88,11 @@ def test_rules_retrieve_for_anything_not_definitional(settings):
 
 def test_claude_decides_but_the_guard_keeps_retrieval_for_treatment(settings, api):
     skip = {"reasoning": "textbook", "question_type": "general_knowledge", "needs_retrieval": False}
-    api.script(Reply.tool(skip), Reply.tool(skip),
-               Reply.tool({"reasoning": "r", "question_type": "definition", "needs_retrieval": True}))
+    api.script(
+        Reply.tool(skip),
+        Reply.tool(skip),
+        Reply.tool({"reasoning": "r", "question_type": "definition", "needs_retrieval": True}),
+    )
     adaptive = AdaptiveRetrieval(settings, claude_for(settings, api))
     general = adaptive.decide("Are cold sores a herpes virus?")
     assert not general.retrieve and general.method == "llm"
@@ -108,14 +125,21 @@ def test_rrf_fuses_by_reciprocal_rank():
 
 def test_concept_queries_swap_in_mesh_headings_and_synonyms():
     rewrite = RewriteResult(
-        question="q", normalized="Does tamoxifen reduce breast cancer recurrence?",
+        question="q",
+        normalized="Does tamoxifen reduce breast cancer recurrence?",
         search_intent="Does tamoxifen reduce breast cancer recurrence?",
-        concepts=[Concept(text="breast cancer", mesh="Breast Neoplasms", synonyms=["breast carcinoma"], core=True),
-                  Concept(text="tamoxifen", synonyms=["Nolvadex"]), Concept(text="reduce", weak=True)])
+        concepts=[
+            Concept(text="breast cancer", mesh="Breast Neoplasms", synonyms=["breast carcinoma"], core=True),
+            Concept(text="tamoxifen", synonyms=["Nolvadex"]),
+            Concept(text="reduce", weak=True),
+        ],
+    )
     queries = concept_queries(rewrite)
-    assert queries == ["Does tamoxifen reduce breast cancer recurrence?",
-                       "Does tamoxifen reduce Breast Neoplasms recurrence?",
-                       "Does Nolvadex reduce breast cancer recurrence?"]
+    assert queries == [
+        "Does tamoxifen reduce breast cancer recurrence?",
+        "Does tamoxifen reduce Breast Neoplasms recurrence?",
+        "Does Nolvadex reduce breast cancer recurrence?",
+    ]
     assert concept_queries(rewrite, limit=1) == queries[:1]
 
 
@@ -123,8 +147,10 @@ def test_hyde_is_llamaindex_hyde_on_claude(settings, api):
     api.script(Reply.text("Tamoxifen lowered recurrence by a third in ER-positive disease."))
     bundle = hyde_transform(claude_for(settings, api)).run("Does tamoxifen reduce recurrence?")
     assert bundle.query_str == "Does tamoxifen reduce recurrence?"  # Boolean search and passages keep the question
-    assert bundle.embedding_strs == ["Tamoxifen lowered recurrence by a third in ER-positive disease.",
-                                     "Does tamoxifen reduce recurrence?"]  # E1 embeds the draft and the question
+    assert bundle.embedding_strs == [
+        "Tamoxifen lowered recurrence by a third in ER-positive disease.",
+        "Does tamoxifen reduce recurrence?",
+    ]  # E1 embeds the draft and the question
     assert "Does tamoxifen reduce recurrence?" in request_text(api.requests[0])
     assert not api.requests[0].get("tools") and "abstract" in api.requests[0]["system"]
 
@@ -150,22 +176,30 @@ def test_merge_ranked_merges_overlapping_context_of_one_document():
 
 
 def _article() -> Article:
-    return Article(pmid="111", title="Trial", abstract_sections=[AbstractSection(text="Abstract sentence one.")],
-                   body_sections=[BodySection(title="Methods", paragraphs=["M1 text here.", "M2 text here."]),
-                                  BodySection(title="Results", paragraphs=["R1 text here.", "R2 text here."])])
+    return Article(
+        pmid="111",
+        title="Trial",
+        abstract_sections=[AbstractSection(text="Abstract sentence one.")],
+        body_sections=[
+            BodySection(title="Methods", paragraphs=["M1 text here.", "M2 text here."]),
+            BodySection(title="Results", paragraphs=["R1 text here.", "R2 text here."]),
+        ],
+    )
 
 
 def test_expand_passages_gives_exact_source_text_of_the_section():
     from llama_index.core.schema import TextNode
 
-    from cpqa.passages.seos import source_text
+    from cpqa.passages.records import source_text
 
     text, sections = source_text(_article())
     _, r_start, r_end = sections[2]
     r1 = text.index("R1 text here.")
     r2 = text.index("R2 text here.")
-    nodes = [TextNode(text=t, metadata={"pmid": "111", "start": a, "end": a + len(t)})
-             for t, a in [("R1 text here.", r1), ("R2 text here.", r2), ("M1 text here.", text.index("M1"))]]
+    nodes = [
+        TextNode(text=t, metadata={"pmid": "111", "start": a, "end": a + len(t)})
+        for t, a in [("R1 text here.", r1), ("R2 text here.", r2), ("M1 text here.", text.index("M1"))]
+    ]
     hit = passage("111", "R2 text here.", start=r2)
     other = passage("222", "no article for this one")
     sources, siblings = article_sources([_article()]), node_spans(nodes)
@@ -173,7 +207,7 @@ def test_expand_passages_gives_exact_source_text_of_the_section():
     assert section[0].text == text[r_start:r_end] and (section[0].start, section[0].end) == (r_start, r_end)
     assert "M1" not in section[0].text and section[1] == other
     neighbours = expand_passages([hit], sources, siblings, "neighbours")
-    assert neighbours[0].text == text[r1:r2 + len("R2 text here.")]
+    assert neighbours[0].text == text[r1 : r2 + len("R2 text here.")]
     both = expand_passages([hit, passage("111", "R1 text here.", start=r1)], sources, siblings, "section")
     assert len(both) == 1  # the same section is given once
     # The same as a LlamaIndex node postprocessor, as the pipeline runs it.
@@ -217,12 +251,26 @@ def test_textrank_and_clustering():
 
 
 def test_restructure_groups_topics_keeps_central_sentences_and_orders_by_relevance():
-    p1 = passage("1", "Tamoxifen cut recurrence in the trial. Radiation was given to all women after surgery. "
-                      "Tamoxifen also lowered mortality over ten years.", start=100)
-    p2 = passage("2", "A low fat diet did not change outcomes here. Tamoxifen adherence fell after two years. "
-                      "Diet quality was measured by questionnaire.", start=0)
-    result = restructure("Does tamoxifen lower recurrence in diet?", [p1, p2], KeywordEncoder(),
-                         WordOverlapReranker(), similarity=0.9, per_topic=2)
+    p1 = passage(
+        "1",
+        "Tamoxifen cut recurrence in the trial. Radiation was given to all women after surgery. "
+        "Tamoxifen also lowered mortality over ten years.",
+        start=100,
+    )
+    p2 = passage(
+        "2",
+        "A low fat diet did not change outcomes here. Tamoxifen adherence fell after two years. "
+        "Diet quality was measured by questionnaire.",
+        start=0,
+    )
+    result = restructure(
+        "Does tamoxifen lower recurrence in diet?",
+        [p1, p2],
+        KeywordEncoder(),
+        WordOverlapReranker(),
+        similarity=0.9,
+        per_topic=2,
+    )
     assert [t.size for t in result.topics] == [3, 2, 1]
     first = result.topics[0]
     assert all("amoxifen" in s.text for s in first.sentences) and len(first.sentences) == 2
@@ -231,21 +279,33 @@ def test_restructure_groups_topics_keeps_central_sentences_and_orders_by_relevan
     assert result.passages[0].text == first.text and result.passages[0].score == first.relevance
     for s in evidence_sentences([p1, p2]):  # offsets point into the source text
         source = p1 if s.pmid == "1" else p2
-        assert source.text[s.start - source.start:s.end - source.start] == s.text
+        assert source.text[s.start - source.start : s.end - source.start] == s.text
     assert restructure("q", [], KeywordEncoder(), WordOverlapReranker()).passages == []
-    as_postprocessor = apply([RestructurePostprocessor(KeywordEncoder(), WordOverlapReranker())], [p1, p2],
-                             "Does tamoxifen lower recurrence in diet?")
+    as_postprocessor = apply(
+        [RestructurePostprocessor(KeywordEncoder(), WordOverlapReranker())],
+        [p1, p2],
+        "Does tamoxifen lower recurrence in diet?",
+    )
     assert [p.section for p in as_postprocessor][:1] == ["topic 1"]
 
 
 # ------------------------------------------------------------------ COT-Refine
 def test_cot_refine_drafts_without_evidence_then_revises_with_it(settings, api):
-    evidence = [passage("12345678", "Tamoxifen reduced recurrence by 40% in ER-positive women."),
-                passage("23456789", "Adherence to tamoxifen fell over five years.")]
-    api.script(Reply.tool({"reasoning": "recall", "answer": "Tamoxifen lowers recurrence risk."}),
-               Reply.tool({"reasoning": "checked", "abstained": False, "citations": ["12345678", "99999999"],
-                           "answer": "Tamoxifen reduced recurrence by 40% [PMID:12345678]. It cures everyone "
-                                     "[PMID:99999999]."}))
+    evidence = [
+        passage("12345678", "Tamoxifen reduced recurrence by 40% in ER-positive women."),
+        passage("23456789", "Adherence to tamoxifen fell over five years."),
+    ]
+    api.script(
+        Reply.tool({"reasoning": "recall", "answer": "Tamoxifen lowers recurrence risk."}),
+        Reply.tool(
+            {
+                "reasoning": "checked",
+                "abstained": False,
+                "citations": ["12345678", "99999999"],
+                "answer": "Tamoxifen reduced recurrence by 40% [PMID:12345678]. It cures everyone [PMID:99999999].",
+            }
+        ),
+    )
     refiner = refiner_for(settings, api)
     answer, draft = refiner.answer("Does tamoxifen reduce recurrence?", evidence, "patient")
     assert draft.text == "Tamoxifen lowers recurrence risk."
@@ -289,8 +349,9 @@ def test_cot_refine_multiple_choice_revises_the_first_choice(settings, api):
 
 
 def test_unretrieved_answer_strips_citations_from_memory():
-    answer = unretrieved_answer(Draft(question="q", text="A lymph node is a small gland of the immune system. "
-                                                         "It filters lymph [PMID:12345]."))
+    answer = unretrieved_answer(
+        Draft(question="q", text="A lymph node is a small gland of the immune system. It filters lymph [PMID:12345].")
+    )
     assert answer.text == "A lymph node is a small gland of the immune system." and not answer.citations
     assert "no_retrieval" in answer.flags and answer.notices == [NO_RETRIEVAL_NOTICE]
     assert unretrieved_answer(Draft(question="q", text="Only this [PMID:1].")) is None
@@ -301,7 +362,14 @@ def test_standin_default_drives_every_llm_strategy(settings, api):
     llm = claude_for(settings, api)
     assert AdaptiveRetrieval(settings, llm).decide("What is a lymph node?").method == "llm"
     assert hyde_transform(llm).run("What is a lymph node?").embedding_strs[0]
-    answer, _ = Refiner(settings, Answerer(settings, llm=llm)).answer("What is a lymph node?", [passage("12345678", "Lymph nodes filter.")])
+    answer, _ = Refiner(settings, Answerer(settings, llm=llm)).answer(
+        "What is a lymph node?", [passage("12345678", "Lymph nodes filter.")]
+    )
     assert answer.citations == ["12345678"]
     assert [(r.get("tool_choice") or {}).get("name") for r in api.requests] == [
-        "retrieval_decision", None, DRAFT_TOOL.name, ANSWER_TOOL.name, VERIFY_TOOL.name]
+        "retrieval_decision",
+        None,
+        DRAFT_TOOL.name,
+        ANSWER_TOOL.name,
+        VERIFY_TOOL.name,
+    ]

@@ -14,21 +14,32 @@ from cpqa.answer.answerer import ANSWER_TOOL
 from cpqa.answer.refine import DRAFT_TOOL
 from cpqa.options import PipelineOptions
 from cpqa.passages.context import apply
-from cpqa.passages.seos import source_text
+from cpqa.passages.records import source_text
 from cpqa.pipeline import Pipeline
 from cpqa.rewrite.rewriter import LADDER_TOOL
 from cpqa.sources.store import Store
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, default_responder
 
-SWITCHES = {"adaptive_retrieval": False, "hyde": False, "multi_query": False, "small_to_big": "off",
-            "restructure": False, "repack": False, "cot_refine": False}
+SWITCHES = {
+    "adaptive_retrieval": False,
+    "hyde": False,
+    "multi_query": False,
+    "small_to_big": "off",
+    "restructure": False,
+    "repack": False,
+    "cot_refine": False,
+}
 
 pytestmark = pytest.mark.slow  # each question runs the whole pipeline over the sample
 
 QUESTION = "Does tamoxifen reduce the risk of breast cancer recurrence?"
-LADDER = {"normalized": QUESTION, "search_intent": QUESTION, "intent": "treatment",
-          "concepts": [{"text": "tamoxifen", "role": "core"}, {"text": "breast cancer", "role": "core"}],
-          "ladder": ['"tamoxifen" AND "breast cancer" AND recurrence', '"tamoxifen" AND "breast cancer"', "tamoxifen"]}
+LADDER = {
+    "normalized": QUESTION,
+    "search_intent": QUESTION,
+    "intent": "treatment",
+    "concepts": [{"text": "tamoxifen", "role": "core"}, {"text": "breast cancer", "role": "core"}],
+    "ladder": ['"tamoxifen" AND "breast cancer" AND recurrence', '"tamoxifen" AND "breast cancer"', "tamoxifen"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +66,7 @@ def test_small_to_big_gives_the_answerer_exact_source_text_around_the_passages(p
         articles = store.get_many([p.pmid for p in trace.context])
     for passage in trace.context:
         text, _ = source_text(articles[passage.pmid])
-        assert text[passage.start:passage.end] == passage.text
+        assert text[passage.start : passage.end] == passage.text
     retrieved = sum(len(p.text.split()) for p in trace.passages)
     assert trace.stages["context"].info["words"] >= retrieved
     assert set(result.answer.citations) <= {p.pmid for p in trace.context}
@@ -93,8 +104,13 @@ def claude(sample_settings):
         return default_responder(request)
 
     with AnthropicStandIn(default=respond) as api:
-        settings = sample_settings.model_copy(update={"anthropic_api_key": SecretStr("sk-standin-key"),
-                                                      "anthropic_base_url": api.url, "cpqa_llm_max_retries": 0})
+        settings = sample_settings.model_copy(
+            update={
+                "anthropic_api_key": SecretStr("sk-standin-key"),
+                "anthropic_base_url": api.url,
+                "cpqa_llm_max_retries": 0,
+            }
+        )
         yield api, Pipeline(settings)
 
 

@@ -38,11 +38,17 @@ def test_real_records_get_their_evidence_type_and_badge(store, pmid, kind):
 
 
 # Types the sample does not hold: a real record with the publication type NCBI gives such papers.
-@pytest.mark.parametrize("publication_type,kind", [
-    ("Meta-Analysis", "meta-analysis"), ("Systematic Review", "systematic review"),
-    ("Practice Guideline", "guideline"), ("Retracted Publication", "retracted"),
-    ("Retraction of Publication", "retraction notice"), ("Clinical Trial, Phase III", "clinical trial"),
-])
+@pytest.mark.parametrize(
+    "publication_type,kind",
+    [
+        ("Meta-Analysis", "meta-analysis"),
+        ("Systematic Review", "systematic review"),
+        ("Practice Guideline", "guideline"),
+        ("Retracted Publication", "retracted"),
+        ("Retraction of Publication", "retraction notice"),
+        ("Clinical Trial, Phase III", "clinical trial"),
+    ],
+)
 def test_publication_types_decide_before_mesh(store, publication_type, kind):
     article = store.get("7547656")  # an animal study by its MeSH
     relabelled = article.model_copy(update={"publication_types": ["Journal Article", publication_type]})
@@ -81,13 +87,20 @@ def test_a_retracted_record_is_excluded_from_the_evidence_with_a_warning(sample_
         shutil.copy(part, tmp_path / part.name)
     settings = get_settings(cpqa_home=tmp_path, cpqa_profile="offline")
     with Store(settings.store_path) as copy:
-        retracted = copy.get("23415808").model_copy(update={
-            "retracted_by": ["39999999"], "publication_types": ["Journal Article", "Retracted Publication"]})
+        retracted = copy.get("23415808").model_copy(
+            update={"retracted_by": ["39999999"], "publication_types": ["Journal Article", "Retracted Publication"]}
+        )
         copy.upsert([(retracted, article_to_pubmed_xml(retracted))])
         options = DocumentOptions(e1_weight=0.0)  # E2 and BM25 only: no vector index needed
-        hsrdr = HSRDRRetriever(SemanticRetriever(SemanticSearch(settings), options),
-                               BooleanLadderRetriever(copy, Rewriter(settings), options), copy, None, settings, options,
-                               bm25=Bm25Retriever(copy, settings.index_dir / "bm25", options))
+        hsrdr = HSRDRRetriever(
+            SemanticRetriever(SemanticSearch(settings), options),
+            BooleanLadderRetriever(copy, Rewriter(settings), options),
+            copy,
+            None,
+            settings,
+            options,
+            bm25=Bm25Retriever(copy, settings.index_dir / "bm25", options),
+        )
         found = hsrdr.search("pemetrexed bronchioloalveolar carcinoma phase II trial")
     dropped = {c.pmid: c for c in found.candidates}
     assert dropped["23415808"].kept is False and dropped["23415808"].dropped_reason.startswith("retracted")
@@ -96,16 +109,22 @@ def test_a_retracted_record_is_excluded_from_the_evidence_with_a_warning(sample_
 
 
 def _passage(i: int, kind: str) -> Passage:
-    return Passage(node_id=f"n{i}", pmid=str(i), text=f"Finding number {i} was observed in the cohort.",
-                   evidence_type=kind)
+    return Passage(
+        node_id=f"n{i}", pmid=str(i), text=f"Finding number {i} was observed in the cohort.", evidence_type=kind
+    )
 
 
 def test_patient_mode_prior_moves_animal_and_cell_studies_behind_human_evidence():
     from cpqa.passages.dense import PassageRetriever
     from cpqa.types import StageLog
 
-    reranked = [_passage(0, "animal study"), _passage(1, "in vitro study"), _passage(2, "observational study"),
-                _passage(3, "not indexed"), _passage(4, "randomized controlled trial")]
+    reranked = [
+        _passage(0, "animal study"),
+        _passage(1, "in vitro study"),
+        _passage(2, "observational study"),
+        _passage(3, "not indexed"),
+        _passage(4, "randomized controlled trial"),
+    ]
     log = StageLog()
     ordered = PassageRetriever._ordered(reranked, log, demotion=5)
     assert [p.evidence_type in PRECLINICAL for p in ordered] == [False, False, False, True, True]

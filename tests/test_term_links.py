@@ -11,18 +11,32 @@ from ingestion.term_links import learn_terms
 
 
 def _article(pmid: int, title: str, abstract: str, *headings: str) -> Article:
-    return Article(pmid=str(pmid), title=title, abstract_sections=[AbstractSection(text=abstract)],
-                   mesh=[MeshHeading(descriptor=h) for h in ("Humans", *headings)])
+    return Article(
+        pmid=str(pmid),
+        title=title,
+        abstract_sections=[AbstractSection(text=abstract)],
+        mesh=[MeshHeading(descriptor=h) for h in ("Humans", *headings)],
+    )
 
 
 def _records() -> list[Article]:
     records = [_article(i, f"Filler study {i} of sleep", f"Participants slept {i} hours.") for i in range(40)]
-    records += [_article(100 + i, f"Serum markers {i} after surgery", "C-reactive protein (CRP) levels rose in "
-                         f"{i} patients; CRP fell later.", "C-Reactive Protein") for i in range(4)]
-    records += [_article(200 + i, f"Outcomes of GBM cohort {i}", "Survival was short.", "Glioblastoma")
-                for i in range(5)]
-    records += [_article(300 + i, f"Device trial {i}", "Hyperthermic intraperitoneal chemotherapy (HIPEC) was given.")
-                for i in range(3)]
+    records += [
+        _article(
+            100 + i,
+            f"Serum markers {i} after surgery",
+            f"C-reactive protein (CRP) levels rose in {i} patients; CRP fell later.",
+            "C-Reactive Protein",
+        )
+        for i in range(4)
+    ]
+    records += [
+        _article(200 + i, f"Outcomes of GBM cohort {i}", "Survival was short.", "Glioblastoma") for i in range(5)
+    ]
+    records += [
+        _article(300 + i, f"Device trial {i}", "Hyperthermic intraperitoneal chemotherapy (HIPEC) was given.")
+        for i in range(3)
+    ]
     return records
 
 

@@ -105,13 +105,20 @@ def test_a_reader_in_another_process_sees_what_the_writer_committed(tmp_path):
     path = tmp_path / "store.sqlite"
     records = _records()
     reader = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys\nfrom cpqa.sources.store import Store\n"
-         f"s = Store({str(path)!r}, engine='tantivy')\n"
-         "for line in sys.stdin:\n"
-         "    print(s.search('asthma').count, flush=True)\n"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom cpqa.sources.store import Store\n"
+            f"s = Store({str(path)!r}, engine='tantivy')\n"
+            "for line in sys.stdin:\n"
+            "    print(s.search('asthma').count, flush=True)\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
+
         def ask() -> int:
             reader.stdin.write("?\n")
             reader.stdin.flush()

@@ -3,14 +3,32 @@
 from cpqa.types import Passage
 from ui.render import citation_numbers, claims_citing, evidence_card, highlighted_passage, linked_answer
 
-ANSWER = ("Pembrolizumab improved overall survival in PD-L1 positive lung cancer [111]. "
-          "Immune-related pneumonitis occurred in a minority of patients [222; 111]. Fatigue is common [PMID: 333].")
+ANSWER = (
+    "Pembrolizumab improved overall survival in PD-L1 positive lung cancer [111]. "
+    "Immune-related pneumonitis occurred in a minority of patients [222; 111]. Fatigue is common [PMID: 333]."
+)
 PASSAGES = [
-    Passage(node_id="a", pmid="111", text="Overall survival was longer with pembrolizumab in PD-L1 positive patients. "
-            "The trial enrolled 305 patients.", title="KEYNOTE-024", year=2016, journal="N Engl J Med",
-            category="E3", score=0.91),
-    Passage(node_id="b", pmid="222", pmcid="PMC999", source="D2", text="Pneumonitis was immune-related and rare.",
-            title="A review", category="E1", score=0.5),
+    Passage(
+        node_id="a",
+        pmid="111",
+        text="Overall survival was longer with pembrolizumab in PD-L1 positive patients. "
+        "The trial enrolled 305 patients.",
+        title="KEYNOTE-024",
+        year=2016,
+        journal="N Engl J Med",
+        category="E3",
+        score=0.91,
+    ),
+    Passage(
+        node_id="b",
+        pmid="222",
+        pmcid="PMC999",
+        source="D2",
+        text="Pneumonitis was immune-related and rare.",
+        title="A review",
+        category="E1",
+        score=0.5,
+    ),
 ]
 
 
@@ -53,17 +71,29 @@ def test_evidence_renders_as_plain_text_and_answers_link_only_their_citations():
     assert "<b>now" not in card and "](" not in card and "**" not in card and "https://evil" not in card
     assert "our cure" in card  # the words stay readable
     assert plain_html("a_b*c") == "a&#95;b&#42;c"
-    linked = linked_answer("Tamoxifen helps [PMID:11111111]. More at [site](https://evil.example).",
-                           {"11111111": 1}, [])
-    assert "evil.example" not in linked and "site" in linked and "[[1]](https://pubmed.ncbi.nlm.nih.gov/11111111/)" in linked
+    linked = linked_answer(
+        "Tamoxifen helps [PMID:11111111]. More at [site](https://evil.example).", {"11111111": 1}, []
+    )
+    assert (
+        "evil.example" not in linked
+        and "site" in linked
+        and "[[1]](https://pubmed.ncbi.nlm.nih.gov/11111111/)" in linked
+    )
 
 
 def test_an_extractive_answer_highlights_exactly_the_sentences_it_quotes():
-    passage = Passage(node_id="q", pmid="555", text=(
-        "Tamoxifen was given to 300 women with breast cancer. Tamoxifen reduced recurrence by a third in women with "
-        "breast cancer. Tamoxifen caused hot flashes in women with breast cancer."))
-    answer = ('Evidence extracts, not written by a language model.\n\n'
-              '- "Tamoxifen reduced recurrence by a third in women with breast cancer." [PMID:555]')
+    passage = Passage(
+        node_id="q",
+        pmid="555",
+        text=(
+            "Tamoxifen was given to 300 women with breast cancer. Tamoxifen reduced recurrence by a third in women "
+            "with breast cancer. Tamoxifen caused hot flashes in women with breast cancer."
+        ),
+    )
+    answer = (
+        "Evidence extracts, not written by a language model.\n\n"
+        '- "Tamoxifen reduced recurrence by a third in women with breast cancer." [PMID:555]'
+    )
     html = highlighted_passage(passage, answer)
     assert html.count("<mark>") == 1 and "<mark>Tamoxifen reduced recurrence" in html
 

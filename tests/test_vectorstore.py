@@ -11,8 +11,8 @@ import pytest
 from cpqa.models.encoders import MEDCPT_ARTICLE, MINILM
 from cpqa.evaluation.indexbench import BenchConfig, Generator
 from cpqa.types import AbstractSection, Article
-from cpqa.documents.vectorstore import (FLAT_FILE, FaissIndex, FlatFile, IndexMeta, IndexMissing, build_ivfpq, load_flat,
-                              open_index, read_ids)
+from cpqa.documents.vector_index import IndexMeta, IndexMissing
+from cpqa.documents.vectorstore import FLAT_FILE, FaissIndex, FlatFile, build_ivfpq, load_flat, open_index, read_ids
 from tests.conftest import shared
 
 
@@ -128,7 +128,10 @@ def _articles() -> list[Article]:
         "103": ("Statins after myocardial infarction", "Statin therapy lowers recurrent cardiac events."),
         "104": ("", ""),
     }
-    return [Article(pmid=p, title=t, abstract_sections=[AbstractSection(text=a)] if a else []) for p, (t, a) in texts.items()]
+    return [
+        Article(pmid=p, title=t, abstract_sections=[AbstractSection(text=a)] if a else [])
+        for p, (t, a) in texts.items()
+    ]
 
 
 def test_index_build_reload_and_resume(settings):
@@ -185,8 +188,17 @@ def test_ivfpq_build_needs_vectors_and_valid_m(settings):
 def test_index_bench_small(tmp_path):
     from cpqa.evaluation.indexbench import run_bench
 
-    cfg = BenchConfig(n=20_000, queries=50, latency_queries=20, flat_latency_queries=5, points_per_list=200,
-                      nprobe=(8, 32), k_factor=(8,), train_size=20_000, pubmed_vectors=2_000_000)
+    cfg = BenchConfig(
+        n=20_000,
+        queries=50,
+        latency_queries=20,
+        flat_latency_queries=5,
+        points_per_list=200,
+        nprobe=(8, 32),
+        k_factor=(8,),
+        train_size=20_000,
+        pubmed_vectors=2_000_000,
+    )
     out = run_bench(cfg, tmp_path)
     assert out["flat"]["bytes_per_vector"] == pytest.approx(768 * 4, rel=0.01)
     assert out["ivfpq"]["resident_bytes_per_vector"] < 200
@@ -225,7 +237,8 @@ def test_rows_appended_survive_a_kill_before_close(tmp_path):
         f"f = FlatFile(Path({str(tmp_path)!r}), 8)\n"
         "for start in range(0, 300, 100):\n"
         "    f.append(np.arange(start + 1, start + 101), np.ones((100, 8), dtype=np.float32))\n"
-        "os._exit(9)  # killed: no close, no interpreter shutdown\n")
+        "os._exit(9)  # killed: no close, no interpreter shutdown\n"
+    )
     assert subprocess.run([sys.executable, "-c", script], timeout=60).returncode == 9
     from cpqa.documents.vectorstore import FlatFile, read_ids
 

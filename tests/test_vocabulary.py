@@ -12,11 +12,21 @@ from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary, load_vocabulary, natura
 from tests.conftest import shared
 
 
-@pytest.mark.parametrize("word,expected", [
-    ("Tumours", "tumor"), ("therapies", "therapy"), ("metastases", "metastasis"), ("patients", "patient"),
-    ("analysis", "analysis"), ("diabetes", "diabetes"), ("leukaemia", "leukemia"), ("processes", "process"),
-    ("women", "woman"), ("virus", "virus"),
-])
+@pytest.mark.parametrize(
+    "word,expected",
+    [
+        ("Tumours", "tumor"),
+        ("therapies", "therapy"),
+        ("metastases", "metastasis"),
+        ("patients", "patient"),
+        ("analysis", "analysis"),
+        ("diabetes", "diabetes"),
+        ("leukaemia", "leukemia"),
+        ("processes", "process"),
+        ("women", "woman"),
+        ("virus", "virus"),
+    ],
+)
 def test_normalize_word(word, expected):
     assert normalize_word(word) == expected
 

@@ -22,8 +22,11 @@ from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer
 
 SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
 COMPONENT_LABELS = {
-    "semantic_query": "Semantic search", "article_encoder": "Article index", "sentence_embedder": "Passage splitting",
-    "passage_retriever": "Passage retrieval", "reranker": "Reranking",
+    "semantic_query": "Semantic search",
+    "article_encoder": "Article index",
+    "sentence_embedder": "Passage splitting",
+    "passage_retriever": "Passage retrieval",
+    "reranker": "Reranking",
 }
 
 st.set_page_config(page_title="CPQA: cancer questions answered from the evidence", page_icon="🎗️", layout="wide")
@@ -47,9 +50,14 @@ def component_status(settings) -> list[tuple[str, str, str]]:
     if settings.has_llm:
         rows.append(("Rewriting and answers", f"{settings.cpqa_llm_model} ({settings.cpqa_llm_provider})", ""))
     else:
-        rows.append(("Rewriting and answers", "rule-based searches, extractive answers (offline)",
-                     "set ANTHROPIC_API_KEY for answers written by Claude, or CPQA_LLM_PROVIDER=openai-compatible "
-                     "with CPQA_LLM_BASE_URL for a local model"))
+        rows.append(
+            (
+                "Rewriting and answers",
+                "rule-based searches, extractive answers (offline)",
+                "set ANTHROPIC_API_KEY for answers written by Claude, or CPQA_LLM_PROVIDER=openai-compatible "
+                "with CPQA_LLM_BASE_URL for a local model",
+            )
+        )
     if uses_local_store(settings):
         ncbi, hint = "local store (offline twin of PubMed search)", "NCBI not used: offline profile or unreachable"
     elif settings.cpqa_eutils_url.rstrip("/") == NCBI_EUTILS_URL.rstrip("/"):
@@ -64,19 +72,25 @@ def component_status(settings) -> list[tuple[str, str, str]]:
 def sidebar(settings) -> dict:
     with st.sidebar:
         st.header("Settings")
-        mode = st.radio("I am a", ["patient", "clinician"], horizontal=True,
-                        help="Patients get plain language; clinicians get study types and numbers.")
+        mode = st.radio(
+            "I am a",
+            ["patient", "clinician"],
+            horizontal=True,
+            help="Patients get plain language; clinicians get study types and numbers.",
+        )
         limit_years = st.toggle("Only recent publications", value=False)
         years = st.slider("Published in the last N years", 1, 30, 10) if limit_years else None
-        sources = st.multiselect("Evidence sources", list(SOURCE_LABELS), default=["D1", "D2"],
-                                 format_func=SOURCE_LABELS.get)
+        sources = st.multiselect(
+            "Evidence sources", list(SOURCE_LABELS), default=["D1", "D2"], format_func=SOURCE_LABELS.get
+        )
         if st.button("New conversation"):
             st.session_state.turns = []
         st.divider()
         st.subheader("Components")
         for label, serving, hint in component_status(settings):
-            st.markdown(f"**{label}**: {serving}" + (f"  \n<small>{hint}</small>" if hint else ""),
-                        unsafe_allow_html=True)
+            st.markdown(
+                f"**{label}**: {serving}" + (f"  \n<small>{hint}</small>" if hint else ""), unsafe_allow_html=True
+            )
     return {"mode": mode, "years": years, "sources": tuple(sources) or ("D1",)}
 
 
@@ -106,26 +120,67 @@ def show_provenance(trace) -> None:
             st.warning(warning)
         if trace.removed_sentences:
             st.markdown("**Removed before you saw the answer** (not supported by the evidence they cite)")
-            st.table([{"sentence": r.sentence, "cited": ", ".join(r.pmids), "judged by": r.judged_by,
-                       "verdict": r.verdict} for r in trace.removed_sentences])
+            st.table(
+                [
+                    {
+                        "sentence": r.sentence,
+                        "cited": ", ".join(r.pmids),
+                        "judged by": r.judged_by,
+                        "verdict": r.verdict,
+                    }
+                    for r in trace.removed_sentences
+                ]
+            )
         if trace.search_intent:
             st.markdown(f"**Search intent:** {trace.search_intent}")
         if trace.ladder:
             st.markdown("**Boolean searches, most specific first**")
-            st.table([{"level": lv.level, "query": lv.expression, "hits": lv.count, "new": lv.new_pmids,
-                       "ms": round(lv.ms, 1)} for lv in trace.ladder])
+            st.table(
+                [
+                    {
+                        "level": lv.level,
+                        "query": lv.expression,
+                        "hits": lv.count,
+                        "new": lv.new_pmids,
+                        "ms": round(lv.ms, 1),
+                    }
+                    for lv in trace.ladder
+                ]
+            )
         st.markdown("**Models**")
-        st.table([{"component": c.component, "model": c.model, "provider": c.provider or "local", "profile": c.profile,
-                   "why": c.reason} for c in trace.models.values()])
+        st.table(
+            [
+                {
+                    "component": c.component,
+                    "model": c.model,
+                    "provider": c.provider or "local",
+                    "profile": c.profile,
+                    "why": c.reason,
+                }
+                for c in trace.models.values()
+            ]
+        )
         st.markdown("**Stage timings**")
         st.table([{"stage": name, "ms": round(rec.ms, 1)} for name, rec in trace.stages.items()])
         if trace.candidates:
             kept = [c for c in trace.candidates if c.kept]
             st.markdown(f"**Candidate documents:** {len(kept)} kept of {len(trace.candidates)}")
-            st.dataframe([{"pmid": c.pmid, "found by": c.category, "source": c.source,
-                           "study type": study_badge(c.evidence_type), "rrf": round(c.rrf, 4),
-                           "semantic": c.semantic_score, "kept": c.kept, "why dropped": c.dropped_reason or ""}
-                          for c in trace.candidates], hide_index=True)
+            st.dataframe(
+                [
+                    {
+                        "pmid": c.pmid,
+                        "found by": c.category,
+                        "source": c.source,
+                        "study type": study_badge(c.evidence_type),
+                        "rrf": round(c.rrf, 4),
+                        "semantic": c.semantic_score,
+                        "kept": c.kept,
+                        "why dropped": c.dropped_reason or "",
+                    }
+                    for c in trace.candidates
+                ],
+                hide_index=True,
+            )
 
 
 def show_first(screened) -> None:
@@ -173,8 +228,10 @@ def main() -> None:
     prepare()  # the screening models, once per server: a question's first messages show at once
     options = sidebar(settings)
     st.title("Cancer questions, answered from the evidence")
-    st.caption("Answers cite PubMed and PubMed Central. This is information, not medical advice: "
-               "talk to your care team about your own treatment.")
+    st.caption(
+        "Answers cite PubMed and PubMed Central. This is information, not medical advice: "
+        "talk to your care team about your own treatment."
+    )
     turns = st.session_state.setdefault("turns", [])
     for turn in turns:
         with st.chat_message("user"):
@@ -188,14 +245,20 @@ def main() -> None:
     # While a question runs the input is disabled (a second question would rerun the script and silently drop
     # the first one's answer); the submit callback disables it before the run that answers, which re-enables it.
     running = st.session_state.get("running", False)
-    st.chat_input("Ask about a cancer, a treatment, side effects, screening…", disabled=running,
-                  on_submit=_started, key="question_box")
+    st.chat_input(
+        "Ask about a cancer, a treatment, side effects, screening…",
+        disabled=running,
+        on_submit=_started,
+        key="question_box",
+    )
     question = st.session_state.pop("pending", None)
     if question is None:
         st.session_state["running"] = False
         if not turns:
-            st.markdown(f"Try: *What are the side effects of pembrolizumab in lung cancer?* "
-                        f"Every claim links to its source on [PubMed]({PUBMED_URL.format(pmid='')}).")
+            st.markdown(
+                f"Try: *What are the side effects of pembrolizumab in lung cancer?* "
+                f"Every claim links to its source on [PubMed]({PUBMED_URL.format(pmid='')})."
+            )
         return
     try:
         answer_turn(question, turns, options, settings)
@@ -222,8 +285,10 @@ def answer_turn(question: str, turns: list[dict], options: dict, settings) -> No
             st.error(turns[-1]["error"])
             return
         except Exception as exc:  # noqa: BLE001 - the app must answer every question with something readable
-            message = ("Sorry, something went wrong while answering. Your question was not lost; "
-                       f"please try again. ({type(exc).__name__}: {settings.redact(str(exc))[:200]})")
+            message = (
+                "Sorry, something went wrong while answering. Your question was not lost; "
+                f"please try again. ({type(exc).__name__}: {settings.redact(str(exc))[:200]})"
+            )
             turns.append({"question": question, "error": message})
             st.error(message)
             return

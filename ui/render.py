@@ -19,8 +19,10 @@ RETRIEVAL_BADGES = {"E1": "semantic search", "E2": "Boolean search", "E3": "sema
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset("the a an and or of in on for to with is are was were be by at as from that this these those it its "
-                  "than then which who what when how not no may can".split())
+_STOP = frozenset(
+    "the a an and or of in on for to with is are was were be by at as from that this these those it its "
+    "than then which who what when how not no may can".split()
+)
 
 
 _MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -110,8 +112,10 @@ def highlighted_passage(passage: Passage, answer_text: str, min_overlap: float =
 
 
 def badge(text: str, colour: str) -> str:
-    return (f'<span style="background:{colour};color:#fff;border-radius:0.6em;padding:0.1em 0.6em;'
-            f'font-size:0.8em;margin-right:0.3em">{html.escape(text)}</span>')
+    return (
+        f'<span style="background:{colour};color:#fff;border-radius:0.6em;padding:0.1em 0.6em;'
+        f'font-size:0.8em;margin-right:0.3em">{html.escape(text)}</span>'
+    )
 
 
 def evidence_card(number: int | None, passage: Passage, answer_text: str) -> str:
@@ -126,9 +130,15 @@ def evidence_card(number: int | None, passage: Passage, answer_text: str) -> str
         colour = "#b5651d" if passage.evidence_type in PRECLINICAL else "#1f7a7a"
         badges += badge(study_badge(passage.evidence_type), colour)
     badges += badge(f"rerank {passage.score:.3f}", "#4f7f4f")
-    section = f"<div style='color:#666;font-size:0.85em'>Section: {html.escape(passage.section)}</div>" if passage.section else ""
-    return (f"<div class='evidence-card' style='border:1px solid #ddd;border-radius:0.5em;padding:0.7em;margin:0.5em 0'>"
-            f"<div><b>{label}<a href='{link_for(passage)}' target='_blank'>{title}</a></b></div>"
-            f"<div style='color:#555;font-size:0.9em'>{meta + ' · ' if meta else ''}PMID {html.escape(passage.pmid)}</div>"
-            f"<div style='margin:0.3em 0'>{badges}</div>{section}"
-            f"<div style='font-size:0.92em'>{highlighted_passage(passage, answer_text)}</div></div>")
+    section = (
+        f"<div style='color:#666;font-size:0.85em'>Section: {html.escape(passage.section)}</div>"
+        if passage.section
+        else ""
+    )
+    return (
+        f"<div class='evidence-card' style='border:1px solid #ddd;border-radius:0.5em;padding:0.7em;margin:0.5em 0'>"
+        f"<div><b>{label}<a href='{link_for(passage)}' target='_blank'>{title}</a></b></div>"
+        f"<div style='color:#555;font-size:0.9em'>{meta + ' · ' if meta else ''}PMID {html.escape(passage.pmid)}</div>"
+        f"<div style='margin:0.3em 0'>{badges}</div>{section}"
+        f"<div style='font-size:0.92em'>{highlighted_passage(passage, answer_text)}</div></div>"
+    )

@@ -15,10 +15,23 @@ from typing import Callable, Sequence
 from pydantic import BaseModel, ValidationError
 
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
+from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG
 from cpqa.answer.verify import SUPPORT_THRESHOLD, TREATMENT_REFERRAL, SupportChecker
 from cpqa.config import Settings
 from cpqa.answer.letters import parse_answer_letter
 from cpqa.answer.extractive import rank_sentences, score_options, select_extracts
+from cpqa.answer.messages import (
+    ASK_CARE_TEAM,
+    BASELINE_LABEL,
+    BASELINE_NOTICE,
+    DISCLAIMERS,
+    EXTRACTIVE_LABEL,
+    NO_EVIDENCE,
+    NO_KEY_NOTICE,
+    STREAM_CUT,
+    THIN_EVIDENCE,
+    UNSUPPORTED,
+)
 from cpqa.models.encoders import Encoder
 from cpqa.passages.evidence import addresses_reader
 from cpqa.models.llm import LLM, LLMError, LLMStreamCut, LLMUnavailable, ToolSpec
@@ -28,33 +41,10 @@ from cpqa.safety.screening import Screened
 from cpqa.safety.triage import is_personal_dosing
 from cpqa.types import Answer, ComponentChoice, Mode, Passage
 
-DISCLAIMERS: dict[str, str] = {
-    "patient": ("This is general information from published research, not medical advice. "
-                "Talk to your care team before making any decision about your treatment."),
-    "clinician": ("Evidence summary generated from retrieved literature; verify against the cited sources "
-                  "and current guidelines before clinical use."),
-}
-ASK_CARE_TEAM = (
-    "Please ask your care team (your oncologist, nurse or pharmacist) about your own dose or before stopping "
-    "or changing any treatment: published evidence cannot tell you what is right for you."
-)
-EXTRACTIVE_LABEL = ("Evidence extracts, not written by a language model: the sentences from the retrieved "
-                    "studies that best match your question, quoted as published.")
-NO_EVIDENCE = ("No evidence was found for this question, so no answer can be given. Try rephrasing it, "
-               "or ask your care team.")
-THIN_EVIDENCE = ("The evidence found does not answer this question closely enough to quote an answer. "
-                 "Try rephrasing it, or ask your care team.")
-UNSUPPORTED = "The evidence found does not support an answer to this question."
-STREAM_CUT = ("The connection to the language model broke while the answer was being written: this is the part that "
-              "arrived, checked against the evidence like any answer. Ask again for the whole answer.")
-NO_KEY_NOTICE = ("No language model is configured, so this answer quotes the most relevant evidence "
-                 "instead of a written summary.")
-BASELINE_LABEL = "retrieval-only baseline"
-BASELINE_NOTICE = (f"Option chosen by the {BASELINE_LABEL}: each option scored by its similarity to the "
-                   "evidence, no language model.")
 MODES: tuple[str, ...] = ("patient", "clinician")
-_RETRY_NOTE = ("\n\nYour previous reply could not be used: call the tool once more and fill every field "
-               "with the right type.")
+_RETRY_NOTE = (
+    "\n\nYour previous reply could not be used: call the tool once more and fill every field with the right type."
+)
 
 ANSWER_TOOL = ToolSpec(
     name="give_answer",
@@ -62,11 +52,15 @@ ANSWER_TOOL = ToolSpec(
     input_schema={
         "type": "object",
         "properties": {
-            "reasoning": {"type": "string", "description": "Step-by-step reasoning over the evidence; never shown "
-                                                           "to the reader."},
+            "reasoning": {
+                "type": "string",
+                "description": "Step-by-step reasoning over the evidence; never shown to the reader.",
+            },
             "abstained": {"type": "boolean", "description": "true when the evidence does not answer the question"},
-            "answer": {"type": "string", "description": "The answer for the reader; every claim cites "
-                                                        "[PMID:<number>] of the evidence."},
+            "answer": {
+                "type": "string",
+                "description": "The answer for the reader; every claim cites [PMID:<number>] of the evidence.",
+            },
             "citations": {"type": "array", "items": {"type": "string"}, "description": "Every PMID cited."},
         },
         "required": ["reasoning", "abstained", "answer", "citations"],
@@ -92,21 +86,34 @@ def format_evidence(passages: Sequence[Passage]) -> str:
     """Numbered evidence documents with their PMIDs, each in its own element, all text escaped."""
     blocks = []
     for i, p in enumerate(passages, 1):
-        facts = [f"PMID {p.pmid}", str(p.year or ""), p.journal or "", _SOURCES.get(p.source, p.source),
-                 f"section: {p.section}" if p.section else ""]
+        facts = [
+            f"PMID {p.pmid}",
+            str(p.year or ""),
+            p.journal or "",
+            _SOURCES.get(p.source, p.source),
+            f"section: {p.section}" if p.section else "",
+        ]
         header = " | ".join(escape(f) for f in facts if f)
         title = f"\nTitle: {escape(p.title)}" if p.title else ""
         conclusion = f"\nThe record's conclusions: {escape(p.conclusion)}" if p.conclusion else ""
-        blocks.append(f'<document index="{i}" pmid="{escape(p.pmid)}">\n{header}{title}\n{escape(p.text)}'
-                      f'{conclusion}\n</document>')
+        blocks.append(
+            f'<document index="{i}" pmid="{escape(p.pmid)}">\n{header}{title}\n{escape(p.text)}'
+            f"{conclusion}\n</document>"
+        )
     return "\n".join(blocks)
 
 
 class Answerer:
     """``answer`` a question from passages in a mode, or ``choose`` a multiple-choice option."""
 
-    def __init__(self, settings: Settings, llm: LLM | None = None, encoder: Encoder | None = None,
-                 max_tokens: int = 2048, support_threshold: float = SUPPORT_THRESHOLD):
+    def __init__(
+        self,
+        settings: Settings,
+        llm: LLM | None = None,
+        encoder: Encoder | None = None,
+        max_tokens: int = 2048,
+        support_threshold: float = SUPPORT_THRESHOLD,
+    ):
         self.settings = settings
         self.llm = llm if llm is not None and llm.available else None
         self.unconfigured = llm.unconfigured if llm is not None else "no language model"
@@ -122,8 +129,9 @@ class Answerer:
 
     def _extractive_choice(self, reason: str) -> ComponentChoice:
         scorer = "embedding similarity" if self.encoder is not None else "lexical similarity"
-        return ComponentChoice(component="answerer", model=f"extractive evidence answer ({scorer})",
-                               profile="offline", reason=reason)
+        return ComponentChoice(
+            component="answerer", model=f"extractive evidence answer ({scorer})", profile="offline", reason=reason
+        )
 
     def used(self, answer: Answer) -> ComponentChoice:
         """The answerer that actually wrote ``answer``: the extractive fallback when Claude could not be used."""
@@ -132,9 +140,17 @@ class Answerer:
         return self.choice
 
     # ------------------------------------------------------------ answers
-    def answer(self, question: str, passages: Sequence[Passage], mode: Mode = "patient", *,
-               screened: Screened | None = None, draft: str | None = None,
-               on_text: Callable[[str], None] | None = None, verify: bool = True) -> Answer:
+    def answer(
+        self,
+        question: str,
+        passages: Sequence[Passage],
+        mode: Mode = "patient",
+        *,
+        screened: Screened | None = None,
+        draft: str | None = None,
+        on_text: Callable[[str], None] | None = None,
+        verify: bool = True,
+    ) -> Answer:
         """A cited answer. ``screened`` (from ``check_question``) carries the urgent message, notices and the
         personal-dosing flag of the user's own question (``question`` may be a rewrite of it). ``draft`` (COT-Refine)
         is an answer written without evidence, which Claude revises against the evidence. ``on_text`` streams
@@ -144,8 +160,9 @@ class Answerer:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         question = scrub_phi(question).text
-        personal = (screened is not None and (screened.personal_dosing or screened.personal_decision)) or \
-            is_personal_dosing(question)
+        personal = (
+            screened is not None and (screened.personal_dosing or screened.personal_decision)
+        ) or is_personal_dosing(question)
         notices: list[str] = []
         # Evidence is data: a record that addresses its reader (instructions, links, markup) is not evidence for
         # the answer, whoever writes it; the trace still shows it, ranked last.
@@ -158,30 +175,46 @@ class Answerer:
         else:
             result, failure = self._claude_answer(question, passages, mode, personal, draft, on_text)
             if result is None:
-                notices.append(f"{self.llm.label} could not be used ({failure}), so this answer quotes the evidence instead.")
+                notices.append(
+                    f"{self.llm.label} could not be used ({failure}), so this answer quotes the evidence instead."
+                )
                 result = self._extractive(question, passages)
         if verify and (result.written_by == "llm" or not result.abstained):  # a model's abstention may claim too
             result = self._verified(result, passages)
         text = result.text
         if personal and ASK_CARE_TEAM not in text:
             text = f"{text}\n\n{ASK_CARE_TEAM}"
-        return result.model_copy(update={
-            "text": text,
-            "disclaimer": DISCLAIMERS[mode],
-            "notices": (list(screened.notices) if screened else []) + notices + result.notices,
-            "urgent": screened.urgent if screened else None,
-        })
+        return result.model_copy(
+            update={
+                "text": text,
+                "disclaimer": DISCLAIMERS[mode],
+                "notices": (list(screened.notices) if screened else []) + notices + result.notices,
+                "urgent": screened.urgent if screened else None,
+            }
+        )
 
-    def _claude_answer(self, question: str, passages: Sequence[Passage], mode: str, personal: bool,
-                       draft: str | None = None, on_text: Callable[[str], None] | None = None,
-                       ) -> tuple[Answer | None, str]:
+    def _claude_answer(
+        self,
+        question: str,
+        passages: Sequence[Passage],
+        mode: str,
+        personal: bool,
+        draft: str | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> tuple[Answer | None, str]:
         tag = evidence_tag()
-        system = template("answer_system").substitute(
-            register=template(f"register_{mode}").template, tag=tag,
-            personal=template("personal_dosing").template if personal else "",
-        ).strip()
-        user = template("answer_user").substitute(tag=tag, evidence=format_evidence(passages), question=escape(question),
-                                                tool=ANSWER_TOOL.name) + _draft_note(draft)
+        system = (
+            template("answer_system")
+            .substitute(
+                register=template(f"register_{mode}").template,
+                tag=tag,
+                personal=template("personal_dosing").template if personal else "",
+            )
+            .strip()
+        )
+        user = template("answer_user").substitute(
+            tag=tag, evidence=format_evidence(passages), question=escape(question), tool=ANSWER_TOOL.name
+        ) + _draft_note(draft)
         notices: list[str] = []
         try:
             data, failure = self._call(system, user, ANSWER_TOOL, _parse_answer, on_text)
@@ -206,26 +239,46 @@ class Answerer:
         if not text:
             text, abstained = UNSUPPORTED, True
             flags.append("no_supported_claims")
-        return Answer(text=text, citations=citations, abstained=abstained, flags=flags, written_by="llm",
-                      notices=notices), ""
+        return Answer(
+            text=text, citations=citations, abstained=abstained, flags=flags, written_by="llm", notices=notices
+        ), ""
 
     def _verified(self, result: Answer, passages: Sequence[Passage]) -> Answer:
         """The answer without the sentences its citations do not support; the referral if it advises a change."""
         check = self.checker.verify(result.text, passages, uncited=result.written_by == "llm")
         removed = result.removed_sentences + check.removed
         if check.advice:
-            return result.model_copy(update={"text": TREATMENT_REFERRAL, "citations": [], "abstained": True,
-                                             "flags": [*result.flags, "treatment_change_advice_replaced"],
-                                             "removed_sentences": removed})
+            return result.model_copy(
+                update={
+                    "text": TREATMENT_REFERRAL,
+                    "citations": [],
+                    "abstained": True,
+                    "flags": [*result.flags, TREATMENT_CHANGE_FLAG],
+                    "removed_sentences": removed,
+                }
+            )
         if not check.removed:
             return result
         cited = [pmid for m in MARKER.finditer(check.text) for pmid in marker_pmids(m.group(0))]
         flags = [*result.flags, f"unsupported_sentences_removed:{len(check.removed)}:{check.method}"]
         if not cited:
-            return result.model_copy(update={"text": UNSUPPORTED, "citations": [], "abstained": True,
-                                             "flags": flags, "removed_sentences": removed})
-        return result.model_copy(update={"text": check.text, "citations": [c for c in result.citations if c in cited],
-                                         "flags": flags, "removed_sentences": removed})
+            return result.model_copy(
+                update={
+                    "text": UNSUPPORTED,
+                    "citations": [],
+                    "abstained": True,
+                    "flags": flags,
+                    "removed_sentences": removed,
+                }
+            )
+        return result.model_copy(
+            update={
+                "text": check.text,
+                "citations": [c for c in result.citations if c in cited],
+                "flags": flags,
+                "removed_sentences": removed,
+            }
+        )
 
     def _extractive(self, question: str, passages: Sequence[Passage]) -> Answer:
         ranked, threshold = rank_sentences(question, passages, self.encoder)
@@ -237,8 +290,9 @@ class Answerer:
         return Answer(text=check.text, citations=check.citations, flags=check.flags, written_by="extractive")
 
     # ------------------------------------------------------------ multiple choice
-    def choose(self, question: str, options: dict[str, str], passages: Sequence[Passage] = (),
-               draft: str | None = None) -> Answer:
+    def choose(
+        self, question: str, options: dict[str, str], passages: Sequence[Passage] = (), draft: str | None = None
+    ) -> Answer:
         """Pick one option letter (``Answer.letter``); with no passages this is Claude with chain of thought and
         no retrieval (baseline 1). Without Claude, the retrieval-only baseline scores options against evidence.
         ``draft``: a first choice made without evidence, to revise (COT-Refine)."""
@@ -255,13 +309,24 @@ class Answerer:
         best = max(scores, key=lambda letter: scores[letter]) if scores else None
         disclaimer = DISCLAIMERS["clinician"]
         if best is None or scores[best] <= 0.0:
-            return Answer(text=f"The {BASELINE_LABEL} found no evidence supporting any option.", abstained=True,
-                          written_by="extractive", notices=notices + [BASELINE_NOTICE], disclaimer=disclaimer)
-        return Answer(text=f"{best}. {options[best]}", letter=best, written_by="extractive",
-                      notices=notices + [BASELINE_NOTICE], disclaimer=disclaimer)
+            return Answer(
+                text=f"The {BASELINE_LABEL} found no evidence supporting any option.",
+                abstained=True,
+                written_by="extractive",
+                notices=notices + [BASELINE_NOTICE],
+                disclaimer=disclaimer,
+            )
+        return Answer(
+            text=f"{best}. {options[best]}",
+            letter=best,
+            written_by="extractive",
+            notices=notices + [BASELINE_NOTICE],
+            disclaimer=disclaimer,
+        )
 
-    def _claude_choose(self, question: str, options: dict[str, str], passages: Sequence[Passage],
-                       draft: str | None = None) -> tuple[Answer | None, str]:
+    def _claude_choose(
+        self, question: str, options: dict[str, str], passages: Sequence[Passage], draft: str | None = None
+    ) -> tuple[Answer | None, str]:
         tag = evidence_tag()
         basis = "the evidence documents and what you know" if passages else "what you know"
         system = template("choose_system").substitute(basis=basis, tag=tag)
@@ -271,13 +336,14 @@ class Answerer:
             description="Give your step-by-step reasoning and the letter of the one option you choose.",
             input_schema={
                 "type": "object",
-                "properties": {"reasoning": {"type": "string"},
-                               "letter": {"type": "string", "enum": list(options)}},
+                "properties": {"reasoning": {"type": "string"}, "letter": {"type": "string", "enum": list(options)}},
                 "required": ["reasoning", "letter"],
             },
         )
         user = template("choose_user").substitute(
-            evidence=evidence, question=escape(question), tool=tool.name,
+            evidence=evidence,
+            question=escape(question),
+            tool=tool.name,
             options="\n".join(f"{letter}. {escape(text)}" for letter, text in options.items()),
         ) + _draft_note(draft)
 
@@ -290,8 +356,9 @@ class Answerer:
         letter, failure = self._call(system, user, tool, parse)
         if letter is None:
             return None, failure
-        return Answer(text=f"{letter}. {options[letter]}", letter=letter, written_by="llm",
-                      disclaimer=DISCLAIMERS["clinician"]), ""
+        return Answer(
+            text=f"{letter}. {options[letter]}", letter=letter, written_by="llm", disclaimer=DISCLAIMERS["clinician"]
+        ), ""
 
     # ------------------------------------------------------------ Claude calls
     def _call(self, system: str, user: str, tool: ToolSpec, parse, on_text: Callable[[str], None] | None = None):

@@ -70,7 +70,7 @@ class Sentence:
 @lru_cache(maxsize=8192)
 def split_sentences(text: str) -> tuple[str, ...]:
     """Sentences of four words or more (SEOS's sentence rules; cached, since the same passages recur)."""
-    return tuple(text[s.start:s.end] for s in sentence_spans(text) if s.words >= 4)
+    return tuple(text[s.start : s.end] for s in sentence_spans(text) if s.words >= 4)
 
 
 def passage_sentences(passage: Passage) -> tuple[str, ...]:
@@ -128,10 +128,12 @@ class Similarity:
 
 # A structured-abstract label: "RESULTS: ", "Conclusions: ", or NLM's capitalised headings run into the text
 # without a colon ("BACKGROUND Tamoxifen is ...", "UNLABELLED ABSTRACT ...").
-_LABEL = re.compile(r"^(?:[A-Z][A-Za-z /&-]{2,40}:\s+|(?:UNLABELLED|ABSTRACT|BACKGROUNDS?|INTRODUCTION|CONTEXT|"
-                    r"IMPORTANCE|OBJECTIVES?|AIMS?|PURPOSES?|GOALS?|RATIONALE|DESIGN|SETTINGS?|PATIENTS|PARTICIPANTS|"
-                    r"SUBJECTS|INTERVENTIONS?|MEASUREMENTS|METHODS?|MATERIALS?|AND|RESULTS?|FINDINGS|INTERPRETATION|"
-                    r"CONCLUSIONS?|SUMMARY|MAIN|OUTCOMES?|MEASURES?|SIGNIFICANCE|RELEVANCE)\s+(?=[A-Z]))")
+_LABEL = re.compile(
+    r"^(?:[A-Z][A-Za-z /&-]{2,40}:\s+|(?:UNLABELLED|ABSTRACT|BACKGROUNDS?|INTRODUCTION|CONTEXT|"
+    r"IMPORTANCE|OBJECTIVES?|AIMS?|PURPOSES?|GOALS?|RATIONALE|DESIGN|SETTINGS?|PATIENTS|PARTICIPANTS|"
+    r"SUBJECTS|INTERVENTIONS?|MEASUREMENTS|METHODS?|MATERIALS?|AND|RESULTS?|FINDINGS|INTERPRETATION|"
+    r"CONCLUSIONS?|SUMMARY|MAIN|OUTCOMES?|MEASURES?|SIGNIFICANCE|RELEVANCE)\s+(?=[A-Z]))"
+)
 _RESTATES = ("objective", "aim", "purpose", "introduction", "background", "context", "rationale", "question")
 _ANSWERS = ("conclusion", "result", "finding", "interpretation", "summary")
 # A sentence that reports what a study found (a result, an effect, a comparison, a conclusion) ...
@@ -139,13 +141,16 @@ _FINDING = re.compile(
     r"(?i)\b(?:significant(?:ly)?|reduc(?:ed|es|ing|tion)|increas(?:ed|es|ing)|decreas(?:ed|es|ing)|improv(?:ed|es|ing|"
     r"ement)|prolong(?:ed|s)|lower(?:ed)?|higher|associated with|correlat(?:ed|es|ion)|compared (?:with|to)|versus|"
     r"hazard ratio|odds ratio|relative risk|confidence interval|showed|shown|"
-    r"demonstrat(?:ed|es)|found|suggest(?:ed|s)?|indicat(?:ed|es)|conclu(?:de|ded|sion)|effective|efficacy|no (?:significant "
-    r")?difference|did not|was not|were not|is not|are not|resulted in|led to|benefit(?:ed|s)?)\b"
-    r"|\d\s?%|\bp\s?[<=>]\s?0?\.\d")
+    r"demonstrat(?:ed|es)|found|suggest(?:ed|s)?|indicat(?:ed|es)|conclu(?:de|ded|sion)|effective|efficacy|"
+    r"no (?:significant )?difference|did not|was not|were not|is not|are not|resulted in|led to|benefit(?:ed|s)?)\b"
+    r"|\d\s?%|\bp\s?[<=>]\s?0?\.\d"
+)
 # ... and one that states what a study set out to do, which restates the question instead of answering it.
-_AIM = re.compile(r"(?i)^(?:the\s+)?(?:aims?|purposes?|objectives?|goals?)\b|\b(?:we|this study|this review|the present "
-                  r"study)\s+(?:aim|aimed|sought|seek|investigat\w*|evaluat\w*|examin\w*|assess\w*|explor\w*|review\w*)\b"
-                  r"|\bwas (?:to|designed to|conducted to)\b|\?\s*$")
+_AIM = re.compile(
+    r"(?i)^(?:the\s+)?(?:aims?|purposes?|objectives?|goals?)\b|\b(?:we|this study|this review|the present "
+    r"study)\s+(?:aim|aimed|sought|seek|investigat\w*|evaluat\w*|examin\w*|assess\w*|explor\w*|review\w*)\b"
+    r"|\bwas (?:to|designed to|conducted to)\b|\?\s*$"
+)
 _WHOLE = re.compile(r"^[\"'(\[]?[A-Z0-9\u0391-\u03c9].*[.!?][\"')\]]?$", re.DOTALL)
 MAX_QUOTE_WORDS = 80  # longer "sentences" are tables or run-on text that a reader cannot check
 
@@ -196,16 +201,19 @@ def _labelled_sentences(passage: Passage) -> list[tuple[str, float]]:
     return result
 
 
-def rank_sentences(question: str, passages: Sequence[Passage], encoder: Encoder | None = None
-                   ) -> tuple[list[Sentence], float]:
+def rank_sentences(
+    question: str, passages: Sequence[Passage], encoder: Encoder | None = None
+) -> tuple[list[Sentence], float]:
     """Evidence sentences, best first, and the score below which evidence counts as thin."""
     pool: list[tuple[int, Passage, str, float]] = [
         (rank, p, s, w) for rank, p in enumerate(passages) for s, w in _labelled_sentences(p)
     ]
     similarity = Similarity([s for _, _, s, _ in pool], encoder)
     scores = similarity.scores(question)
-    ranked = [Sentence(p.pmid, s, float(score) * w * (1.0 - RANK_DECAY * rank), rank)
-              for (rank, p, s, w), score in zip(pool, scores)]
+    ranked = [
+        Sentence(p.pmid, s, float(score) * w * (1.0 - RANK_DECAY * rank), rank)
+        for (rank, p, s, w), score in zip(pool, scores)
+    ]
     ranked.sort(key=lambda x: (-x.score, x.rank))
     return ranked, similarity.threshold
 
@@ -215,8 +223,9 @@ FLOOR_SHARE = 0.8  # a quote scores at least this share of the best sentence's s
 COVERAGE_BONUS = 0.3  # a sentence covering question words no chosen sentence covers is worth up to 30 % more
 
 
-def select_extracts(ranked: list[Sentence], threshold: float, limit: int = 3, per_pmid: int = 2,
-                    question: str = "") -> list[Sentence]:
+def select_extracts(
+    ranked: list[Sentence], threshold: float, limit: int = 3, per_pmid: int = 2, question: str = ""
+) -> list[Sentence]:
     """The best sentences above ``threshold`` and within reach of the best one, at most ``per_pmid`` each, no
     repeats (overlapping passages share sentences); each next pick favours the question's words not yet covered."""
     if not ranked or ranked[0].score < threshold:
@@ -228,6 +237,7 @@ def select_extracts(ranked: list[Sentence], threshold: float, limit: int = 3, pe
     covered: set[str] = set()
     per: Counter[str] = Counter()
     while pool and len(chosen) < limit:
+
         def gain(sentence: Sentence) -> float:
             new = (set(terms(sentence.text)) & wanted) - covered
             return sentence.score * (1.0 + COVERAGE_BONUS * len(new) / max(len(wanted), 1))
@@ -250,8 +260,9 @@ def _same(a: str, b: str) -> bool:
     return bool(ta and tb) and len(ta & tb) / min(len(ta), len(tb)) >= 0.9
 
 
-def score_options(question: str, options: dict[str, str], passages: Sequence[Passage],
-                  encoder: Encoder | None = None) -> dict[str, float]:
+def score_options(
+    question: str, options: dict[str, str], passages: Sequence[Passage], encoder: Encoder | None = None
+) -> dict[str, float]:
     """How well the evidence supports each option: the best evidence sentence's similarity to the option,
     weighted by that sentence's similarity to the question."""
     pool = [s for p in passages for s in split_sentences(p.text)] or [p.text for p in passages if p.text.strip()]
@@ -295,8 +306,9 @@ def key_concepts(concepts: Sequence, share: Callable[[str], float | None] | None
     return key
 
 
-def unaddressed(concepts: Sequence, passages: Sequence[Passage],
-                share: Callable[[str], float | None] | None = None) -> list[str]:
+def unaddressed(
+    concepts: Sequence, passages: Sequence[Passage], share: Callable[[str], float | None] | None = None
+) -> list[str]:
     """The question's key concepts (``key_concepts``) that no passage mentions by any of their names.
 
     Quoting evidence about another drug, test or cancer in answer to a question about one the evidence never names
@@ -321,4 +333,4 @@ def _mentioned(name: str, text: str) -> bool:
     from wordfreq import zipf_frequency
 
     words = [w for w in re.findall(r"[a-z0-9]+", name) if len(w) > 2 and zipf_frequency(w, "en") < DISTINCTIVE_ZIPF]
-    return bool(words) and all(re.search(rf"\b{re.escape(w[:max(4, len(w) - 2)])}", text) for w in words)
+    return bool(words) and all(re.search(rf"\b{re.escape(w[: max(4, len(w) - 2)])}", text) for w in words)

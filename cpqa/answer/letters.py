@@ -41,7 +41,9 @@ def parse_answer_letter(text: str | None, options: Mapping[str, str]) -> str | N
         for match in reversed(list(pattern.finditer(text))):
             # a lone lower-case "a" after "answer is" is usually the article ("the answer is a rare ...")
             letter = match.group(match.lastindex or 1)
-            if letter == "a" and not re.match(r"[\s\*\(\[\"'`]*a\s*[\*\)\]\"'`]*(?:[.,;:!)]|$)", text[match.start(1):match.start(1) + 4]):
+            if letter == "a" and not re.match(
+                r"[\s\*\(\[\"'`]*a\s*[\*\)\]\"'`]*(?:[.,;:!)]|$)", text[match.start(1) : match.start(1) + 4]
+            ):
                 continue
             got = valid(letter, uppercase_only)
             if got:
@@ -70,13 +72,17 @@ def _from_json(text: str, letters: set[str]) -> str | None:
     return None
 
 
-_ANSWER_CUE = re.compile(r"^(?:(?:so|thus|therefore|hence)\s+)?(?:the\s+)?(?:final\s+|correct\s+|best\s+)?"
-                         r"(?:answer|option|choice)\s*(?:is|would be|:|-)?\s*", re.I)
+_ANSWER_CUE = re.compile(
+    r"^(?:(?:so|thus|therefore|hence)\s+)?(?:the\s+)?(?:final\s+|correct\s+|best\s+)?"
+    r"(?:answer|option|choice)\s*(?:is|would be|:|-)?\s*",
+    re.I,
+)
 
 
 def _from_option_text(text: str, options: Mapping[str, str]) -> str | None:
     """The option whose text is the whole answer, or the whole of a last line after an answer cue
     ("Final answer: maybe"). A sentence that merely contains an option's words ("no evidence") names none."""
+
     def norm(s: str) -> str:
         return re.sub(r"[^a-z0-9]+", " ", s.lower()).strip()
 

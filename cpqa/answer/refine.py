@@ -36,8 +36,10 @@ DRAFT_TOOL = ToolSpec(
         "required": ["reasoning", "answer"],
     },
 )
-NO_RETRIEVAL_NOTICE = ("Answered from the language model's general knowledge without retrieving evidence (the "
-                       "question was judged definitional), so no study is cited.")
+NO_RETRIEVAL_NOTICE = (
+    "Answered from the language model's general knowledge without retrieving evidence (the "
+    "question was judged definitional), so no study is cited."
+)
 REFINE_FLAG = "cot_refine"
 
 
@@ -66,21 +68,32 @@ class Refiner:
         if not question.strip():
             raise ValueError("question is empty")
         system = template("refine_draft_system").substitute(register=template(f"register_{mode}").template)
-        data = self.llm.call_tool(system, [{"role": "user", "content": f"<question>\n{escape(question)}\n</question>"}],
-                                  DRAFT_TOOL, max_tokens=self.max_tokens)
+        data = self.llm.call_tool(
+            system,
+            [{"role": "user", "content": f"<question>\n{escape(question)}\n</question>"}],
+            DRAFT_TOOL,
+            max_tokens=self.max_tokens,
+        )
         text = str(data.get("answer", "")).strip()
         if not text:
             raise LLMError("Claude's draft_answer reply was empty")
         return Draft(question=question, text=text, reasoning=str(data.get("reasoning", "")))
 
-    def refine(self, question: str, draft: Draft, passages: Sequence[Passage], mode: Mode = "patient",
-               screened: Screened | None = None) -> Answer:
+    def refine(
+        self,
+        question: str,
+        draft: Draft,
+        passages: Sequence[Passage],
+        mode: Mode = "patient",
+        screened: Screened | None = None,
+    ) -> Answer:
         """The draft revised against the evidence by the answerer (cited and checked; abstains without evidence)."""
         answer = self.answerer.answer(question, passages, mode, screened=screened, draft=draft.text)
         return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
 
-    def answer(self, question: str, passages: Sequence[Passage], mode: Mode = "patient",
-               screened: Screened | None = None) -> tuple[Answer, Draft | None]:
+    def answer(
+        self, question: str, passages: Sequence[Passage], mode: Mode = "patient", screened: Screened | None = None
+    ) -> tuple[Answer, Draft | None]:
         """Draft then refine; when the draft fails, the plain answerer answers (with a notice)."""
         try:
             draft = self.draft(question, mode)
@@ -99,7 +112,6 @@ class Refiner:
         answer = self.answerer.choose(question, options, passages, draft=first.text)
         return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
 
-
     def without_evidence(self, question: str, mode: Mode = "patient") -> Answer | None:
         """Adaptive retrieval's answer to a question judged to need no evidence: the draft, labelled; None when
         nothing usable is left (the caller retrieves after all). Raises ``LLMError`` when Claude fails."""
@@ -112,5 +124,6 @@ def unretrieved_answer(draft: Draft) -> Answer | None:
     check = check_citations(draft.text, set())
     if not check.text.strip():
         return None
-    return Answer(text=check.text, written_by="llm", flags=["no_retrieval", *check.flags],
-                  notices=[NO_RETRIEVAL_NOTICE])
+    return Answer(
+        text=check.text, written_by="llm", flags=["no_retrieval", *check.flags], notices=[NO_RETRIEVAL_NOTICE]
+    )

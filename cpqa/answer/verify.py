@@ -31,19 +31,23 @@ COSINE_SHARE = 0.5
 TREATMENT_REFERRAL = (
     "This answer would have advised starting, stopping or changing a treatment. Research evidence cannot tell "
     "you what is right for you: please talk to your care team (your oncologist, nurse or pharmacist) before "
-    "changing anything about your treatment.")
+    "changing anything about your treatment."
+)
 
 # Advice, not a finding: a modal or an imperative aimed at the reader or at patients, followed by a change of
 # treatment. "Patients who stopped tamoxifen had ..." reports; "patients should stop tamoxifen" advises.
-_CHANGE = (r"(?:stop|stopping|discontinue|discontinuing|quit|quitting|cease|halt|pause|skip|start|starting|begin|"
-           r"switch|switching|change|changing|increase|increasing|decrease|decreasing|reduce|reducing|double|"
-           r"lower|raise|avoid|refuse|decline|come off|taper)")
+_CHANGE = (
+    r"(?:stop|stopping|discontinue|discontinuing|quit|quitting|cease|halt|pause|skip|start|starting|begin|"
+    r"switch|switching|change|changing|increase|increasing|decrease|decreasing|reduce|reducing|double|"
+    r"lower|raise|avoid|refuse|decline|come off|taper)"
+)
 _ADVICE = re.compile(
     rf"(?i)\b(?:should|must|ought to|need to|needs to|have to|has to|had better|is advised to|are advised to|"
     rf"it is (?:best|advisable|important|recommended) to|we recommend|i recommend|recommend(?:s|ed)? that|"
     rf"consider|may want to|can safely)\s+(?:\w+\s+){{0,2}}?{_CHANGE}\b"
     rf"|^\W*(?:please\s+|now\s+|so\s+)?{_CHANGE}\s+(?:taking|using|your|the|all|any|this|that|it|them)\b"
-    rf"|\b(?:you|patients?|women|men|readers?)\s+(?:\w+\s+){{0,2}}?(?:should|must|need to)\b[^.]{{0,60}}\b{_CHANGE}\b")
+    rf"|\b(?:you|patients?|women|men|readers?)\s+(?:\w+\s+){{0,2}}?(?:should|must|need to)\b[^.]{{0,60}}\b{_CHANGE}\b"
+)
 Verdict = Literal["supported", "unsupported", "contradicted"]
 VERDICTS: tuple[str, ...] = ("supported", "unsupported", "contradicted")  # the stand-in's default is the first
 
@@ -52,12 +56,20 @@ VERIFY_TOOL = ToolSpec(
     description="Give one verdict per claim: is it supported by the evidence it cites?",
     input_schema={
         "type": "object",
-        "properties": {"verdicts": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"claim": {"type": "integer", "minimum": 1},
-                           "verdict": {"type": "string", "enum": list(VERDICTS)},
-                           "reason": {"type": "string"}},
-            "required": ["claim", "verdict"]}}},
+        "properties": {
+            "verdicts": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "claim": {"type": "integer", "minimum": 1},
+                        "verdict": {"type": "string", "enum": list(VERDICTS)},
+                        "reason": {"type": "string"},
+                    },
+                    "required": ["claim", "verdict"],
+                },
+            }
+        },
         "required": ["verdicts"],
     },
 )
@@ -89,8 +101,7 @@ class Verification(BaseModel):
 class SupportChecker:
     """``verify(text, passages)``: keep the sentences the cited evidence supports."""
 
-    def __init__(self, encoder: Encoder | None = None, llm: LLM | None = None,
-                 threshold: float = SUPPORT_THRESHOLD):
+    def __init__(self, encoder: Encoder | None = None, llm: LLM | None = None, threshold: float = SUPPORT_THRESHOLD):
         self.encoder, self.llm, self.threshold = encoder, llm, threshold
 
     def score(self, sentence: str, cited: Sequence[Passage]) -> float:
@@ -101,8 +112,9 @@ class SupportChecker:
         coverage = len(words & evidence) / len(words) if words else 0.0
         if self.encoder is None:
             return coverage
-        pool = [s for p in cited for s in (*passage_sentences(p), *split_sentences(p.conclusion or ""))] or \
-            [p.text for p in cited]
+        pool = [s for p in cited for s in (*passage_sentences(p), *split_sentences(p.conclusion or ""))] or [
+            p.text for p in cited
+        ]
         vectors = unit_rows(self.encoder.encode(pool))
         cosine = float(np.max(vectors @ unit_rows(self.encoder.encode([claim]))[0])) if len(pool) else 0.0
         return COSINE_SHARE * max(cosine, 0.0) + (1.0 - COSINE_SHARE) * coverage
@@ -113,12 +125,16 @@ class SupportChecker:
         for passage in passages:
             by_pmid.setdefault(passage.pmid, []).append(passage)
         lines = [sentences_of(line) for line in text.splitlines()]
-        claims = [Claim(i, j, s, [p for m in MARKER.finditer(s) for p in marker_pmids(m.group(0)) if p in by_pmid])
-                  for i, line in enumerate(lines) for j, s in enumerate(line)]
+        claims = [
+            Claim(i, j, s, [p for m in MARKER.finditer(s) for p in marker_pmids(m.group(0)) if p in by_pmid])
+            for i, line in enumerate(lines)
+            for j, s in enumerate(line)
+        ]
         unsourced = [c for c in claims if not c.pmids and is_claim(c.sentence)] if uncited else []
         claims = [c for c in claims if c.pmids]
-        result = Verification(text=text, checked=len(claims),
-                              advice=any(advises_treatment_change(s) for line in lines for s in line))
+        result = Verification(
+            text=text, checked=len(claims), advice=any(advises_treatment_change(s) for line in lines for s in line)
+        )
         verdicts = self._claude_verdicts(claims, by_pmid) if self.llm is not None and claims else {}
         if verdicts:
             result.method = "llm"
@@ -130,17 +146,24 @@ class SupportChecker:
             supported = verdict == "supported" if verdict else score >= self.threshold
             if not supported:
                 drop.add((claim.line, claim.position))
-                result.removed.append(RemovedSentence(sentence=claim.sentence, pmids=claim.pmids,
-                                                      score=None if score is None else round(score, 3),
-                                                      judged_by="llm" if verdict else "support score",
-                                                      verdict=verdict or "unsupported"))
+                result.removed.append(
+                    RemovedSentence(
+                        sentence=claim.sentence,
+                        pmids=claim.pmids,
+                        score=None if score is None else round(score, 3),
+                        judged_by="llm" if verdict else "support score",
+                        verdict=verdict or "unsupported",
+                    )
+                )
         # A claim that cites nothing stays only if the evidence as a whole supports it (a weak model writes such claims
         # from memory; a strong one, framing such as what the studies had in common).
         for claim in unsourced:
             score = self.score(claim.sentence, passages)
             if score < self.threshold:
                 drop.add((claim.line, claim.position))
-                result.removed.append(RemovedSentence(sentence=claim.sentence, score=round(score, 3), verdict="uncited"))
+                result.removed.append(
+                    RemovedSentence(sentence=claim.sentence, score=round(score, 3), verdict="uncited")
+                )
         if drop:
             kept = [" ".join(s for j, s in enumerate(line) if (i, j) not in drop) for i, line in enumerate(lines)]
             result.text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
@@ -151,8 +174,11 @@ class SupportChecker:
         tag = evidence_tag()
         blocks = []
         for number, claim in enumerate(claims, 1):
-            evidence = "\n".join(f'<{tag} pmid="{escape(p.pmid)}">\n{escape(p.evidence_text)}\n</{tag}>'
-                                 for pmid in claim.pmids for p in by_pmid[pmid])
+            evidence = "\n".join(
+                f'<{tag} pmid="{escape(p.pmid)}">\n{escape(p.evidence_text)}\n</{tag}>'
+                for pmid in claim.pmids
+                for p in by_pmid[pmid]
+            )
             blocks.append(f"Claim {number}: {escape(MARKER.sub('', claim.sentence).strip())}\n{evidence}")
         system = template("verify_system").substitute(tag=tag, tool=VERIFY_TOOL.name)
         user = template("verify_user").substitute(pairs="\n\n".join(blocks), count=len(claims), tool=VERIFY_TOOL.name)
@@ -168,4 +194,3 @@ class SupportChecker:
             if isinstance(number, int) and 1 <= number <= len(claims) and verdict in VERDICTS:
                 verdicts[number - 1] = verdict
         return verdicts
-

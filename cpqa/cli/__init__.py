@@ -16,8 +16,11 @@ from cpqa.cli.mirror import mirror_app
 from cpqa.cli.models import models_app
 from cpqa.cli.serve import mcp, serve
 
-app = typer.Typer(help="CPQA: cancer patient question answering grounded in PubMed and PMC.",
-                  no_args_is_help=True, pretty_exceptions_show_locals=False)
+app = typer.Typer(
+    help="CPQA: cancer patient question answering grounded in PubMed and PMC.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
 app.command("ask")(ask)
 app.command("serve")(serve)
 app.command("mcp")(mcp)

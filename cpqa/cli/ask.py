@@ -20,9 +20,11 @@ SAMPLE_HINT = "../shared/data/corpus/pubmed_sample.xml.gz"
 
 
 def empty_store_message(store_path: str) -> str:
-    return (f"the local evidence store is empty ({store_path}). Ingest PubMed records first, e.g.\n"
-            f"  cpqa ingest pubmed {SAMPLE_HINT}\n  cpqa index build\n"
-            "(any PubMed XML works, .gz too); then ask again.")
+    return (
+        f"the local evidence store is empty ({store_path}). Ingest PubMed records first, e.g.\n"
+        f"  cpqa ingest pubmed {SAMPLE_HINT}\n  cpqa index build\n"
+        "(any PubMed XML works, .gz too); then ask again."
+    )
 
 
 def require_records(settings) -> None:
@@ -103,8 +105,9 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
     from rich.table import Table
 
     show_first([m for m in [answer.urgent, *answer.notices] if m and m not in shown], answer.urgent, console)
-    label = {"llm": "Answer", "extractive": "Evidence summary (extractive; no language model)",
-             "triage": "Answer"}[answer.written_by]
+    label = {"llm": "Answer", "extractive": "Evidence summary (extractive; no language model)", "triage": "Answer"}[
+        answer.written_by
+    ]
     if answer.abstained:
         label += " (not enough evidence to answer)"
     if answer.text:
@@ -113,8 +116,10 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
     for flag in answer.flags:
         console.print(f"[yellow]Flag:[/] {escape(flag)}")
     for removed in answer.removed_sentences:
-        console.print(f"[yellow]Removed[/] (not supported by PMID {', '.join(removed.pmids)}, {removed.judged_by}): "
-                      f"{escape(removed.sentence)}")
+        console.print(
+            f"[yellow]Removed[/] (not supported by PMID {', '.join(removed.pmids)}, {removed.judged_by}): "
+            f"{escape(removed.sentence)}"
+        )
 
     by_pmid = {p.pmid: p for p in reversed(trace.passages)}  # best passage per PMID
     if answer.citations:
@@ -124,8 +129,9 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
             detail = ", ".join(str(x) for x in (p.journal, p.year) if x and x != "unknown") if p else ""
             title = escape(p.title if p and p.title else "(untitled)")
             detail = f"({escape(detail)}) " if detail else ""
-            console.print(f"  \\[{i}] {title} {detail}"
-                          f"[link={PUBMED_URL.format(pmid=pmid)}]{PUBMED_URL.format(pmid=pmid)}[/link]")
+            console.print(
+                f"  \\[{i}] {title} {detail}[link={PUBMED_URL.format(pmid=pmid)}]{PUBMED_URL.format(pmid=pmid)}[/link]"
+            )
 
     cited = {pmid: i for i, pmid in enumerate(answer.citations, start=1)}
     table = Table(title="Evidence passages, best first", show_lines=False)
@@ -133,9 +139,17 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
         table.add_column(column, overflow="fold")
     for p in trace.passages:
         text = p.text if len(p.text) <= 160 else p.text[:157] + "..."
-        table.add_row(escape(f"[{cited[p.pmid]}]") if p.pmid in cited else "", p.pmid, f"{p.score:.3f}",
-                      study_badge(p.evidence_type), p.category or "", p.source, escape(p.section or ""),
-                      str(p.year or ""), escape(text))
+        table.add_row(
+            escape(f"[{cited[p.pmid]}]") if p.pmid in cited else "",
+            p.pmid,
+            f"{p.score:.3f}",
+            study_badge(p.evidence_type),
+            p.category or "",
+            p.source,
+            escape(p.section or ""),
+            str(p.year or ""),
+            escape(text),
+        )
     if trace.passages:
         console.print(table)
 
@@ -143,8 +157,9 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
     for column in ("component", "model", "provider", "profile", "why"):
         models.add_column(column)
     for choice in trace.models.values():
-        models.add_row(choice.component, escape(choice.model), choice.provider or "local", choice.profile,
-                       escape(choice.reason))
+        models.add_row(
+            choice.component, escape(choice.model), choice.provider or "local", choice.profile, escape(choice.reason)
+        )
     console.print(models)
     for warning in trace.warnings:
         console.print(f"[yellow]Warning:[/] {escape(warning)}")
@@ -153,14 +168,21 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
 
 def ask(
     question: Optional[str] = typer.Argument(None, help="The question, in plain words."),
-    questions: Optional[Path] = typer.Option(None, "--questions", help="A JSONL file (or a folder of them) with a "
-                                             "question field: all answered by one loaded pipeline, one JSON line "
-                                             "each (index, question as searched, answer, trace) on stdout."),
+    questions: Optional[Path] = typer.Option(
+        None,
+        "--questions",
+        help="A JSONL file (or a folder of them) with a "
+        "question field: all answered by one loaded pipeline, one JSON line "
+        "each (index, question as searched, answer, trace) on stdout.",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the answer and the whole retrieval trace as JSON."),
     mode: str = typer.Option("patient", "--mode", help="patient (plain language) or clinician."),
-    years: Optional[int] = typer.Option(None, "--years", min=1, max=100, help="Only evidence from the last N years (1-100)."),
-    source: Optional[list[str]] = typer.Option(None, "--source", help="D1 abstracts, D2 PMC reviews, D3 other PMC "
-                                               "(repeat; default D1 and D2)."),
+    years: Optional[int] = typer.Option(
+        None, "--years", min=1, max=100, help="Only evidence from the last N years (1-100)."
+    ),
+    source: Optional[list[str]] = typer.Option(
+        None, "--source", help="D1 abstracts, D2 PMC reviews, D3 other PMC (repeat; default D1 and D2)."
+    ),
 ) -> None:
     """Answer a question with cited evidence"""
     if (question is None) == (questions is None):
@@ -196,8 +218,9 @@ def ask(
     except (InvalidQuestion, ModelUnavailable, ValueError) as exc:
         fail(settings.redact(str(exc)))
     if json_out:
-        print_json({"answer": result.answer.model_dump(mode="json"), "trace": result.trace.model_dump(mode="json")},
-                   settings)
+        print_json(
+            {"answer": result.answer.model_dump(mode="json"), "trace": result.trace.model_dump(mode="json")}, settings
+        )
     else:
         render(result.answer, result.trace, console, shown)
 
@@ -223,8 +246,12 @@ def ask_many(path: Path, settings, **options) -> None:
             try:
                 asked = check_question(text).question  # personal details never reach the output
                 result = pipeline.ask(text, **options)
-                line = {"index": index, "question": asked, "answer": result.answer.model_dump(mode="json"),
-                        "trace": result.trace.model_dump(mode="json")}
+                line = {
+                    "index": index,
+                    "question": asked,
+                    "answer": result.answer.model_dump(mode="json"),
+                    "trace": result.trace.model_dump(mode="json"),
+                }
             except (InvalidQuestion, ValueError) as exc:
                 failed += 1
                 line = {"index": index, "error": str(exc)}

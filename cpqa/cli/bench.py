@@ -9,7 +9,10 @@ from cpqa.cli.bench_mirror import mirror
 from cpqa.cli.bench_passages import passages
 from cpqa.cli.bench_scale import scale
 
-bench_app = typer.Typer(help="Benchmarks: ingestion, vector index scale, passage layer, pipeline latency, mirror load, scale.", no_args_is_help=True)
+bench_app = typer.Typer(
+    help="Benchmarks: ingestion, vector index scale, passage layer, pipeline latency, mirror load, scale.",
+    no_args_is_help=True,
+)
 bench_app.command("ingest")(ingest)
 bench_app.command("index")(index)
 bench_app.command("latency")(latency)

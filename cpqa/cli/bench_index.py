@@ -25,6 +25,7 @@ def index(
 
     if n < 10 * points_per_list:
         fail(f"--n must be at least 10 x --points-per-list ({10 * points_per_list})")
-    cfg = BenchConfig(n=n, queries=queries, pq_m=pq_m, points_per_list=points_per_list, threads=threads,
-                      train_size=min(100_000, n))
+    cfg = BenchConfig(
+        n=n, queries=queries, pq_m=pq_m, points_per_list=points_per_list, threads=threads, train_size=min(100_000, n)
+    )
     print_json(run_bench(cfg, workdir), get_settings())

@@ -1,4 +1,5 @@
-"""``cpqa bench ingest``: ingestion speed, store size and local esearch latency (logic in ``cpqa.evaluation.ingestbench``)."""
+"""``cpqa bench ingest``: ingestion speed, store size and local esearch latency (logic in
+``cpqa.evaluation.ingestbench``)."""
 
 from __future__ import annotations
 

@@ -61,9 +61,12 @@ def run_pass(pipeline, questions: list[str], exclude: tuple[str, ...]) -> dict:
         for key in ("segmented", "sentences_embedded"):
             counts[key] += segmentation.info.get(key, 0) if segmentation else 0
     n = max(1, len(questions))
-    return {"end_to_end": percentiles(end_to_end), "to_screening": percentiles(screening),
-            "stages": {name: percentiles(ms) for name, ms in sorted(stages.items())},
-            **{f"{key}_per_question": round(value / n, 2) for key, value in counts.items()}}
+    return {
+        "end_to_end": percentiles(end_to_end),
+        "to_screening": percentiles(screening),
+        "stages": {name: percentiles(ms) for name, ms in sorted(stages.items())},
+        **{f"{key}_per_question": round(value / n, 2) for key, value in counts.items()},
+    }
 
 
 def naive_pass(pipeline, questions: list[str]) -> dict:
@@ -93,8 +96,12 @@ def one_shot_seconds(question: str) -> float:
     import sys
 
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "cpqa.cli", "ask", question, "--json"], capture_output=True,
-                          text=True, env={**os.environ, "CPQA_PROFILE": "offline"})
+    done = subprocess.run(
+        [sys.executable, "-m", "cpqa.cli", "ask", question, "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CPQA_PROFILE": "offline"},
+    )
     if done.returncode != 0:
         raise RuntimeError(f"cpqa ask failed: {done.stderr[-500:]}")
     return round(time.perf_counter() - started, 2)
@@ -105,23 +112,41 @@ def ratio(a: float, b: float) -> float | None:
 
 
 def latency(
-    questions: List[Path] = typer.Option(..., "--questions", exists=True, dir_okay=False,
-                                         help="JSONL with a 'question' field per line (repeat for several files)."),
+    questions: List[Path] = typer.Option(
+        ...,
+        "--questions",
+        exists=True,
+        dir_okay=False,
+        help="JSONL with a 'question' field per line (repeat for several files).",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use the first N questions of each file."),
     one_shot: bool = typer.Option(False, "--one-shot", help="Also time one `cpqa ask` process end to end."),
-    eutils_url: Optional[str] = typer.Option(None, "--eutils-url", help="E-utilities base URL, e.g. a "
-                                             "`cpqa mirror serve` (default: CPQA_EUTILS_URL)."),
-    mirror: bool = typer.Option(False, "--mirror", help="Serve the local store through an in-process mirror "
-                                "(no rate limit unless CPQA_EUTILS_RATE is set) and count the requests."),
+    eutils_url: Optional[str] = typer.Option(
+        None, "--eutils-url", help="E-utilities base URL, e.g. a `cpqa mirror serve` (default: CPQA_EUTILS_URL)."
+    ),
+    mirror: bool = typer.Option(
+        False,
+        "--mirror",
+        help="Serve the local store through an in-process mirror "
+        "(no rate limit unless CPQA_EUTILS_RATE is set) and count the requests.",
+    ),
     profile: str = typer.Option("offline", "--profile", help="Model profile: offline (default), auto or paper."),
-    device: Optional[str] = typer.Option(None, "--device", help="where the encoders run: cpu, cuda, cuda:N, mps or "
-                                         "auto (default CPQA_DEVICE, else cpu)"),
-    random_paper_models: bool = typer.Option(False, "--random-paper-models", help="the paper profile's cost: "
-                                             "random-weight models of its full architectures over a copy of the "
-                                             "data home (timings only)"),
-    models_cache: Optional[Path] = typer.Option(None, "--models-cache", help="with --random-paper-models: keep "
-                                                "the built models in this hub cache folder and reuse them"),
+    device: Optional[str] = typer.Option(
+        None, "--device", help="where the encoders run: cpu, cuda, cuda:N, mps or auto (default CPQA_DEVICE, else cpu)"
+    ),
+    random_paper_models: bool = typer.Option(
+        False,
+        "--random-paper-models",
+        help="the paper profile's cost: "
+        "random-weight models of its full architectures over a copy of the "
+        "data home (timings only)",
+    ),
+    models_cache: Optional[Path] = typer.Option(
+        None,
+        "--models-cache",
+        help="with --random-paper-models: keep the built models in this hub cache folder and reuse them",
+    ),
 ) -> None:
     """Per-stage latency: first sight (empty passage store), stored passages, and the naive pipeline."""
     if eutils_url and mirror:
@@ -136,8 +161,10 @@ def latency(
         from cpqa.evaluation.paper_cost import paper_latency
 
         if mirror or eutils_url:
-            fail("--random-paper-models searches the data home's store through an in-process mirror: drop --mirror "
-                 "and --eutils-url")
+            fail(
+                "--random-paper-models searches the data home's store through an in-process mirror: drop --mirror "
+                "and --eutils-url"
+            )
         try:
             report(paper_latency(questions, limit, models_cache, device), json_out)
         except RuntimeError as exc:
@@ -186,9 +213,11 @@ def latency(
         "first_sight": first_sight,
         "stored_passages": stored,
         "naive": naive,
-        "ratio_to_naive": {f"{name}_{p}": ratio(run["end_to_end"][f"{p}_ms"], naive["end_to_end"][f"{p}_ms"])
-                           for name, run in (("first_sight", first_sight), ("stored_passages", stored))
-                           for p in ("p50", "p95")},
+        "ratio_to_naive": {
+            f"{name}_{p}": ratio(run["end_to_end"][f"{p}_ms"], naive["end_to_end"][f"{p}_ms"])
+            for name, run in (("first_sight", first_sight), ("stored_passages", stored))
+            for p in ("p50", "p95")
+        },
         "n": len(items),
         "load_ms": round(load_ms, 1),
         "excluded_stages": list(exclude),
@@ -216,12 +245,18 @@ def report(payload: dict, json_out: bool) -> None:
     typer.echo(f"{'end to end':<22}{'p50 ms':>10}{'p95 ms':>10}{'x naive p95':>13}")
     for label, run in (("first sight", first_sight), ("stored passages", stored), ("naive top-5 abstracts", naive)):
         e2e = run["end_to_end"]
-        typer.echo(f"{label:<22}{e2e['p50_ms']:>10.0f}{e2e['p95_ms']:>10.0f}"
-                   f"{ratio(e2e['p95_ms'], naive['end_to_end']['p95_ms']) or 0:>13.2f}")
+        typer.echo(
+            f"{label:<22}{e2e['p50_ms']:>10.0f}{e2e['p95_ms']:>10.0f}"
+            f"{ratio(e2e['p95_ms'], naive['end_to_end']['p95_ms']) or 0:>13.2f}"
+        )
     typer.echo(f"{'stage':<22}{'first p50':>10}{'first p95':>10}{'stored p50':>11}{'stored p95':>11}")
     for name, first_stats in first_sight["stages"].items():
         stored_stats = stored["stages"].get(name, {"p50_ms": 0.0, "p95_ms": 0.0})
-        typer.echo(f"{name:<22}{first_stats['p50_ms']:>10.0f}{first_stats['p95_ms']:>10.0f}"
-                   f"{stored_stats['p50_ms']:>11.0f}{stored_stats['p95_ms']:>11.0f}")
-    typer.echo(f"first sight: {first_sight['segmented_per_question']} records segmented, "
-               f"{first_sight['sentences_embedded_per_question']} sentences embedded per question")
+        typer.echo(
+            f"{name:<22}{first_stats['p50_ms']:>10.0f}{first_stats['p95_ms']:>10.0f}"
+            f"{stored_stats['p50_ms']:>11.0f}{stored_stats['p95_ms']:>11.0f}"
+        )
+    typer.echo(
+        f"first sight: {first_sight['segmented_per_question']} records segmented, "
+        f"{first_sight['sentences_embedded_per_question']} sentences embedded per question"
+    )

@@ -31,8 +31,15 @@ def passages(
     if not settings.store_path.exists():
         fail(f"no store at {settings.store_path}: run `cpqa ingest pubmed FILE` first")
     try:
-        result = run(settings, sizes, build_records=build_records, queries=queries, candidates=candidates,
-                     workdir=workdir, progress=None if json_out else typer.echo)
+        result = run(
+            settings,
+            sizes,
+            build_records=build_records,
+            queries=queries,
+            candidates=candidates,
+            workdir=workdir,
+            progress=None if json_out else typer.echo,
+        )
     except (ValueError, ModelUnavailable) as exc:
         fail(str(exc))
     print_json(result.model_dump(mode="json"), settings)

@@ -19,16 +19,20 @@ def scale(
     records: list[int] = typer.Option([100_000, 300_000, 1_000_000], "--records", help="store sizes (records)"),
     vectors: list[int] = typer.Option([1_000_000, 3_000_000], "--vectors", help="vector index sizes"),
     milvus: list[int] = typer.Option([], "--milvus", help="Milvus (milvus-lite) sizes; none by default"),
-    engines: list[str] = typer.Option(list(ENGINES), "--engine", help="the store's search engines measured (each "
-                                                                    "record size in each)"),
+    engines: list[str] = typer.Option(
+        list(ENGINES), "--engine", help="the store's search engines measured (each record size in each)"
+    ),
     sample: Path = typer.Option(DEFAULT_SAMPLE, help="PubMed XML sample to replicate"),
     questions: Path = typer.Option(DEFAULT_QUESTIONS, help="JSONL questions whose rule-based ladders are the queries"),
     rounds: int = typer.Option(3, min=1, help="timed passes over the Boolean queries"),
     queries: int = typer.Option(300, min=10, help="vector queries for recall@10"),
     threads: int = typer.Option(2, min=1, help="FAISS threads"),
     workdir: Path = typer.Option(None, help="where the temporary stores and indexes go (default: system temp)"),
-    resume: bool = typer.Option(False, "--resume", help="keep the points the saved report already holds (a run cut "
-                                                        "short goes on where it stopped)"),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        help="keep the points the saved report already holds (a run cut short goes on where it stopped)",
+    ),
     json_out: bool = typer.Option(False, "--json", help="print JSON (always JSON; kept for symmetry)"),
 ) -> None:
     """Scale benchmark: each measure at each size, its growth exponent and its value projected to 36M. The report is
@@ -55,9 +59,22 @@ def scale(
         except ValueError as exc:
             fail(f"cannot resume: {saved} is not a saved report ({exc})")
     try:
-        report = run_scale(settings, sample, questions, sorted(records), sorted(vectors), sorted(milvus), rounds,
-                           queries, threads, workdir, save=saved, engines=engines, resume=previous,
-                           say=lambda message: typer.echo(f"{message} (results so far: {saved})", err=True))
+        report = run_scale(
+            settings,
+            sample,
+            questions,
+            sorted(records),
+            sorted(vectors),
+            sorted(milvus),
+            rounds,
+            queries,
+            threads,
+            workdir,
+            save=saved,
+            engines=engines,
+            resume=previous,
+            say=lambda message: typer.echo(f"{message} (results so far: {saved})", err=True),
+        )
     except CannotResume as exc:
         fail(f"cannot resume from {saved}: {exc}")
     print_json(report, settings)

@@ -11,27 +11,49 @@ from cpqa.cli.common import fail, print_json
 
 
 def ablation(
-    questions: Optional[Path] = typer.Option(None, "--questions", help="JSONL of {id, question, gold_pmids} "
-                                             "(default ../shared/data/pubmedqa/dev_cancer_questions.jsonl)"),
-    bench: Optional[Path] = typer.Option(None, "--bench", help="chunking benchmark JSONL "
-                                         "(default ../shared/data/bench/chunking_dev.jsonl)"),
-    consumer_dir: Optional[Path] = typer.Option(None, "--consumer-dir", help="consumer question sets for the "
-                                                "adaptive skip rate (default ../shared/data/consumer_questions)"),
+    questions: Optional[Path] = typer.Option(
+        None,
+        "--questions",
+        help="JSONL of {id, question, gold_pmids} (default ../shared/data/pubmedqa/dev_cancer_questions.jsonl)",
+    ),
+    bench: Optional[Path] = typer.Option(
+        None, "--bench", help="chunking benchmark JSONL (default ../shared/data/bench/chunking_dev.jsonl)"
+    ),
+    consumer_dir: Optional[Path] = typer.Option(
+        None,
+        "--consumer-dir",
+        help="consumer question sets for the adaptive skip rate (default ../shared/data/consumer_questions)",
+    ),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N questions of each set"),
-    bench_limit: Optional[int] = typer.Option(None, "--bench-limit", min=0, help="only the first N benchmark "
-                                              "documents (0 skips the context block)"),
-    quick: bool = typer.Option(False, "--quick", help="a small subset: 20 questions, 3 documents, 3 LLM "
-                               "questions, 5 CMMQA questions"),
-    llm: str = typer.Option("standin", "--llm", help="who plays the language model for HyDE, Claude's adaptive "
-                            "retrieval and the CMMQA columns: standin (local stand-in), claude (needs "
-                            "ANTHROPIC_API_KEY) or none"),
+    bench_limit: Optional[int] = typer.Option(
+        None, "--bench-limit", min=0, help="only the first N benchmark documents (0 skips the context block)"
+    ),
+    quick: bool = typer.Option(
+        False, "--quick", help="a small subset: 20 questions, 3 documents, 3 LLM questions, 5 CMMQA questions"
+    ),
+    llm: str = typer.Option(
+        "standin",
+        "--llm",
+        help="who plays the language model for HyDE, Claude's adaptive "
+        "retrieval and the CMMQA columns: standin (local stand-in), claude (needs "
+        "ANTHROPIC_API_KEY) or none",
+    ),
     llm_questions: int = typer.Option(20, "--llm-questions", min=1, help="questions per set for the LLM blocks"),
-    cmmqa_limit: Optional[int] = typer.Option(None, "--cmmqa-limit", min=0, help="CMMQA questions per variant, "
-                                              "round-robin over datasets (0 skips; default: 5 with the stand-in, "
-                                              "all with Claude)"),
+    cmmqa_limit: Optional[int] = typer.Option(
+        None,
+        "--cmmqa-limit",
+        min=0,
+        help="CMMQA questions per variant, "
+        "round-robin over datasets (0 skips; default: 5 with the stand-in, "
+        "all with Claude)",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
-    save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here (default for a full "
-                                        "run: $CPQA_HOME/eval/ablation.json, which notebook 06 reads)"),
+    save: Optional[Path] = typer.Option(
+        None,
+        "--save",
+        help="also write the JSON result here (default for a full "
+        "run: $CPQA_HOME/eval/ablation.json, which notebook 06 reads)",
+    ),
 ) -> None:
     """Ablation of the strategy options: retrieval metrics, context coverage, skip rates, CMMQA columns."""
     import json
@@ -57,17 +79,28 @@ def ablation(
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     folder = consumer_dir or data / "consumer_questions"
-    consumer = {name: read_question_texts(folder / file, limit) for name, file in CONSUMER_SETS.items()
-                if (folder / file).is_file()}
+    consumer = {
+        name: read_question_texts(folder / file, limit)
+        for name, file in CONSUMER_SETS.items()
+        if (folder / file).is_file()
+    }
     if not settings.store_path.exists():
         fail(f"no store in {settings.home}: build it with `cpqa ingest pubmed FILE...` (the corpus of the questions)")
     with Store(settings.store_path) as store:
         if store.count() == 0:
             fail(f"the store in {settings.home} is empty: run `cpqa ingest pubmed FILE...` first")
     try:
-        payload = run_ablation(settings, questions=items, bench_docs=docs, bench=str(bench_path),
-                               consumer_sets=consumer, llm=llm, llm_questions=llm_questions, cmmqa_limit=cmmqa_limit,
-                               progress=None if as_json else lambda m: typer.echo(m, err=True))
+        payload = run_ablation(
+            settings,
+            questions=items,
+            bench_docs=docs,
+            bench=str(bench_path),
+            consumer_sets=consumer,
+            llm=llm,
+            llm_questions=llm_questions,
+            cmmqa_limit=cmmqa_limit,
+            progress=None if as_json else lambda m: typer.echo(m, err=True),
+        )
     except ValueError as exc:
         fail(str(exc))
     payload["table"] = markdown_tables(payload)

@@ -49,20 +49,32 @@ def support(
     emit(result, save, json_out, settings)
     if not json_out:
         chosen, held = result["chosen"], result["held_out"]
-        typer.echo(f"threshold {chosen['threshold']}: tuning balanced accuracy {chosen['balanced_accuracy']}, "
-                   f"held out {held['balanced_accuracy']} (supported kept {held['supported_kept']}, "
-                   f"unsupported removed {held['unsupported_removed']})")
+        typer.echo(
+            f"threshold {chosen['threshold']}: tuning balanced accuracy {chosen['balanced_accuracy']}, "
+            f"held out {held['balanced_accuracy']} (supported kept {held['supported_kept']}, "
+            f"unsupported removed {held['unsupported_removed']})"
+        )
 
 
 def answers(
-    questions: Path = typer.Option(..., "--questions", help="BioASQ dev questions (JSONL with id and question; e.g. "
-                                   "../shared/data/bioasq/dev_cancer_questions.jsonl)"),
+    questions: Path = typer.Option(
+        ...,
+        "--questions",
+        help="BioASQ dev questions (JSONL with id and question; e.g. ../shared/data/bioasq/dev_cancer_questions.jsonl)",
+    ),
     raw: Path = typer.Option(Path("../shared/data/mirage/rawdata/bioasq"), "--raw", help=RAW_HELP),
-    answers_file: list[Path] = typer.Option([], "--answers", help="also score answers another build wrote with "
-                                            "`cpqa ask --questions FILE --json` on the same FILE (NAME=PATH)"),
+    answers_file: list[Path] = typer.Option(
+        [],
+        "--answers",
+        help="also score answers another build wrote with "
+        "`cpqa ask --questions FILE --json` on the same FILE (NAME=PATH)",
+    ),
     naive: bool = typer.Option(True, "--naive/--no-naive", help="score the naive baseline too"),
-    without_prior: bool = typer.Option(False, "--without-prior", help="also run the pipeline without the patient-"
-                                       "mode prior (preclinical_demotion 0), to measure it"),
+    without_prior: bool = typer.Option(
+        False,
+        "--without-prior",
+        help="also run the pipeline without the patient-mode prior (preclinical_demotion 0), to measure it",
+    ),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N questions with gold snippets"),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
     json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
@@ -92,8 +104,9 @@ def answers(
         rows, seconds = run_pipeline(pipeline, gold)
         result["systems"]["pipeline"] = {**summarise(rows), "seconds_p50": round(statistics.median(seconds), 2)}
         if without_prior:
-            result["systems"]["pipeline_without_prior"] = summarise(run_pipeline(pipeline, gold,
-                                                                                 preclinical_demotion=0)[0])
+            result["systems"]["pipeline_without_prior"] = summarise(
+                run_pipeline(pipeline, gold, preclinical_demotion=0)[0]
+            )
         if naive:
             result["systems"]["naive_baseline"] = summarise(run_naive(pipeline, gold))
     for name, path in given.items():
@@ -104,13 +117,19 @@ def answers(
     emit(result, save, json_out, settings)
     if not json_out:
         for name, row in result["systems"].items():
-            typer.echo(f"{name}: quote precision {row['quote_precision']}, snippet hit@5 {row['snippet_hit_at_5']}, "
-                       f"abstention {row['abstention_rate']}, removed {row['unsupported_removed']}")
+            typer.echo(
+                f"{name}: quote precision {row['quote_precision']}, snippet hit@5 {row['snippet_hit_at_5']}, "
+                f"abstention {row['abstention_rate']}, removed {row['unsupported_removed']}"
+            )
 
 
 def safety(
-    phrasings: list[Path] = typer.Option(..., "--phrasings", help="phrasing set JSON (lists urgent, dosing, decision, "
-                                         "ordinary; e.g. tests/data/safety_phrasings_heldout2.json); repeatable"),
+    phrasings: list[Path] = typer.Option(
+        ...,
+        "--phrasings",
+        help="phrasing set JSON (lists urgent, dosing, decision, "
+        "ordinary; e.g. tests/data/safety_phrasings_heldout2.json); repeatable",
+    ),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
     json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
 ) -> None:
@@ -126,11 +145,16 @@ def safety(
     result: dict = {"encoder": choice.model, "sets": {}}
     for path in phrasings:
         try:
-            result["sets"][path.name] = {"rules": phrasing_scores(path), "rules_and_meaning": phrasing_scores(path, meaning)}
+            result["sets"][path.name] = {
+                "rules": phrasing_scores(path),
+                "rules_and_meaning": phrasing_scores(path, meaning),
+            }
         except (OSError, ValueError) as exc:
             fail(str(exc))
     emit(result, save, json_out, settings)
     if not json_out:
         for name, scores in result["sets"].items():
-            typer.echo(f"{name}: urgent rules {scores['rules']['urgent']}, with meaning "
-                       f"{scores['rules_and_meaning']['urgent']}")
+            typer.echo(
+                f"{name}: urgent rules {scores['rules']['urgent']}, with meaning "
+                f"{scores['rules_and_meaning']['urgent']}"
+            )

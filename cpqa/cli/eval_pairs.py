@@ -17,27 +17,50 @@ def _names(value: Optional[str], default: tuple[str, ...]) -> list[str]:
 
 
 def pairs(
-    pairs_file: Optional[str] = typer.Option(None, "--pairs", help="pair JSONL, or 'bioasq' / 'synthetic' for the "
-                                             "sets built into the data home"),
-    embedders: Optional[str] = typer.Option(None, "--embedders", help="comma-separated; 'none' = BM25 only, "
-                                            "'minilm' = the bundled MiniLM (default: BM25, MiniLM and the paper's four)"),
-    rerankers: Optional[str] = typer.Option(None, "--rerankers", help="comma-separated; 'none', 'fusion' (BM25 + dense), "
-                                            "or cross-encoder ids (default: none, fusion and the paper's two)"),
+    pairs_file: Optional[str] = typer.Option(
+        None, "--pairs", help="pair JSONL, or 'bioasq' / 'synthetic' for the sets built into the data home"
+    ),
+    embedders: Optional[str] = typer.Option(
+        None,
+        "--embedders",
+        help="comma-separated; 'none' = BM25 only, "
+        "'minilm' = the bundled MiniLM (default: BM25, MiniLM and the paper's four)",
+    ),
+    rerankers: Optional[str] = typer.Option(
+        None,
+        "--rerankers",
+        help="comma-separated; 'none', 'fusion' (BM25 + dense), "
+        "or cross-encoder ids (default: none, fusion and the paper's two)",
+    ),
     top_k: int = typer.Option(20, "--top-k", min=5, help="candidates the first stage passes to the reranker"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N queries (and only their passages)"),
-    from_bioasq: Optional[Path] = typer.Option(None, "--from-bioasq", help="build pairs from BioASQ golden files in "
-                                               "this folder (e.g. ../shared/data/mirage/rawdata/bioasq)"),
-    dev_questions: Optional[Path] = typer.Option(None, "--dev-questions", help="JSONL of question ids to keep "
-                                                 "(with --from-bioasq)"),
+    from_bioasq: Optional[Path] = typer.Option(
+        None,
+        "--from-bioasq",
+        help="build pairs from BioASQ golden files in this folder (e.g. ../shared/data/mirage/rawdata/bioasq)",
+    ),
+    dev_questions: Optional[Path] = typer.Option(
+        None, "--dev-questions", help="JSONL of question ids to keep (with --from-bioasq)"
+    ),
     generate: Optional[int] = typer.Option(None, "--generate", min=1, help="write N synthetic pairs with Claude"),
-    from_store: bool = typer.Option(False, "--from-store", help="take the passages for --generate from the store (SEOS)"),
+    from_store: bool = typer.Option(
+        False, "--from-store", help="take the passages for --generate from the store (SEOS)"
+    ),
     out: Optional[Path] = typer.Option(None, "--out", help="where built pairs go (default: the data home)"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Build query-passage pairs, or evaluate every embedder x reranker on them."""
     from cpqa.config import get_settings
-    from cpqa.evaluation.pairs import (DEFAULT_EMBEDDERS, DEFAULT_RERANKERS, PairSet, load_pairs, matrix_path,
-                                       pairs_dir, run_matrix, save_pairs)
+    from cpqa.evaluation.pairs import (
+        DEFAULT_EMBEDDERS,
+        DEFAULT_RERANKERS,
+        PairSet,
+        load_pairs,
+        matrix_path,
+        pairs_dir,
+        run_matrix,
+        save_pairs,
+    )
 
     settings = get_settings()
     home_pairs = pairs_dir(settings)
@@ -56,8 +79,12 @@ def pairs(
             fail(str(exc))
         path = out or home_pairs / "bioasq.jsonl"
         save_pairs(built, path)
-        summary = {"path": str(path), "pairs": len(built), "queries": len({p.query_id for p in built}),
-                   "passages": len({p.passage_id for p in built})}
+        summary = {
+            "path": str(path),
+            "pairs": len(built),
+            "queries": len({p.query_id for p in built}),
+            "passages": len({p.passage_id for p in built}),
+        }
         if as_json:
             print_json(summary, settings)
         else:
@@ -84,20 +111,37 @@ def pairs(
         if as_json:
             print_json(report.model_dump(), settings)
         else:
-            typer.echo(f"wrote {report.written} new pairs to {path} "
-                       f"({report.duplicates} duplicates, {report.rejected} rejected)")
+            typer.echo(
+                f"wrote {report.written} new pairs to {path} "
+                f"({report.duplicates} duplicates, {report.rejected} rejected)"
+            )
         return
 
     path = home_pairs / f"{pairs_file}.jsonl" if pairs_file in ("bioasq", "synthetic") else Path(pairs_file)
     try:
         pair_set = PairSet(load_pairs(path)).limit(limit)
     except (OSError, ValueError) as exc:
-        hint = " (build it with `cpqa eval pairs --from-bioasq DIR --dev-questions FILE`)" if pairs_file == "bioasq" else ""
+        hint = (
+            " (build it with `cpqa eval pairs --from-bioasq DIR --dev-questions FILE`)"
+            if pairs_file == "bioasq"
+            else ""
+        )
         fail(f"{exc}{hint}")
-    cells = run_matrix(pair_set, settings, _names(embedders, DEFAULT_EMBEDDERS), _names(rerankers, DEFAULT_RERANKERS),
-                       top_k=top_k, progress=None if as_json else lambda m: typer.echo(f"  {m}", err=True))
-    payload = {"pairs": str(path), "queries": len(pair_set.queries), "passages": len(pair_set.passages),
-               "top_k": top_k, "cells": [c.model_dump() for c in cells]}
+    cells = run_matrix(
+        pair_set,
+        settings,
+        _names(embedders, DEFAULT_EMBEDDERS),
+        _names(rerankers, DEFAULT_RERANKERS),
+        top_k=top_k,
+        progress=None if as_json else lambda m: typer.echo(f"  {m}", err=True),
+    )
+    payload = {
+        "pairs": str(path),
+        "queries": len(pair_set.queries),
+        "passages": len(pair_set.passages),
+        "top_k": top_k,
+        "cells": [c.model_dump() for c in cells],
+    }
     saved = matrix_path(settings, path)
     saved.parent.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(payload, indent=1), encoding="utf-8")
@@ -108,7 +152,9 @@ def pairs(
     typer.echo(f"{'embedder':<48} {'reranker':<34} {'Hits@5':>7} {'MRR@5':>7} {'index s':>8} {'ms/q':>7}")
     for c in cells:
         if c.available:
-            typer.echo(f"{c.embedder:<48} {c.reranker:<34} {c.hits_at_5:>7.3f} {c.mrr_at_5:>7.3f} "
-                       f"{c.index_s:>8.1f} {c.query_ms:>7.1f}")
+            typer.echo(
+                f"{c.embedder:<48} {c.reranker:<34} {c.hits_at_5:>7.3f} {c.mrr_at_5:>7.3f} "
+                f"{c.index_s:>8.1f} {c.query_ms:>7.1f}"
+            )
         else:
             typer.echo(f"{c.embedder:<48} {c.reranker:<34} unavailable: {c.reason[:80]}")

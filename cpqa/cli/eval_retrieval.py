@@ -16,19 +16,28 @@ CONSUMER_QUESTIONS = Path(__file__).resolve().parents[2].parent / "shared" / "da
 
 def retrieval(
     questions: Path = typer.Option(..., "--questions", help="JSONL of {id, question, gold_pmids}"),
-    paths: List[str] = typer.Option(["E1", "E2", "BM25", "HSRDR", "naive-hybrid"], "--paths",
-                                    help="retrieval paths (E1, E2, BM25, HSRDR, naive-hybrid), repeated or "
-                                    "comma-separated"),
-    option: List[str] = typer.Option([], "--option", help="a pipeline option for every path, as name=value "
-                                     "(repeated), e.g. --option ladder_ranking=weighted --option rrf_k=60"),
-    compare: List[str] = typer.Option(["HSRDR:naive-hybrid"], "--compare", help="paired bootstrap of A against B "
-                                      "(A:B, repeated) when both ran"),
+    paths: List[str] = typer.Option(
+        ["E1", "E2", "BM25", "HSRDR", "naive-hybrid"],
+        "--paths",
+        help="retrieval paths (E1, E2, BM25, HSRDR, naive-hybrid), repeated or comma-separated",
+    ),
+    option: List[str] = typer.Option(
+        [],
+        "--option",
+        help="a pipeline option for every path, as name=value "
+        "(repeated), e.g. --option ladder_ranking=weighted --option rrf_k=60",
+    ),
+    compare: List[str] = typer.Option(
+        ["HSRDR:naive-hybrid"], "--compare", help="paired bootstrap of A against B (A:B, repeated) when both ran"
+    ),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N questions"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result to this file"),
     table2_questions: List[Path] = typer.Option(
-        [CONSUMER_QUESTIONS] if CONSUMER_QUESTIONS.exists() else [], "--table2-questions",
-        help="more question sets (JSONL or folder, no gold needed) for the HSRDR Table II block"),
+        [CONSUMER_QUESTIONS] if CONSUMER_QUESTIONS.exists() else [],
+        "--table2-questions",
+        help="more question sets (JSONL or folder, no gold needed) for the HSRDR Table II block",
+    ),
     table2_limit: int = typer.Option(100, "--table2-limit", min=1, help="questions per Table II file"),
 ) -> None:
     """Document retrieval: recall@5/10/20, hits, MRR@10 and nDCG@10 per path, over the store in CPQA_HOME."""
@@ -48,7 +57,9 @@ def retrieval(
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     if not settings.store_path.exists():
-        fail(f"no store in {settings.home}: build it with `cpqa ingest pubmed FILE...` (the corpus of the question set)")
+        fail(
+            f"no store in {settings.home}: build it with `cpqa ingest pubmed FILE...` (the corpus of the question set)"
+        )
     try:
         options = PipelineOptions.of(**knobs)
     except ValueError as exc:
@@ -62,8 +73,9 @@ def retrieval(
         except ValueError as exc:
             fail(str(exc))
         pairs = [tuple(c.split(":", 1)) for c in compare if ":" in c]
-        payload["significance"] = {f"{a} vs {b}": compare_runs(scores, a, b) for a, b in pairs
-                                   if a in scores and b in scores}
+        payload["significance"] = {
+            f"{a} vs {b}": compare_runs(scores, a, b) for a, b in pairs if a in scores and b in scores
+        }
         if "naive-hybrid" in payload:
             payload["naive-hybrid"].pop("table2", None)  # Table II describes HSRDR
         if "HSRDR" in payload:  # Table II per question set

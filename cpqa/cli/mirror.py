@@ -25,8 +25,9 @@ def serve(
         server = MirrorServer(settings.store_path, host=host, port=port, workers=workers, deadline=deadline)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-    typer.echo(f"E-utilities mirror of {settings.store_path} on {server.url} "
-               f"(set CPQA_EUTILS_URL={server.url}); Ctrl-C stops")
+    typer.echo(
+        f"E-utilities mirror of {settings.store_path} on {server.url} (set CPQA_EUTILS_URL={server.url}); Ctrl-C stops"
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

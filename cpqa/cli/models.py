@@ -8,8 +8,9 @@ import typer
 
 from cpqa.cli.common import fail, print_json
 
-models_app = typer.Typer(help="The paper's models: what is cached, and moving them to an offline machine.",
-                         no_args_is_help=True)
+models_app = typer.Typer(
+    help="The paper's models: what is cached, and moving them to an offline machine.", no_args_is_help=True
+)
 
 
 @models_app.command("status")
@@ -26,8 +27,10 @@ def status(json_out: bool = typer.Option(False, "--json", help="print JSON")) ->
         typer.echo(f"{mark:8} {row['model']}  ({', '.join(row['components'])})")
     missing = sum(not row["cached"] for row in rows)
     if missing:
-        typer.echo(f"{missing} missing: on a connected machine run `cpqa models download DIR`, then "
-                   "`cpqa models import DIR` here (the offline profile runs meanwhile)")
+        typer.echo(
+            f"{missing} missing: on a connected machine run `cpqa models download DIR`, then "
+            "`cpqa models import DIR` here (the offline profile runs meanwhile)"
+        )
 
 
 @models_app.command("download")

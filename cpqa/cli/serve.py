@@ -31,8 +31,13 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     pipeline = Pipeline(settings)
     token = settings.cpqa_api_token.get_secret_value() if settings.cpqa_api_token else None
-    app = create_app(pipeline, token=token, rate_per_minute=settings.cpqa_api_rate,
-                     max_body=settings.cpqa_api_max_body, threads=threads)
+    app = create_app(
+        pipeline,
+        token=token,
+        rate_per_minute=settings.cpqa_api_rate,
+        max_body=settings.cpqa_api_max_body,
+        threads=threads,
+    )
     typer.echo(f"CPQA API ({pipeline.profile} profile) on http://{host}:{port} (docs: /docs); Ctrl-C stops")
     try:
         uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning", timeout_keep_alive=5)
@@ -43,8 +48,11 @@ def serve(
 
 
 def mcp(
-    transport: str = typer.Option("stdio", "--transport", help="stdio (Claude Desktop, local clients) or http "
-                                  "(streamable HTTP at http://HOST:PORT/mcp)"),
+    transport: str = typer.Option(
+        "stdio",
+        "--transport",
+        help="stdio (Claude Desktop, local clients) or http (streamable HTTP at http://HOST:PORT/mcp)",
+    ),
     host: str = typer.Option("127.0.0.1", help="HTTP transport: interface to listen on."),
     port: int = typer.Option(8900, min=1, max=65535, help="HTTP transport: port to listen on."),
 ) -> None:

@@ -87,8 +87,7 @@ class Bm25Index:
         if not self.pmids or not tokens.ids[0]:
             return []
         with self._lock:  # bm25s keeps per-call state in the retriever
-            ids, scores = self.retriever.retrieve(tokens, k=min(k, len(self.pmids)), show_progress=False,
-                                                  n_threads=1)
+            ids, scores = self.retriever.retrieve(tokens, k=min(k, len(self.pmids)), show_progress=False, n_threads=1)
         return [(self.pmids[int(i)], float(s)) for i, s in zip(ids[0], scores[0]) if s > 0]
 
 
@@ -133,5 +132,7 @@ class Bm25Retriever(BaseRetriever):
         return result
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return [pmid_node(pmid, score, path="BM25", rank=rank)
-                for rank, (pmid, score) in enumerate(self.search(query_bundle).hits, 1)]
+        return [
+            pmid_node(pmid, score, path="BM25", rank=rank)
+            for rank, (pmid, score) in enumerate(self.search(query_bundle).hits, 1)
+        ]

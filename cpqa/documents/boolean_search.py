@@ -41,8 +41,9 @@ from cpqa.types import LadderLevel, SearchResult, StageLog
 
 
 class TermSearch(Protocol):
-    def search(self, term: str, retmax: int = 20, retstart: int = 0, mindate: str | None = None,
-               maxdate: str | None = None) -> SearchResult: ...
+    def search(
+        self, term: str, retmax: int = 20, retstart: int = 0, mindate: str | None = None, maxdate: str | None = None
+    ) -> SearchResult: ...
 
 
 class LadderResult(StageLog):
@@ -56,10 +57,19 @@ class LadderResult(StageLog):
     error: str | None = None  # why the path found nothing usable (no ladder, every level failed)
 
 
-def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = 50, retmax: int = 100,
-               mindate: str | None = None, maxdate: str | None = None, ranking: LadderRanking = "ladder",
-               level_decay: float = 0.7, scorer: Callable[[list[str]], dict[str, float]] | None = None,
-               level_bonus: float = 0.3) -> LadderResult:
+def run_ladder(
+    ladder: Sequence[str],
+    backend: TermSearch,
+    *,
+    min_docs: int = 50,
+    retmax: int = 100,
+    mindate: str | None = None,
+    maxdate: str | None = None,
+    ranking: LadderRanking = "ladder",
+    level_decay: float = 0.7,
+    scorer: Callable[[list[str]], dict[str, float]] | None = None,
+    level_bonus: float = 0.3,
+) -> LadderResult:
     """Run ``ladder`` on ``backend``: top down until ``min_docs`` PMIDs, in level order ("ladder"), fused with
     specific levels weighing more ("weighted") or scored by ``scorer`` plus a level bonus ("bestmatch"); or every
     level, fused ("rrf")."""
@@ -104,8 +114,9 @@ def run_ladder(ladder: Sequence[str], backend: TermSearch, *, min_docs: int = 50
     return result
 
 
-def best_match_order(per_level: dict[str, list[str]], scores: dict[str, float], level_bonus: float,
-                     level_decay: float) -> list[str]:
+def best_match_order(
+    per_level: dict[str, list[str]], scores: dict[str, float], level_bonus: float, level_decay: float
+) -> list[str]:
     """The union of the levels' PMIDs by BM25 score / best score + ``level_bonus * level_decay ** (n - 1)``, n the
     most specific level that found the PMID; ties keep ladder order."""
     first_level: dict[str, int] = {}
@@ -113,8 +124,10 @@ def best_match_order(per_level: dict[str, list[str]], scores: dict[str, float], 
         for pmid in pmids:
             first_level.setdefault(pmid, int(level))
     best = max(scores.values(), default=0.0) or 1.0
-    total = {pmid: scores.get(pmid, 0.0) / best + level_bonus * level_decay ** (level - 1)
-             for pmid, level in first_level.items()}
+    total = {
+        pmid: scores.get(pmid, 0.0) / best + level_bonus * level_decay ** (level - 1)
+        for pmid, level in first_level.items()
+    }
     return sorted(first_level, key=lambda pmid: -total[pmid])
 
 
@@ -144,11 +157,18 @@ class BooleanLadderRetriever(BaseRetriever):
         first, last = year_window(options.years)
         log = StageLog()
         with log.stage("E2", backend=type(self.backend).__name__) as record:
-            result = run_ladder(rewrite.ladder, self.backend, min_docs=options.ladder_min_docs,
-                                retmax=options.ladder_retmax, mindate=str(first) if first else None,
-                                maxdate=str(last) if last else None, ranking=options.ladder_ranking,
-                                level_decay=options.ladder_level_decay, scorer=self._scorer(rewrite, options),
-                                level_bonus=options.ladder_level_bonus)
+            result = run_ladder(
+                rewrite.ladder,
+                self.backend,
+                min_docs=options.ladder_min_docs,
+                retmax=options.ladder_retmax,
+                mindate=str(first) if first else None,
+                maxdate=str(last) if last else None,
+                ranking=options.ladder_ranking,
+                level_decay=options.ladder_level_decay,
+                scorer=self._scorer(rewrite, options),
+                level_bonus=options.ladder_level_bonus,
+            )
             record.info.update(levels=len(result.levels), hits=len(result.pmids), ranking=options.ladder_ranking)
         result.absorb(log)
         if not rewrite.ladder:
@@ -157,8 +177,9 @@ class BooleanLadderRetriever(BaseRetriever):
             result.error = f"every ladder level failed; first: {result.levels[0].error}"
         return result
 
-    def _scorer(self, rewrite: RewriteResult,
-                options: DocumentOptions) -> Callable[[list[str]], dict[str, float]] | None:
+    def _scorer(
+        self, rewrite: RewriteResult, options: DocumentOptions
+    ) -> Callable[[list[str]], dict[str, float]] | None:
         """Field-weighted BM25 of the question's words (the rewrite's bag-of-words level) on a backend that scores
         (the local store); None on E-utilities, whose levels come in Best Match order already."""
         score = getattr(self.backend, "score", None)
@@ -170,8 +191,10 @@ class BooleanLadderRetriever(BaseRetriever):
         return lambda pmids: score(expression, pmids, weights=weights)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return [pmid_node(pmid, 1.0 / rank, path="E2", rank=rank)
-                for rank, pmid in enumerate(self.search(query_bundle).pmids, 1)]
+        return [
+            pmid_node(pmid, 1.0 / rank, path="E2", rank=rank)
+            for rank, pmid in enumerate(self.search(query_bundle).pmids, 1)
+        ]
 
 
 __all__ = ["BooleanLadderRetriever", "DocumentQuery", "LadderResult", "TermSearch", "run_ladder", "uses_local_store"]

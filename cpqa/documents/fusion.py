@@ -11,8 +11,13 @@ T = TypeVar("T", bound=Hashable)
 RRF_K = 60  # the paper's constant; HSRDR tunes its own (DocumentOptions.rrf_k)
 
 
-def rrf_fuse(rankings: Mapping[str, Sequence[T]], *, k: int = RRF_K, weights: Mapping[str, float] | None = None,
-             depth: int | None = None) -> list[tuple[T, float, dict[str, int]]]:
+def rrf_fuse(
+    rankings: Mapping[str, Sequence[T]],
+    *,
+    k: int = RRF_K,
+    weights: Mapping[str, float] | None = None,
+    depth: int | None = None,
+) -> list[tuple[T, float, dict[str, int]]]:
     """``(item, fused score, {ranking name: 1-based rank})``, best first; ties keep first appearance.
 
     An item repeated within one ranking counts once, at its best rank."""

@@ -3,8 +3,9 @@
 E1 (``SemanticRetriever``) and E2 (``BooleanLadderRetriever``) run concurrently on the same ``DocumentQuery``, with
 plain BM25 (``Bm25Retriever``) as an optional third path. Their rankings merge by PMID (category E1 when only
 semantic search found it, E2 when only lexical search did, E3 when both did) and fuse by reciprocal rank fusion:
-``rrf = sum_path weight_path / (rrf_k + rank_path)``; a path of weight 0 does not run. Records come from the store, else efetch. Then the temporal
-filter, the abstract filter and the source choice run; every decision is in the returned ``DocumentSearch``.
+``rrf = sum_path weight_path / (rrf_k + rank_path)``; a path of weight 0 does not run. Records come from the store,
+else efetch. Then the temporal filter, the abstract filter and the source choice run; every decision is in the
+returned ``DocumentSearch``.
 
 Sources: D1 PubMed abstract, D2 PMC review (full text fetched from PMC), D3 other PMC article (full text).
 A candidate takes the most specific selected source it qualifies for (D2/D3 need a PMCID and the full text),
@@ -30,8 +31,16 @@ from cpqa.documents.query import DocumentQuery, as_document_query, year_window
 from cpqa.documents.semantic import SemanticRetriever
 from cpqa.documents.study_type import EXCLUDED, evidence_type
 from cpqa.options import DocumentOptions
-from cpqa.types import (Article, Candidate, ComponentChoice, LadderLevel, RetrievedDocument, SearchResult, Source,
-                        StageLog)
+from cpqa.types import (
+    Article,
+    Candidate,
+    ComponentChoice,
+    LadderLevel,
+    RetrievedDocument,
+    SearchResult,
+    Source,
+    StageLog,
+)
 
 SOURCES: tuple[Source, ...] = ("D1", "D2", "D3")
 
@@ -90,9 +99,16 @@ class HSRDRRetriever(BaseRetriever):
     """HSRDR as a LlamaIndex retriever (query -> fused, filtered documents as nodes, score = RRF); ``search``
     gives the whole typed result. Thread-safe to share: per-query state lives in the result."""
 
-    def __init__(self, semantic: SemanticRetriever, boolean: BooleanLadderRetriever, store: RecordStore,
-                 fetcher: RecordFetcher | None, settings: Settings, options: DocumentOptions | None = None,
-                 bm25: Bm25Retriever | None = None):
+    def __init__(
+        self,
+        semantic: SemanticRetriever,
+        boolean: BooleanLadderRetriever,
+        store: RecordStore,
+        fetcher: RecordFetcher | None,
+        settings: Settings,
+        options: DocumentOptions | None = None,
+        bm25: Bm25Retriever | None = None,
+    ):
         super().__init__()
         self.semantic, self.boolean, self.bm25 = semantic, boolean, bm25
         self.store, self.fetcher = store, fetcher
@@ -103,8 +119,11 @@ class HSRDRRetriever(BaseRetriever):
         options = options or self.options
         query = as_document_query(query)
         if query.rewrite is None:  # rewrite once, for E2 and for the record
-            query = DocumentQuery(query_str=query.query_str, custom_embedding_strs=query.custom_embedding_strs,
-                                  rewrite=self.boolean.rewriter.rewrite(query.query_str))
+            query = DocumentQuery(
+                query_str=query.query_str,
+                custom_embedding_strs=query.custom_embedding_strs,
+                rewrite=self.boolean.rewriter.rewrite(query.query_str),
+            )
         bad = [s for s in options.sources if s not in SOURCES]
         if bad:
             raise ValueError(f"sources must be a non-empty subset of {SOURCES}, got {options.sources}")
@@ -118,24 +137,38 @@ class HSRDRRetriever(BaseRetriever):
         articles = self._records([pmid for pmid, _, _ in fused], result)
         with result.stage("filter") as record:
             for pmid, score, ranks in fused:
-                candidate = Candidate(pmid=pmid, category=category(ranks), rrf=round(score, 6),
-                                      semantic_rank=ranks.get("E1"), boolean_rank=ranks.get("E2"),
-                                      bm25_rank=ranks.get("BM25"), semantic_score=semantic_scores.get(pmid))
+                candidate = Candidate(
+                    pmid=pmid,
+                    category=category(ranks),
+                    rrf=round(score, 6),
+                    semantic_rank=ranks.get("E1"),
+                    boolean_rank=ranks.get("E2"),
+                    bm25_rank=ranks.get("BM25"),
+                    semantic_score=semantic_scores.get(pmid),
+                )
                 result.candidates.append(candidate)
                 article = articles.get(pmid)
-                reason = (self._decide(candidate, article, first, last, options.sources)
-                          if len(result.documents) < options.max_docs else "beyond max_docs")
+                reason = (
+                    self._decide(candidate, article, first, last, options.sources)
+                    if len(result.documents) < options.max_docs
+                    else "beyond max_docs"
+                )
                 if reason:
                     candidate.kept, candidate.dropped_reason = False, reason
                     continue
                 body = self._full_text(candidate, article, result) if candidate.source != "D1" else None
-                result.documents.append(RetrievedDocument(
-                    candidate=candidate, article=body or article.model_copy(update={"body_sections": []})))
+                result.documents.append(
+                    RetrievedDocument(
+                        candidate=candidate, article=body or article.model_copy(update={"body_sections": []})
+                    )
+                )
             record.info.update(kept=len(result.documents), dropped=len(fused) - len(result.documents))
         withdrawn = [c.pmid for c in result.candidates if c.evidence_type in EXCLUDED]
         if withdrawn:
-            result.warn(f"{len(withdrawn)} retracted publication(s) or retraction notice(s) excluded "
-                        f"(PMID {', '.join(withdrawn)})")
+            result.warn(
+                f"{len(withdrawn)} retracted publication(s) or retraction notice(s) excluded "
+                f"(PMID {', '.join(withdrawn)})"
+            )
         result.ncbi_requests = getattr(self.fetcher, "requests_made", 0) - requests_before
         return result
 
@@ -143,8 +176,9 @@ class HSRDRRetriever(BaseRetriever):
         return [document_node(d.candidate, d.article) for d in self.search(query_bundle).documents]
 
     # ------------------------------------------------------------ the two paths
-    def _paths(self, query: DocumentQuery, options: DocumentOptions, result: DocumentSearch
-               ) -> tuple[dict[str, list[str]], dict[str, float]]:
+    def _paths(
+        self, query: DocumentQuery, options: DocumentOptions, result: DocumentSearch
+    ) -> tuple[dict[str, list[str]], dict[str, float]]:
         """The paths of non-zero weight concurrently (rankings, E1 similarities); a failed path is recorded in
         ``lost_paths`` and the others still answer."""
         rankings: dict[str, list[str]] = {}
@@ -194,8 +228,9 @@ class HSRDRRetriever(BaseRetriever):
         return found
 
     @staticmethod
-    def _decide(candidate: Candidate, article: Article | None, first: int | None, last: int | None,
-                sources: Sequence[str]) -> str | None:
+    def _decide(
+        candidate: Candidate, article: Article | None, first: int | None, last: int | None, sources: Sequence[str]
+    ) -> str | None:
         """Fill the candidate from its record; the reason it is dropped, or None to keep it."""
         if article is None:
             return "record unavailable"
@@ -233,9 +268,13 @@ class HSRDRRetriever(BaseRetriever):
                 except Exception as exc:  # noqa: BLE001 - recorded below
                     full, failure = None, f" (efetch failed: {type(exc).__name__}: {exc})"
         if full is not None and full.has_full_text:
-            return article.model_copy(update={"body_sections": full.body_sections,
-                                              "article_type": full.article_type or article.article_type})
+            return article.model_copy(
+                update={"body_sections": full.body_sections, "article_type": full.article_type or article.article_type}
+            )
         candidate.source = "D1"
-        result.warn(self.settings.redact(f"full text of {article.pmcid} (PMID {candidate.pmid}) unavailable"
-                                         f"{failure}: its abstract is used (D1)")[:400])
+        result.warn(
+            self.settings.redact(
+                f"full text of {article.pmcid} (PMID {candidate.pmid}) unavailable{failure}: its abstract is used (D1)"
+            )[:400]
+        )
         return None

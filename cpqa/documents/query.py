@@ -26,8 +26,9 @@ def as_document_query(query: str | QueryBundle) -> DocumentQuery:
         query = QueryBundle(query_str=query)
     if not query.query_str.strip():
         raise ValueError("the query is empty")
-    return DocumentQuery(query_str=query.query_str, custom_embedding_strs=query.custom_embedding_strs,
-                         embedding=query.embedding)
+    return DocumentQuery(
+        query_str=query.query_str, custom_embedding_strs=query.custom_embedding_strs, embedding=query.embedding
+    )
 
 
 def year_window(years: int | None = None, today: _dt.date | None = None) -> tuple[int | None, int | None]:

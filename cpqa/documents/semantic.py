@@ -17,13 +17,21 @@ from pydantic import Field
 from cpqa.config import Settings
 from cpqa.documents.nodes import pmid_node
 from cpqa.documents.query import as_document_query
-from cpqa.documents.vectorstore import IndexMeta, IndexMissing, VectorIndex, open_index
+from cpqa.documents.vector_index import IndexMeta, IndexMissing, VectorIndex
+from cpqa.documents.vectorstore import open_index
 from cpqa.models.encoders import MEDCPT_ARTICLE, MEDCPT_QUERY, MINILM, TextEncoder, load_encoder
 from cpqa.options import DocumentOptions
 from cpqa.types import ComponentChoice, StageLog
 
-__all__ = ["SemanticSearch", "SemanticRetriever", "SemanticHits", "IndexMissing", "EncoderMismatch",
-           "ARTICLE_FOR_QUERY", "check_compatible"]
+__all__ = [
+    "SemanticSearch",
+    "SemanticRetriever",
+    "SemanticHits",
+    "IndexMissing",
+    "EncoderMismatch",
+    "ARTICLE_FOR_QUERY",
+    "check_compatible",
+]
 
 # Which article encoder built the vectors a query encoder may search.
 ARTICLE_FOR_QUERY = {MEDCPT_QUERY: MEDCPT_ARTICLE, MINILM: MINILM}
@@ -39,14 +47,20 @@ def check_compatible(query_model: str, query_dim: int, meta: IndexMeta) -> None:
         raise EncoderMismatch(
             f"the vector index was built by {meta.model} ({meta.dim}-d) but the query encoder is {query_model} "
             f"({query_dim}-d), which searches {expected} vectors: rebuild the index (`cpqa index build`) or set "
-            f"CPQA_PROFILE to the profile that built it")
+            f"CPQA_PROFILE to the profile that built it"
+        )
 
 
 class SemanticSearch:
     """Top-k PMIDs for a query; encoder and index load once, on first use, and are thread-safe to share."""
 
-    def __init__(self, settings: Settings, index: VectorIndex | None = None, encoder: TextEncoder | None = None,
-                 choice: ComponentChoice | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        index: VectorIndex | None = None,
+        encoder: TextEncoder | None = None,
+        choice: ComponentChoice | None = None,
+    ):
         self.settings = settings
         self._index = index
         self._encoder = encoder
@@ -65,9 +79,12 @@ class SemanticSearch:
             if self._encoder is None:
                 self._encoder, self._choice = load_encoder("semantic_query", self.settings)
             elif self._choice is None:
-                self._choice = ComponentChoice(component="semantic_query", model=self._encoder.name,
-                                               profile="offline" if self._encoder.name == MINILM else "paper",
-                                               reason="encoder given by the caller")
+                self._choice = ComponentChoice(
+                    component="semantic_query",
+                    model=self._encoder.name,
+                    profile="offline" if self._encoder.name == MINILM else "paper",
+                    reason="encoder given by the caller",
+                )
             check_compatible(self._encoder.name, self._encoder.dim, self._index.meta)
             return self._encoder, self._index
 
@@ -113,5 +130,7 @@ class SemanticRetriever(BaseRetriever):
         return result
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return [pmid_node(pmid, score, path="E1", rank=rank, semantic_score=score)
-                for rank, (pmid, score) in enumerate(self.search(query_bundle).hits, 1)]
+        return [
+            pmid_node(pmid, score, path="E1", rank=rank, semantic_score=score)
+            for rank, (pmid, score) in enumerate(self.search(query_bundle).hits, 1)
+        ]

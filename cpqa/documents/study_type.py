@@ -15,11 +15,19 @@ from cpqa.types import Article
 
 # Every evidence type, with the badge a reader sees.
 BADGES: dict[str, str] = {
-    "retracted": "Retracted", "retraction notice": "Retraction notice", "meta-analysis": "Meta-analysis",
-    "systematic review": "Systematic review", "guideline": "Guideline",
-    "randomized controlled trial": "Randomised trial", "clinical trial": "Clinical trial",
-    "observational study": "Observational study", "case report": "Case report", "review": "Review",
-    "animal study": "Animal study", "in vitro study": "Lab study (cells)", "human study": "Study in people",
+    "retracted": "Retracted",
+    "retraction notice": "Retraction notice",
+    "meta-analysis": "Meta-analysis",
+    "systematic review": "Systematic review",
+    "guideline": "Guideline",
+    "randomized controlled trial": "Randomised trial",
+    "clinical trial": "Clinical trial",
+    "observational study": "Observational study",
+    "case report": "Case report",
+    "review": "Review",
+    "animal study": "Animal study",
+    "in vitro study": "Lab study (cells)",
+    "human study": "Study in people",
     "not indexed": "Study type not indexed",
 }
 # Evidence from animals or cells: a finding a patient should read as early science, not as what happens in people.
@@ -33,22 +41,62 @@ _BY_PUBLICATION_TYPE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("meta-analysis", ("meta-analysis", "network meta-analysis")),
     ("systematic review", ("systematic review",)),
     ("guideline", ("practice guideline", "guideline", "consensus development conference")),
-    ("randomized controlled trial", ("randomized controlled trial", "pragmatic clinical trial",
-                                     "equivalence trial")),
+    ("randomized controlled trial", ("randomized controlled trial", "pragmatic clinical trial", "equivalence trial")),
     ("clinical trial", ("clinical trial", "controlled clinical trial", "clinical study")),
     ("observational study", ("observational study", "observational study, veterinary", "twin study")),
     ("case report", ("case reports",)),
     ("review", ("review", "scoping review")),
 )
-_OBSERVATIONAL_MESH = frozenset({"cohort studies", "retrospective studies", "prospective studies",
-                                 "case-control studies", "cross-sectional studies", "follow-up studies",
-                                 "longitudinal studies", "registries", "seer program", "survival analysis",
-                                 "proportional hazards models", "surveys and questionnaires"})
-_AGE_GROUPS = frozenset({"adult", "young adult", "middle aged", "aged", "aged, 80 and over", "adolescent", "child",
-                         "child, preschool", "infant", "infant, newborn"})
-_CELL_MESH = frozenset({"cell line", "cell line, tumor", "cells, cultured", "in vitro techniques", "tumor cells, cultured",
-                        "hela cells", "mcf-7 cells", "hep g2 cells", "a549 cells", "hct116 cells", "ht29 cells",
-                        "caco-2 cells", "pc-3 cells", "jurkat cells", "k562 cells", "organoids"})
+_OBSERVATIONAL_MESH = frozenset(
+    {
+        "cohort studies",
+        "retrospective studies",
+        "prospective studies",
+        "case-control studies",
+        "cross-sectional studies",
+        "follow-up studies",
+        "longitudinal studies",
+        "registries",
+        "seer program",
+        "survival analysis",
+        "proportional hazards models",
+        "surveys and questionnaires",
+    }
+)
+_AGE_GROUPS = frozenset(
+    {
+        "adult",
+        "young adult",
+        "middle aged",
+        "aged",
+        "aged, 80 and over",
+        "adolescent",
+        "child",
+        "child, preschool",
+        "infant",
+        "infant, newborn",
+    }
+)
+_CELL_MESH = frozenset(
+    {
+        "cell line",
+        "cell line, tumor",
+        "cells, cultured",
+        "in vitro techniques",
+        "tumor cells, cultured",
+        "hela cells",
+        "mcf-7 cells",
+        "hep g2 cells",
+        "a549 cells",
+        "hct116 cells",
+        "ht29 cells",
+        "caco-2 cells",
+        "pc-3 cells",
+        "jurkat cells",
+        "k562 cells",
+        "organoids",
+    }
+)
 
 
 def evidence_type(article: Article) -> str:
@@ -82,16 +130,25 @@ _TITLE_DESIGNS: tuple[tuple[str, re.Pattern], ...] = (
     ("systematic review", re.compile(r"(?i)\bsystematic\s+(?:literature\s+)?review\b")),
     ("guideline", re.compile(r"(?i)\b(?:guidelines?|consensus statement|recommendations? (?:of|from) the)\b")),
     ("randomized controlled trial", re.compile(r"(?i)\brandomi[sz]ed\b.*\btrial\b|\btrial\b.*\brandomi[sz]ed\b")),
-    ("clinical trial", re.compile(r"(?i)\bphase (?:I{1,3}V?|[1-4])(?:/I{1,3}|/[1-4])?\b.*\btrial\b|\bclinical trial\b")),
+    (
+        "clinical trial",
+        re.compile(r"(?i)\bphase (?:I{1,3}V?|[1-4])(?:/I{1,3}|/[1-4])?\b.*\btrial\b|\bclinical trial\b"),
+    ),
     ("case report", re.compile(r"(?i)\bcase report\b|\ba case of\b|\breport of (?:a|two|three) cases?\b")),
     ("review", re.compile(r"(?i)\b(?:a |an )?(?:narrative |literature )?review\b\s*$|^review\b|\bliterature review\b")),
 )
-_ANIMALS = re.compile(r"(?i)\b(?:mice|mouse|murine|rats?|xenografts?|rabbits?|dogs|canine|zebrafish|porcine|pigs|"
-                      r"hamsters?|primates|monkeys|sheep|bovine|animal models?)\b")
-_CELLS = re.compile(r"(?i)\b(?:cell lines?|in vitro|cultured (?:cells|\w+ cells)|cells were (?:treated|transfected|"
-                    r"incubated|cultured))\b")
-_PEOPLE = re.compile(r"(?i)\b(?:patients?|women|men|participants?|children|adults?|volunteers?|subjects|cases|cohort|"
-                     r"survivors?|individuals|respondents|persons|people)\b")
+_ANIMALS = re.compile(
+    r"(?i)\b(?:mice|mouse|murine|rats?|xenografts?|rabbits?|dogs|canine|zebrafish|porcine|pigs|"
+    r"hamsters?|primates|monkeys|sheep|bovine|animal models?)\b"
+)
+_CELLS = re.compile(
+    r"(?i)\b(?:cell lines?|in vitro|cultured (?:cells|\w+ cells)|cells were (?:treated|transfected|"
+    r"incubated|cultured))\b"
+)
+_PEOPLE = re.compile(
+    r"(?i)\b(?:patients?|women|men|participants?|children|adults?|volunteers?|subjects|cases|cohort|"
+    r"survivors?|individuals|respondents|persons|people)\b"
+)
 
 
 def _title_design(title: str) -> str | None:

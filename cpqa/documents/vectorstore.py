@@ -17,93 +17,17 @@ in a collection; ``meta.json`` stays in the index folder.
 from __future__ import annotations
 
 import os
-from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Sequence
 
 import numpy as np
-from pydantic import BaseModel
 
 from cpqa.config import Settings
+from cpqa.documents.vector_index import META_FILE, Hits, IndexMeta, VectorIndex, as_matrix, pmid_ints
 
-Hits = list[list[tuple[str, float]]]
-META_FILE = "meta.json"
 FLAT_FILE = "flat.faiss"
 IDS_FILE = "ids.i64"
 IVFPQ_FILE = "ivfpq.faiss"
-MILVUS_COLLECTION = "cpqa_articles"
-
-
-class IndexMissing(FileNotFoundError):
-    """No vector index has been built in the index folder."""
-
-
-class IndexMeta(BaseModel):
-    """What built the vectors: searching them needs a query encoder of the same family and dim."""
-
-    model: str
-    dim: int
-    normalize: bool
-    metric: Literal["ip"] = "ip"
-    kind: Literal["flat", "ivfpq"] = "flat"
-    backend: Literal["faiss", "milvus"] = "faiss"
-    count: int = 0
-    ivfpq: dict | None = None  # nlist, m, nbits, nprobe, k_factor, trained_on
-
-    def save(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / (META_FILE + ".tmp")
-        tmp.write_text(self.model_dump_json(indent=2))
-        os.replace(tmp, directory / META_FILE)
-
-    @classmethod
-    def load(cls, directory: Path) -> "IndexMeta":
-        path = directory / META_FILE
-        if not path.exists():
-            raise IndexMissing(f"no vector index in {directory} (run `cpqa index build` or `cpqa ingest medcpt DIR`)")
-        return cls.model_validate_json(path.read_text())
-
-
-def _int_ids(ids: Sequence[str]) -> np.ndarray:
-    try:
-        return np.asarray([int(i) for i in ids], dtype=np.int64)
-    except ValueError as exc:
-        raise ValueError(f"vector ids must be numeric PMIDs: {exc}") from None
-
-
-def _as_matrix(vectors: np.ndarray, dim: int) -> np.ndarray:
-    arr = np.ascontiguousarray(vectors, dtype=np.float32)
-    if arr.ndim != 2 or arr.shape[1] != dim:
-        raise ValueError(f"expected vectors of shape (n, {dim}), got {arr.shape}")
-    return arr
-
-
-class VectorIndex(ABC):
-    """Add (id, vector) rows; search by inner product; ids are PMID strings."""
-
-    meta: IndexMeta
-
-    @abstractmethod
-    def add(self, ids: Sequence[str], vectors: np.ndarray) -> None: ...
-
-    @abstractmethod
-    def search(self, queries: np.ndarray, k: int) -> Hits: ...
-
-    @abstractmethod
-    def id_set(self) -> set[str]: ...
-
-    @abstractmethod
-    def close(self) -> None:
-        """Flush what was added and release files or connections."""
-
-    def __len__(self) -> int:
-        return self.meta.count
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 # ---------------------------------------------------------------- FAISS flat file, streamed
@@ -201,8 +125,8 @@ class FaissIndex(VectorIndex):
             raise RuntimeError("index opened read-only")
         if self.meta.kind == "ivfpq" and self.meta.ivfpq:
             raise RuntimeError("adding to a trained IVF-PQ index: rebuild it with build_ivfpq after adding")
-        arr = _as_matrix(vectors, self.meta.dim)
-        int_ids = _int_ids(ids)
+        arr = as_matrix(vectors, self.meta.dim)
+        int_ids = pmid_ints(ids)
         if len(int_ids) != len(arr):
             raise ValueError(f"{len(int_ids)} ids for {len(arr)} vectors")
         self._writer.append(int_ids, arr)
@@ -240,7 +164,7 @@ class FaissIndex(VectorIndex):
 
     def search(self, queries: np.ndarray, k: int) -> Hits:
         self._load()
-        q = _as_matrix(queries, self.meta.dim)
+        q = as_matrix(queries, self.meta.dim)
         k = min(k, self._flat.ntotal)
         if k <= 0:
             return [[] for _ in range(len(q))]
@@ -250,8 +174,9 @@ class FaissIndex(VectorIndex):
             shortlist = int(self.meta.ivfpq.get("k_factor", 8)) * k
             _, cand = self._ivf.search(q, shortlist)
             scores, rows = rescore(q, cand, flat_vectors(self._flat), k)
-        return [[(str(self._ids[r]), float(s)) for s, r in zip(srow, rrow) if r >= 0]
-                for srow, rrow in zip(scores, rows)]
+        return [
+            [(str(self._ids[r]), float(s)) for s, r in zip(srow, rrow) if r >= 0] for srow, rrow in zip(scores, rows)
+        ]
 
 
 def rescore(queries: np.ndarray, candidates: np.ndarray, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -264,7 +189,7 @@ def rescore(queries: np.ndarray, candidates: np.ndarray, vectors: np.ndarray, k:
             continue
         s = vectors[cand] @ q
         top = np.argsort(-s)[:k]
-        out_s[i, :len(top)], out_r[i, :len(top)] = s[top], cand[top]
+        out_s[i, : len(top)], out_r[i, : len(top)] = s[top], cand[top]
     return out_s, out_r
 
 
@@ -292,8 +217,18 @@ def index_options(kind: str, *, m: int, nprobe: int, nlist: int = 0) -> dict:
     return {"m": m, "nprobe": nprobe, **({"nlist": nlist} if nlist else {})}
 
 
-def build_ivfpq(directory: Path, *, nlist: int | None = None, m: int = 64, nbits: int = 8, nprobe: int = 32,
-                k_factor: int = 8, train_size: int = 100_000, slice_rows: int = 50_000, seed: int = 0) -> IndexMeta:
+def build_ivfpq(
+    directory: Path,
+    *,
+    nlist: int | None = None,
+    m: int = 64,
+    nbits: int = 8,
+    nprobe: int = 32,
+    k_factor: int = 8,
+    train_size: int = 100_000,
+    slice_rows: int = 50_000,
+    seed: int = 0,
+) -> IndexMeta:
     """Train IVF-PQ on a sample of the flat vectors and add all rows in slices (the flat file stays mmapped)."""
     import faiss
 
@@ -309,67 +244,24 @@ def build_ivfpq(directory: Path, *, nlist: int | None = None, m: int = 64, nbits
     rng = np.random.default_rng(seed)
     sample = np.sort(rng.choice(n, size=min(n, max(train_size, 39 * nlist)), replace=False))
     quantizer = coarse_quantizer(d, nlist)
-    ivf = faiss.IndexIVFPQ(quantizer, d, nlist, m, min(nbits, max(1, int(np.log2(max(2, len(sample) // 39))))),
-                           faiss.METRIC_INNER_PRODUCT)
+    ivf = faiss.IndexIVFPQ(
+        quantizer, d, nlist, m, min(nbits, max(1, int(np.log2(max(2, len(sample) // 39))))), faiss.METRIC_INNER_PRODUCT
+    )
     ivf.train(np.ascontiguousarray(vectors[sample]))
     for start in range(0, n, slice_rows):
-        ivf.add(np.ascontiguousarray(vectors[start:start + slice_rows]))
+        ivf.add(np.ascontiguousarray(vectors[start : start + slice_rows]))
     faiss.write_index(ivf, str(directory / IVFPQ_FILE))
     meta.kind = "ivfpq"
-    meta.ivfpq = {"nlist": nlist, "m": m, "nbits": ivf.pq.nbits, "nprobe": nprobe, "k_factor": k_factor,
-                  "trained_on": int(len(sample))}
+    meta.ivfpq = {
+        "nlist": nlist,
+        "m": m,
+        "nbits": ivf.pq.nbits,
+        "nprobe": nprobe,
+        "k_factor": k_factor,
+        "trained_on": int(len(sample)),
+    }
     meta.save(directory)
     return meta
-
-
-# ---------------------------------------------------------------- Milvus
-class MilvusIndex(VectorIndex):
-    """Milvus (milvus-lite file or server); the FLAT index with inner product, so results match FAISS flat."""
-
-    def __init__(self, directory: Path, meta: IndexMeta, uri: str):
-        from pymilvus import DataType, MilvusClient
-
-        self.directory, self.meta, self.uri = Path(directory), meta, uri
-        self.client = MilvusClient(uri)
-        if not self.client.has_collection(MILVUS_COLLECTION):
-            schema = self.client.create_schema(auto_id=False, enable_dynamic_field=False)
-            schema.add_field("pmid", DataType.INT64, is_primary=True)
-            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=meta.dim)
-            params = self.client.prepare_index_params()
-            params.add_index(field_name="vector", index_type="FLAT", metric_type="IP")
-            self.client.create_collection(MILVUS_COLLECTION, schema=schema, index_params=params)
-        self.client.load_collection(MILVUS_COLLECTION)
-
-    def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
-        arr = _as_matrix(vectors, self.meta.dim)
-        int_ids = _int_ids(ids)
-        for start in range(0, len(arr), 5000):
-            rows = [{"pmid": int(i), "vector": v.tolist()}
-                    for i, v in zip(int_ids[start:start + 5000], arr[start:start + 5000])]
-            self.client.upsert(MILVUS_COLLECTION, rows)
-        self.meta.count = self._count()
-
-    def _count(self) -> int:
-        res = self.client.query(MILVUS_COLLECTION, filter="", output_fields=["count(*)"])
-        return int(res[0]["count(*)"])
-
-    def id_set(self) -> set[str]:
-        out: set[str] = set()
-        it = self.client.query_iterator(MILVUS_COLLECTION, batch_size=10000, filter="", output_fields=["pmid"])
-        while batch := it.next():
-            out.update(str(r["pmid"]) for r in batch)
-        it.close()
-        return out
-
-    def search(self, queries: np.ndarray, k: int) -> Hits:
-        q = _as_matrix(queries, self.meta.dim)
-        res = self.client.search(MILVUS_COLLECTION, data=q.tolist(), limit=k, anns_field="vector",
-                                 search_params={"metric_type": "IP"}, output_fields=[])
-        return [[(str(h["pmid"]), float(h["distance"])) for h in hits] for hits in res]
-
-    def close(self) -> None:
-        self.meta.save(self.directory)
-        self.client.close()
 
 
 # ---------------------------------------------------------------- opening
@@ -385,8 +277,10 @@ def open_index(settings: Settings, *, create: IndexMeta | None = None, directory
         if (directory / META_FILE).exists():
             existing = IndexMeta.load(directory)
             if (existing.model, existing.dim) != (create.model, create.dim):
-                raise ValueError(f"the index in {directory} was built by {existing.model} ({existing.dim}-d), "
-                                 f"not {create.model} ({create.dim}-d): remove it or use another index folder")
+                raise ValueError(
+                    f"the index in {directory} was built by {existing.model} ({existing.dim}-d), "
+                    f"not {create.model} ({create.dim}-d): remove it or use another index folder"
+                )
             meta = existing
             meta.kind = "flat"
             meta.ivfpq = None
@@ -398,8 +292,12 @@ def open_index(settings: Settings, *, create: IndexMeta | None = None, directory
     else:
         meta = IndexMeta.load(directory)
         if meta.backend != settings.cpqa_vector_store:
-            raise ValueError(f"the index in {directory} lives in {meta.backend} but CPQA_VECTOR_STORE is "
-                             f"{settings.cpqa_vector_store}: rebuild it or change the setting")
+            raise ValueError(
+                f"the index in {directory} lives in {meta.backend} but CPQA_VECTOR_STORE is "
+                f"{settings.cpqa_vector_store}: rebuild it or change the setting"
+            )
     if meta.backend == "milvus":
+        from cpqa.documents.milvus_index import MilvusIndex
+
         return MilvusIndex(directory, meta, milvus_uri(settings))
     return FaissIndex(directory, meta, writable=create is not None)

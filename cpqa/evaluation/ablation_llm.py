@@ -27,8 +27,10 @@ from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
 from cpqa.types import Passage
 
 STANDIN = "stand-in"
-STANDIN_NOTE = ("Claude was played by the local Anthropic stand-in: these numbers show the harness runs end to end "
-                "and measure nothing about Claude. Run with ANTHROPIC_API_KEY set for real ones.")
+STANDIN_NOTE = (
+    "Claude was played by the local Anthropic stand-in: these numbers show the harness runs end to end "
+    "and measure nothing about Claude. Run with ANTHROPIC_API_KEY set for real ones."
+)
 # name -> (strategy options of the pipeline, shuffle K, chooser refines)
 CMMQA_VARIANTS: dict[str, tuple[dict[str, Any], int, bool]] = {
     "full": ({}, 1, False),
@@ -55,8 +57,16 @@ def claude_settings(settings: Settings, standin: bool) -> Iterator[tuple[Setting
     from cpqa.testing.anthropic_standin import AnthropicStandIn
 
     with AnthropicStandIn() as api:
-        yield settings.model_copy(update={"cpqa_llm_provider": "anthropic", "anthropic_api_key": SecretStr("standin-dummy-key"),
-                                          "anthropic_base_url": api.url}), STANDIN
+        yield (
+            settings.model_copy(
+                update={
+                    "cpqa_llm_provider": "anthropic",
+                    "anthropic_api_key": SecretStr("standin-dummy-key"),
+                    "anthropic_base_url": api.url,
+                }
+            ),
+            STANDIN,
+        )
 
 
 # ------------------------------------------------------------------ adaptive retrieval (Claude)
@@ -65,9 +75,12 @@ def adaptive_llm_rates(question_sets: dict[str, list[str]], settings: Settings) 
     out = {}
     for name, texts in question_sets.items():
         decisions = [adaptive.decide(t) for t in texts]
-        out[name] = AdaptiveLLMRate(questions=len(texts), skip_rate=round(skip_rate(decisions), 4),
-                                    guarded=sum(d.guarded for d in decisions),
-                                    by_rules=sum(d.method == "rules" for d in decisions))
+        out[name] = AdaptiveLLMRate(
+            questions=len(texts),
+            skip_rate=round(skip_rate(decisions), 4),
+            guarded=sum(d.guarded for d in decisions),
+            by_rules=sum(d.method == "rules" for d in decisions),
+        )
     return out
 
 
@@ -78,8 +91,10 @@ def hyde_ablation(questions: Sequence[Question], settings: Settings) -> dict:
     from cpqa.pipeline import Pipeline
 
     with Pipeline(settings) as pipeline:
-        runs = {"E1 (semantic)": Run("E1", pipeline.options),
-                "E1 + HyDE (Query2Doc)": Run("E1", pipeline.options.with_overrides(hyde=True))}
+        runs = {
+            "E1 (semantic)": Run("E1", pipeline.options),
+            "E1 + HyDE (Query2Doc)": Run("E1", pipeline.options.with_overrides(hyde=True)),
+        }
         try:
             return evaluate(questions, runs, pipeline)
         except IndexMissing as exc:
@@ -118,12 +133,18 @@ class RefineChooser:
         if answer.written_by != "llm":
             raise RuntimeError(f"{llm.label} did not answer: {' '.join(answer.notices)[:200]}")
         usage = llm.usage
-        return Choice(letter=answer.letter or parse_answer_letter(answer.text, options), raw=answer.text,
-                      input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, calls=usage.calls)
+        return Choice(
+            letter=answer.letter or parse_answer_letter(answer.text, options),
+            raw=answer.text,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            calls=usage.calls,
+        )
 
 
-def cmmqa_ablation(settings: Settings, llm_name: str, limit: int | None,
-                   variants: Sequence[str] = tuple(CMMQA_VARIANTS)) -> dict:
+def cmmqa_ablation(
+    settings: Settings, llm_name: str, limit: int | None, variants: Sequence[str] = tuple(CMMQA_VARIANTS)
+) -> dict:
     """Accuracy and macro F1 per variant on CMMQA (cached per question and variant, as the harness does)."""
     from cpqa.evaluation.cmmqa import evaluate as evaluate_cmmqa
     from cpqa.evaluation.cmmqa import select
@@ -146,9 +167,21 @@ def cmmqa_ablation(settings: Settings, llm_name: str, limit: int | None,
         chooser: Chooser = RefineChooser(settings) if refine else AnswererChooser(settings)
         if llm_name == STANDIN:
             chooser.name = f"{chooser.name} via {STANDIN}"  # never share a cache with Claude's answers
-        report, _ = evaluate_cmmqa(settings, name, questions, shuffle=shuffle, chooser=chooser,
-                                   evidence=StrategyPassages(pipeline, **options), workers=1)
-        out[name] = {"n": report.answered, "accuracy": round(report.average.accuracy, 4),
-                     "f1": round(report.average.f1, 4), "errors": report.errors, "unparsed": report.unparsed,
-                     "per_dataset_accuracy": {d: round(s.accuracy, 4) for d, s in report.datasets.items()}}
+        report, _ = evaluate_cmmqa(
+            settings,
+            name,
+            questions,
+            shuffle=shuffle,
+            chooser=chooser,
+            evidence=StrategyPassages(pipeline, **options),
+            workers=1,
+        )
+        out[name] = {
+            "n": report.answered,
+            "accuracy": round(report.average.accuracy, 4),
+            "f1": round(report.average.f1, 4),
+            "errors": report.errors,
+            "unparsed": report.unparsed,
+            "per_dataset_accuracy": {d: round(s.accuracy, 4) for d, s in report.datasets.items()},
+        }
     return out

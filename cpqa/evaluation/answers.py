@@ -57,31 +57,45 @@ def holds_snippet(passages: Sequence[str], snippets: Sequence[set[str]]) -> bool
     return any(s and len(s & held) / len(s) >= HOLD for s in snippets)
 
 
-def score_question(gold: GoldQuestion, answer_text: str, abstained: bool, passages: Sequence[str],
-                   removed: int = 0, types: dict[str, str | None] | None = None) -> dict:
+def score_question(
+    gold: GoldQuestion,
+    answer_text: str,
+    abstained: bool,
+    passages: Sequence[str],
+    removed: int = 0,
+    types: dict[str, str | None] | None = None,
+) -> dict:
     """One question's row. ``types``: evidence type per PMID of the passages, to count animal and cell evidence."""
     snippets = [set(terms(s.text)) for s in gold.snippets]
     cited = [] if abstained else cited_sentences(answer_text)
     types = types or {}
-    return {"id": gold.id, "abstained": abstained, "sentences": len(cited),
-            "matched": sum(matches(s, snippets) for s, _ in cited),
-            "preclinical_quotes": sum(any(types.get(p) in PRECLINICAL for p in pmids) for _, pmids in cited),
-            "snippet_hit_at_5": holds_snippet(passages[:TOP_PASSAGES], snippets), "removed": removed}
+    return {
+        "id": gold.id,
+        "abstained": abstained,
+        "sentences": len(cited),
+        "matched": sum(matches(s, snippets) for s, _ in cited),
+        "preclinical_quotes": sum(any(types.get(p) in PRECLINICAL for p in pmids) for _, pmids in cited),
+        "snippet_hit_at_5": holds_snippet(passages[:TOP_PASSAGES], snippets),
+        "removed": removed,
+    }
 
 
 def summarise(rows: Sequence[dict]) -> dict:
     """Quote precision pools every quoted or cited sentence of the answered questions (micro average)."""
     answered = [r for r in rows if not r["abstained"]]
     sentences = sum(r["sentences"] for r in answered)
-    return {"questions": len(rows),
-            "quote_precision": round(sum(r["matched"] for r in answered) / sentences, 4) if sentences else None,
-            "quoted_sentences": sentences,
-            "snippet_hit_at_5": round(sum(r["snippet_hit_at_5"] for r in rows) / max(len(rows), 1), 4),
-            "abstention_rate": round(sum(r["abstained"] for r in rows) / max(len(rows), 1), 4),
-            "preclinical_quote_share": round(sum(r.get("preclinical_quotes", 0) for r in answered) / sentences, 4)
-            if sentences else None,
-            "unsupported_removed": sum(r["removed"] for r in rows),
-            "questions_with_removals": sum(r["removed"] > 0 for r in rows)}
+    return {
+        "questions": len(rows),
+        "quote_precision": round(sum(r["matched"] for r in answered) / sentences, 4) if sentences else None,
+        "quoted_sentences": sentences,
+        "snippet_hit_at_5": round(sum(r["snippet_hit_at_5"] for r in rows) / max(len(rows), 1), 4),
+        "abstention_rate": round(sum(r["abstained"] for r in rows) / max(len(rows), 1), 4),
+        "preclinical_quote_share": round(sum(r.get("preclinical_quotes", 0) for r in answered) / sentences, 4)
+        if sentences
+        else None,
+        "unsupported_removed": sum(r["removed"] for r in rows),
+        "questions_with_removals": sum(r["removed"] > 0 for r in rows),
+    }
 
 
 def run_pipeline(pipeline, questions: Sequence[GoldQuestion], **overrides) -> tuple[list[dict], list[float]]:
@@ -92,8 +106,16 @@ def run_pipeline(pipeline, questions: Sequence[GoldQuestion], **overrides) -> tu
         result = pipeline.ask(gold.question, **overrides)
         seconds.append(time.perf_counter() - started)
         passages = result.trace.passages
-        rows.append(score_question(gold, result.answer.text, result.answer.abstained, [p.text for p in passages],
-                                   len(result.answer.removed_sentences), {p.pmid: p.evidence_type for p in passages}))
+        rows.append(
+            score_question(
+                gold,
+                result.answer.text,
+                result.answer.abstained,
+                [p.text for p in passages],
+                len(result.answer.removed_sentences),
+                {p.pmid: p.evidence_type for p in passages},
+            )
+        )
     return rows, seconds
 
 
@@ -130,10 +152,15 @@ def read_answers(path: Path, questions: Sequence[GoldQuestion], asked: Sequence[
         if not isinstance(index, int) or not 0 <= index < len(asked) or asked[index] not in by_text:
             continue
         answer, trace = line.get("answer") or {}, line.get("trace") or {}
-        rows.append(score_question(by_text[asked[index]], str(answer.get("text", "")),
-                                   bool(answer.get("abstained", True)) or "error" in line,
-                                   [str(p.get("text", "")) for p in trace.get("passages") or []],
-                                   len(answer.get("removed_sentences") or [])))
+        rows.append(
+            score_question(
+                by_text[asked[index]],
+                str(answer.get("text", "")),
+                bool(answer.get("abstained", True)) or "error" in line,
+                [str(p.get("text", "")) for p in trace.get("passages") or []],
+                len(answer.get("removed_sentences") or []),
+            )
+        )
     return rows
 
 

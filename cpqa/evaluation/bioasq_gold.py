@@ -51,6 +51,11 @@ def bioasq_gold(raw_dir: Path, dev_questions: Path) -> list[GoldQuestion]:
                     pmid = str(snippet.get("document", "")).rstrip("/").rsplit("/", 1)[-1] or None
                     snippets.append(Snippet(pmid=pmid, text=text))
             ideal = q.get("ideal_answer") or []
-            found[qid] = GoldQuestion(id=qid, question=q["body"].strip(), type=q.get("type", ""), snippets=snippets,
-                                      ideal=[ideal] if isinstance(ideal, str) else [str(a) for a in ideal])
+            found[qid] = GoldQuestion(
+                id=qid,
+                question=q["body"].strip(),
+                type=q.get("type", ""),
+                snippets=snippets,
+                ideal=[ideal] if isinstance(ideal, str) else [str(a) for a in ideal],
+            )
     return list(found.values())

@@ -43,8 +43,9 @@ def format_options(options: dict[str, str]) -> str:
 
 
 def format_evidence(passages: list[Passage]) -> str:
-    return "\n\n".join(f"[{i}] PMID {p.pmid}{f' — {p.title}' if p.title else ''}\n{p.text}"
-                       for i, p in enumerate(passages, 1))
+    return "\n\n".join(
+        f"[{i}] PMID {p.pmid}{f' — {p.title}' if p.title else ''}\n{p.text}" for i, p in enumerate(passages, 1)
+    )
 
 
 def llm_name(settings: Settings) -> str:
@@ -69,7 +70,8 @@ class _PerThreadLLM:
 
 
 class LLMChooser:
-    """Baselines 1 and 2: the language model (Claude in the paper) reasons step by step and ends with ``Answer: X``; the letter is parsed."""
+    """Baselines 1 and 2: the language model (Claude in the paper) reasons step by step and ends with
+    ``Answer: X``; the letter is parsed."""
 
     def __init__(self, settings: Settings, max_tokens: int = 1024):
         self.name = llm_name(settings)
@@ -87,9 +89,13 @@ class LLMChooser:
         before = client.usage
         text = client.complete(system, [{"role": "user", "content": body}], max_tokens=self.max_tokens)
         after = client.usage
-        return Choice(letter=parse_answer_letter(text, options), raw=text,
-                      input_tokens=after.input_tokens - before.input_tokens,
-                      output_tokens=after.output_tokens - before.output_tokens, calls=after.calls - before.calls)
+        return Choice(
+            letter=parse_answer_letter(text, options),
+            raw=text,
+            input_tokens=after.input_tokens - before.input_tokens,
+            output_tokens=after.output_tokens - before.output_tokens,
+            calls=after.calls - before.calls,
+        )
 
 
 class AnswererChooser:
@@ -123,9 +129,13 @@ class AnswererChooser:
         after = client.usage
         if answer.written_by != "llm":  # the answerer fell back to offline scoring: not the model's answer
             raise RuntimeError(f"{client.label} did not answer: {' '.join(answer.notices)[:200]}")
-        return Choice(letter=_letter(answer, options), raw=answer.text,
-                      input_tokens=after.input_tokens - before.input_tokens,
-                      output_tokens=after.output_tokens - before.output_tokens, calls=after.calls - before.calls)
+        return Choice(
+            letter=_letter(answer, options),
+            raw=answer.text,
+            input_tokens=after.input_tokens - before.input_tokens,
+            output_tokens=after.output_tokens - before.output_tokens,
+            calls=after.calls - before.calls,
+        )
 
 
 def _letter(answer, options: dict[str, str]) -> str | None:
@@ -141,8 +151,16 @@ def article_passage(article: Article, score: float) -> Passage:
     """A whole document as one passage: title and abstract, cut to ``MAX_DOC_WORDS`` words."""
     words = (article.abstract or "").split()
     text = " ".join(words[:MAX_DOC_WORDS]) + (" ..." if len(words) > MAX_DOC_WORDS else "")
-    return Passage(node_id=f"doc:{article.key}", pmid=article.pmid or article.key, text=text, score=score,
-                   title=article.title, year=article.year, journal=article.journal, pmcid=article.pmcid)
+    return Passage(
+        node_id=f"doc:{article.key}",
+        pmid=article.pmid or article.key,
+        text=text,
+        score=score,
+        title=article.title,
+        year=article.year,
+        journal=article.journal,
+        pmcid=article.pmcid,
+    )
 
 
 class TopDocuments:

@@ -157,8 +157,12 @@ def fusion_reranker(postprocessor) -> Reranker:
     from llama_index.core.schema import NodeWithScore, TextNode
 
     def rerank(query: str, texts: list[str], vectors: np.ndarray | None = None) -> list[int]:
-        nodes = [NodeWithScore(node=TextNode(id_=str(i), text=t, embedding=None if vectors is None else
-                                             vectors[i].tolist()), score=0.0) for i, t in enumerate(texts)]
+        nodes = [
+            NodeWithScore(
+                node=TextNode(id_=str(i), text=t, embedding=None if vectors is None else vectors[i].tolist()), score=0.0
+            )
+            for i, t in enumerate(texts)
+        ]
         return [int(n.node.node_id) for n in postprocessor.postprocess_nodes(nodes, query_str=query)]
 
     return rerank
@@ -172,11 +176,16 @@ def run_splitter(splitter: Splitter, docs: Sequence[BenchDoc]) -> tuple[list[lis
     return chunks, time.perf_counter() - start
 
 
-def evaluate_splitter(docs: Sequence[BenchDoc], chunks: list[list[ChunkSpan]], seconds: float,
-                      passage_cache: EmbeddingCache, reranker: Reranker | None) -> SplitterResult:
+def evaluate_splitter(
+    docs: Sequence[BenchDoc],
+    chunks: list[list[ChunkSpan]],
+    seconds: float,
+    passage_cache: EmbeddingCache,
+    reranker: Reranker | None,
+) -> SplitterResult:
     pool = [(d, c) for d, doc_chunks in enumerate(chunks) for c in doc_chunks]
-    keys = [docs[d].text[c.key_start:c.key_end] for d, c in pool]
-    returned = [docs[d].text[c.start:c.end] for d, c in pool]
+    keys = [docs[d].text[c.key_start : c.key_end] for d, c in pool]
+    returned = [docs[d].text[c.start : c.end] for d, c in pool]
     queries = [(d, q) for d, doc in enumerate(docs) for q in doc.queries]
     hits = [{i for i, (cd, c) in enumerate(pool) if cd == d and holds_gold(c, q.gold_span)} for d, q in queries]
     questions = [q.question for _, q in queries]
@@ -186,28 +195,44 @@ def evaluate_splitter(docs: Sequence[BenchDoc], chunks: list[list[ChunkSpan]], s
     dense_ranked = dense_rankings(vectors, passage_cache, questions, RERANK_DEPTH if reranker else K)
     reranked = None
     if reranker is not None:
-        order = [[cands[i] for i in reranker(q, [returned[c] for c in cands], vectors[cands])]
-                 for q, cands in zip(questions, dense_ranked)]
+        order = [
+            [cands[i] for i in reranker(q, [returned[c] for c in cands], vectors[cands])]
+            for q, cands in zip(questions, dense_ranked)
+        ]
         reranked = _score(order, hits)
 
-    errors = [segmentation_errors(doc.text, [s.start for s in doc.segments], [c.start for c in doc_chunks])
-              for doc, doc_chunks in zip(docs, chunks)]
+    errors = [
+        segmentation_errors(doc.text, [s.start for s in doc.segments], [c.start for c in doc_chunks])
+        for doc, doc_chunks in zip(docs, chunks)
+    ]
     return SplitterResult(
-        bm25=bm25, dense=_score(dense_ranked, hits), dense_rerank=reranked, chunks=len(pool),
+        bm25=bm25,
+        dense=_score(dense_ranked, hits),
+        dense_rerank=reranked,
+        chunks=len(pool),
         mean_words=float(np.mean([len(t.split()) for t in returned])) if returned else 0.0,
         chunks_per_s=len(pool) / seconds if seconds > 0 else 0.0,
-        pk=float(np.mean([e[0] for e in errors])), windowdiff=float(np.mean([e[1] for e in errors])),
+        pk=float(np.mean([e[0] for e in errors])),
+        windowdiff=float(np.mean([e[1] for e in errors])),
     )
 
 
-def run_benchmark(docs: Sequence[BenchDoc], splitters: dict[str, Splitter], passage_cache: EmbeddingCache,
-                  reranker: Reranker | None, *, bench: str = "", models: dict[str, str] | None = None,
-                  progress: Callable[[str], None] | None = None) -> ChunkingReport:
+def run_benchmark(
+    docs: Sequence[BenchDoc],
+    splitters: dict[str, Splitter],
+    passage_cache: EmbeddingCache,
+    reranker: Reranker | None,
+    *,
+    bench: str = "",
+    models: dict[str, str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ChunkingReport:
     results = {}
     for name, splitter in splitters.items():
         chunks, seconds = run_splitter(splitter, docs)
         results[name] = evaluate_splitter(docs, chunks, seconds, passage_cache, reranker)
         if progress:
             progress(f"{name}: {results[name].model_dump_json(by_alias=True)}")
-    return ChunkingReport(bench=bench, docs=len(docs), queries=sum(len(d.queries) for d in docs),
-                          models=models or {}, splitters=results)
+    return ChunkingReport(
+        bench=bench, docs=len(docs), queries=sum(len(d.queries) for d in docs), models=models or {}, splitters=results
+    )

@@ -21,7 +21,11 @@ from cpqa.models.encoders import EmbeddingCache, TextEncoder
 
 # Passage vectors are the mean of their sentences' vectors, so a chunk may pass the encoder's window; the grid
 # reaches past the earlier edge (2.0) to where chunks hold whole records.
-GRID = {"window_fill": (0.5, 1.0, 1.5, 2.0, 3.0, 4.0), "overlap_fill": (0.0, 0.15, 0.3), "cutoff_sd": (0.0, 0.5, 1.0, 1.5)}
+GRID = {
+    "window_fill": (0.5, 1.0, 1.5, 2.0, 3.0, 4.0),
+    "overlap_fill": (0.0, 0.15, 0.3),
+    "cutoff_sd": (0.0, 0.5, 1.0, 1.5),
+}
 
 
 class Fold(BaseModel):
@@ -61,10 +65,18 @@ def halves(docs: Sequence[BenchDoc], seed: int = 0) -> tuple[list[BenchDoc], lis
     return order[:middle], order[middle:]
 
 
-def cross_validate(docs: Sequence[BenchDoc], sentence_encoder: TextEncoder, rivals: dict[str, Splitter],
-                   passage_cache: EmbeddingCache, reranker: Reranker | None, *, window_tokens: int,
-                   grid: dict[str, Sequence[float]] = GRID, seed: int = 0,
-                   progress: Callable[[str], None] | None = None) -> CrossValidation:
+def cross_validate(
+    docs: Sequence[BenchDoc],
+    sentence_encoder: TextEncoder,
+    rivals: dict[str, Splitter],
+    passage_cache: EmbeddingCache,
+    reranker: Reranker | None,
+    *,
+    window_tokens: int,
+    grid: dict[str, Sequence[float]] = GRID,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> CrossValidation:
     parts = halves(docs, seed)
     settings = settings_grid(grid)
     sentence_cache = EmbeddingCache(sentence_encoder)  # shared: every setting embeds the same sentences
@@ -73,9 +85,15 @@ def cross_validate(docs: Sequence[BenchDoc], sentence_encoder: TextEncoder, riva
         chunks, seconds = run_splitter(splitter, half)
         return evaluate_splitter(half, chunks, seconds, passage_cache, reranker)
 
-    results = [[evaluate(seos_splitter(sentence_cache, passage_encoder=passage_cache,
-                                       window_tokens=window_tokens, **s), half) for half in parts]
-               for s in settings]
+    results = [
+        [
+            evaluate(
+                seos_splitter(sentence_cache, passage_encoder=passage_cache, window_tokens=window_tokens, **s), half
+            )
+            for half in parts
+        ]
+        for s in settings
+    ]
     if progress:
         progress(f"SEOS grid: {len(settings)} settings on both halves")
     rival_results = {name: [evaluate(split, half) for half in parts] for name, split in rivals.items()}
@@ -84,8 +102,14 @@ def cross_validate(docs: Sequence[BenchDoc], sentence_encoder: TextEncoder, riva
     for tune, judge in ((0, 1), (1, 0)):
         best = max(range(len(settings)), key=lambda i: criterion(results[i][tune]))
         held = {"SEOS": results[best][judge], **{name: r[judge] for name, r in rival_results.items()}}
-        folds.append(Fold(tuned_on=[d.doc_id for d in parts[tune]], chosen=settings[best],
-                          tuning_score=criterion(results[best][tune])[0], held_out=held))
+        folds.append(
+            Fold(
+                tuned_on=[d.doc_id for d in parts[tune]],
+                chosen=settings[best],
+                tuning_score=criterion(results[best][tune])[0],
+                held_out=held,
+            )
+        )
         if progress:
             progress(f"tuned on half {tune + 1}: {settings[best]}")
     ranks = [sorted(range(len(settings)), key=lambda i: criterion(results[i][h]), reverse=True) for h in (0, 1)]
@@ -94,10 +118,13 @@ def cross_validate(docs: Sequence[BenchDoc], sentence_encoder: TextEncoder, riva
     sizes = [sum(len(d.queries) for d in part) for part in parts]
     judged = [sizes[1], sizes[0]]  # queries judged in fold 0 (half 2) and fold 1 (half 1)
     return CrossValidation(
-        docs=len(docs), grid={k: list(v) for k, v in grid.items()}, folds=folds,
+        docs=len(docs),
+        grid={k: list(v) for k, v in grid.items()},
+        folds=folds,
         held_out_mean={name: _pooled([f.held_out[name] for f in folds], judged) for name in folds[0].held_out},
         shipped=shipped,
-        scores=[{**s, "half_1": criterion(r[0])[0], "half_2": criterion(r[1])[0]} for s, r in zip(settings, results)])
+        scores=[{**s, "half_1": criterion(r[0])[0], "half_2": criterion(r[1])[0]} for s, r in zip(settings, results)],
+    )
 
 
 def _pooled(results: list[SplitterResult], weights: list[int]) -> dict[str, float]:

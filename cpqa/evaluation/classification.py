@@ -50,8 +50,9 @@ def macro_prf(gold: Sequence[str], predicted: Sequence[str | None]) -> tuple[flo
 
 def score(gold: Sequence[str], predicted: Sequence[str | None]) -> ClassificationScores:
     precision, recall, f1 = macro_prf(gold, predicted)
-    return ClassificationScores(n=len(gold), accuracy=accuracy(gold, predicted), precision=precision,
-                                recall=recall, f1=f1)
+    return ClassificationScores(
+        n=len(gold), accuracy=accuracy(gold, predicted), precision=precision, recall=recall, f1=f1
+    )
 
 
 def average(scores: Sequence[ClassificationScores]) -> ClassificationScores:

@@ -20,8 +20,16 @@ from typing import Callable, Iterable, Literal
 from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
-from cpqa.evaluation.choosers import (PROMPT_VERSION, AnswererChooser, Chooser, LLMChooser,
-                                      Evidence, PipelinePassages, TopDocuments, no_evidence)
+from cpqa.evaluation.choosers import (
+    PROMPT_VERSION,
+    AnswererChooser,
+    Chooser,
+    LLMChooser,
+    Evidence,
+    PipelinePassages,
+    TopDocuments,
+    no_evidence,
+)
 from cpqa.evaluation.classification import ClassificationScores, average, score
 from cpqa.evaluation.cmmqa_data import DATASETS, MCQuestion
 from cpqa.evaluation.pricing import Cost, estimate_cost
@@ -144,8 +152,9 @@ def make_evidence(method: str, settings: Settings, top_documents: int = 5) -> Ev
     return PipelinePassages(settings)
 
 
-def answer_question(question: MCQuestion, key: str, config: EvalConfig, chooser: Chooser,
-                    evidence: Evidence) -> QuestionResult:
+def answer_question(
+    question: MCQuestion, key: str, config: EvalConfig, chooser: Chooser, evidence: Evidence
+) -> QuestionResult:
     start = time.perf_counter()
     passages = evidence(question.question)  # question-only retrieval: options are not searched
     votes: list[str | None] = []
@@ -158,16 +167,35 @@ def answer_question(question: MCQuestion, key: str, config: EvalConfig, chooser:
         tokens_out += choice.output_tokens
         calls += choice.calls
         raw = choice.raw
-    return QuestionResult(key=key, config=config.digest, dataset=question.dataset, qid=question.qid,
-                          gold=question.answer, predicted=majority(votes), votes=votes,
-                          evidence=[p.pmid for p in passages], raw=raw[:2000], input_tokens=tokens_in,
-                          output_tokens=tokens_out, calls=calls, ms=(time.perf_counter() - start) * 1000.0)
+    return QuestionResult(
+        key=key,
+        config=config.digest,
+        dataset=question.dataset,
+        qid=question.qid,
+        gold=question.answer,
+        predicted=majority(votes),
+        votes=votes,
+        evidence=[p.pmid for p in passages],
+        raw=raw[:2000],
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        calls=calls,
+        ms=(time.perf_counter() - start) * 1000.0,
+    )
 
 
-def evaluate(settings: Settings, method: str, questions: list[MCQuestion], *, shuffle: int = 1,
-             workers: int | None = None, subset: str = "all", chooser: Chooser | None = None,
-             evidence: Evidence | None = None,
-             progress: Callable[[int, int], None] | None = None) -> tuple[CMMQAReport, list[QuestionResult]]:
+def evaluate(
+    settings: Settings,
+    method: str,
+    questions: list[MCQuestion],
+    *,
+    shuffle: int = 1,
+    workers: int | None = None,
+    subset: str = "all",
+    chooser: Chooser | None = None,
+    evidence: Evidence | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[CMMQAReport, list[QuestionResult]]:
     """Answer ``questions`` with ``method`` (cached answers are reused) and score them."""
     chooser = chooser or make_chooser(method, settings)
     config = EvalConfig(method=method, answerer=chooser.name, shuffle=shuffle, profile=settings.cpqa_profile)
@@ -210,21 +238,35 @@ def evaluate(settings: Settings, method: str, questions: list[MCQuestion], *, sh
         calls = sum(r.calls for r in results)
         if isinstance(evidence, PipelinePassages):  # the pipeline's own rewrite/answer calls, this run only
             usage = evidence.llm_usage
-            tokens_in, tokens_out, calls = tokens_in + usage.input_tokens, tokens_out + usage.output_tokens, calls + usage.calls
+            tokens_in, tokens_out, calls = (
+                tokens_in + usage.input_tokens,
+                tokens_out + usage.output_tokens,
+                calls + usage.calls,
+            )
         report.cost = estimate_cost(settings.cpqa_llm_model, tokens_in, tokens_out, calls)
     return report, results
 
 
-def score_results(method: str, answerer: str, config: EvalConfig, results: Iterable[QuestionResult],
-                  subset: str = "all") -> CMMQAReport:
+def score_results(
+    method: str, answerer: str, config: EvalConfig, results: Iterable[QuestionResult], subset: str = "all"
+) -> CMMQAReport:
     results = list(results)
     per: dict[str, ClassificationScores] = {}
     for d in DATASETS:
         rows = [r for r in results if r.dataset == d]
         per[d] = score([r.gold for r in rows], [r.predicted for r in rows])
-    return CMMQAReport(method=method, answerer=answerer, subset=subset, config=config, datasets=per,
-                       average=average(list(per.values())), answered=len(results), from_cache=0,
-                       unparsed=sum(r.predicted is None for r in results), errors=0)
+    return CMMQAReport(
+        method=method,
+        answerer=answerer,
+        subset=subset,
+        config=config,
+        datasets=per,
+        average=average(list(per.values())),
+        answered=len(results),
+        from_cache=0,
+        unparsed=sum(r.predicted is None for r in results),
+        errors=0,
+    )
 
 
 # ---------------------------------------------------------------- saved runs and hard negatives
@@ -238,10 +280,13 @@ def save_run(settings: Settings, report: CMMQAReport, results: list[QuestionResu
     path = runs_dir(settings) / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     report.run_file = str(path)
-    predictions = [{"question": r.key.split("|")[1], "dataset": r.dataset, "gold": r.gold,
-                    "predicted": r.predicted} for r in results]
-    path.write_text(json.dumps({"report": report.model_dump(mode="json"), "predictions": predictions}, indent=1),
-                    encoding="utf-8")
+    predictions = [
+        {"question": r.key.split("|")[1], "dataset": r.dataset, "gold": r.gold, "predicted": r.predicted}
+        for r in results
+    ]
+    path.write_text(
+        json.dumps({"report": report.model_dump(mode="json"), "predictions": predictions}, indent=1), encoding="utf-8"
+    )
     return path
 
 
@@ -253,8 +298,9 @@ def resolve_run(settings: Settings, ref: str) -> Path:
     saved = runs_dir(settings) / f"{ref}.json"
     if saved.exists():
         return saved
-    raise FileNotFoundError(f"no saved CMMQA run {ref!r} (neither a file nor {saved}); "
-                            f"run `cpqa eval cmmqa --method {ref}` first")
+    raise FileNotFoundError(
+        f"no saved CMMQA run {ref!r} (neither a file nor {saved}); run `cpqa eval cmmqa --method {ref}` first"
+    )
 
 
 def load_predictions(path: Path) -> dict[str, bool]:

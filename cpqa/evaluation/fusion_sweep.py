@@ -19,17 +19,27 @@ from cpqa.evaluation.retrieval import Question, search
 from cpqa.options import PipelineOptions
 from cpqa.pipeline import Pipeline
 
-E2_VARIANTS = [{"ladder_ranking": "ladder", "ladder_min_docs": 50},
-               {"ladder_ranking": "weighted", "ladder_level_decay": 0.9, "ladder_min_docs": 200},
-               *({"ladder_ranking": "bestmatch", "ladder_level_bonus": b, "ladder_field_weights": w}
-                 for b, w in ((0.0, (1.0, 1.0, 1.0)), (0.1, (1.0, 1.0, 1.0)), (0.1, (4.0, 1.0, 2.0))))]
-FUSION_GRID = {"e1_weight": (0.75, 1.0, 1.5), "e2_weight": (0.0, 0.25, 0.5, 1.0), "bm25_weight": (0.0, 0.5, 1.0, 1.5),
-               "rrf_k": (10, 20, 60), "fusion_depth": (50, 100)}
+E2_VARIANTS = [
+    {"ladder_ranking": "ladder", "ladder_min_docs": 50},
+    {"ladder_ranking": "weighted", "ladder_level_decay": 0.9, "ladder_min_docs": 200},
+    *(
+        {"ladder_ranking": "bestmatch", "ladder_level_bonus": b, "ladder_field_weights": w}
+        for b, w in ((0.0, (1.0, 1.0, 1.0)), (0.1, (1.0, 1.0, 1.0)), (0.1, (4.0, 1.0, 2.0)))
+    ),
+]
+FUSION_GRID = {
+    "e1_weight": (0.75, 1.0, 1.5),
+    "e2_weight": (0.0, 0.25, 0.5, 1.0),
+    "bm25_weight": (0.0, 0.5, 1.0, 1.5),
+    "rrf_k": (10, 20, 60),
+    "fusion_depth": (50, 100),
+}
 REPORTED = ("recall@10", "recall@20", "mrr@10", "ndcg@10")
 
 
-def split(questions: Sequence[Question], tune: int, seed: int = 13,
-          exclude: set[str] = frozenset()) -> tuple[list[Question], list[Question]]:
+def split(
+    questions: Sequence[Question], tune: int, seed: int = 13, exclude: set[str] = frozenset()
+) -> tuple[list[Question], list[Question]]:
     """(tuning questions, held-out questions): a seeded random ``tune`` of those not in ``exclude``, and the rest."""
     pool = [q for q in questions if q.id not in exclude]
     chosen = set(q.id for q in random.Random(seed).sample(pool, min(tune, len(pool))))
@@ -40,8 +50,13 @@ def _label(setting: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in setting.items())
 
 
-def sweep(questions: Sequence[Question], pipeline: Pipeline, e2_variants: Sequence[dict] = E2_VARIANTS,
-          grid: dict[str, Sequence] = FUSION_GRID, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def sweep(
+    questions: Sequence[Question],
+    pipeline: Pipeline,
+    e2_variants: Sequence[dict] = E2_VARIANTS,
+    grid: dict[str, Sequence] = FUSION_GRID,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """E2 alone per variant, and HSRDR per (E2 variant x fusion setting), averaged over ``questions``."""
     base = pipeline.options
     say = progress or (lambda message: None)
@@ -61,16 +76,22 @@ def sweep(questions: Sequence[Question], pipeline: Pipeline, e2_variants: Sequen
             ranked = [_fuse({"E1": a, "E2": b, "BM25": c}, documents, keep) for a, b, c in zip(e1, e2, bm25)]
             if any(fusion[w] > 0 for w in ("e1_weight", "e2_weight", "bm25_weight")):
                 fused_rows.append({"setting": _label({**variant, **fusion}), **_scores(ranked, questions)})
-    best = max(fused_rows, key=lambda r: (r["recall@20"] + r["mrr@10"] + r["ndcg@10"]))
-    return {"questions": len(questions), "E1": _scores(e1, questions), "BM25": _scores(bm25, questions),
-            "E2": e2_rows, "HSRDR": sorted(fused_rows, key=lambda r: -r["recall@20"]), "best": best}
+    best = max(fused_rows, key=lambda r: r["recall@20"] + r["mrr@10"] + r["ndcg@10"])
+    return {
+        "questions": len(questions),
+        "E1": _scores(e1, questions),
+        "BM25": _scores(bm25, questions),
+        "E2": e2_rows,
+        "HSRDR": sorted(fused_rows, key=lambda r: -r["recall@20"]),
+        "best": best,
+    }
 
 
 def _fuse(rankings: dict[str, list[str]], options, keep: set[str]) -> list[str]:
     """HSRDR's ranking of these path rankings: RRF over the paths of non-zero weight, then the keep rule."""
     active = {path: r for path, r in rankings.items() if options.weights[path] > 0}
     fused = rrf_fuse(active, k=options.rrf_k, weights=options.weights, depth=options.fusion_depth)
-    return [pmid for pmid, _, _ in fused if pmid in keep][:options.max_docs]
+    return [pmid for pmid, _, _ in fused if pmid in keep][: options.max_docs]
 
 
 def _with_abstract(pipeline: Pipeline, runs: list[list[list[str]]]) -> set[str]:

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from cpqa.documents.vectorstore import IVFPQ_FILE, FaissIndex, FlatFile, IndexMeta, build_ivfpq, coarse_quantizer, load_flat
+from cpqa.documents.vector_index import IndexMeta
+from cpqa.documents.vectorstore import IVFPQ_FILE, FaissIndex, FlatFile, build_ivfpq, coarse_quantizer, load_flat
 
 PUBMED_VECTORS = 36_000_000
 DIM = 768
@@ -104,7 +105,7 @@ def run_bench(cfg: BenchConfig, workdir: Path | None = None) -> dict:
         t = time.perf_counter()
         _, truth = flat.search(queries, cfg.k)
         exact_batch_s = time.perf_counter() - t
-        flat_lat = _latencies(lambda q: flat.search(q, cfg.k), queries[:cfg.flat_latency_queries])
+        flat_lat = _latencies(lambda q, flat=flat: flat.search(q, cfg.k), queries[: cfg.flat_latency_queries])
         flat_bytes = (directory / "flat.faiss").stat().st_size
 
         nlist = max(1, cfg.n // cfg.points_per_list)
@@ -119,23 +120,35 @@ def run_bench(cfg: BenchConfig, workdir: Path | None = None) -> dict:
             for kf in cfg.k_factor:
                 index.tune(nprobe=nprobe, k_factor=kf)
                 found = [[p for p, _ in hits] for hits in index.search(queries, cfg.k)]
-                lat = _latencies(lambda q: index.search(q, cfg.k), queries[:cfg.latency_queries])
-                configs.append({"nprobe": nprobe, "k_factor": kf, "recall@10": round(_recall(found, truth, cfg.k), 4),
-                                **lat})
+                lat = _latencies(lambda q, index=index: index.search(q, cfg.k), queries[: cfg.latency_queries])
+                configs.append(
+                    {"nprobe": nprobe, "k_factor": kf, "recall@10": round(_recall(found, truth, cfg.k), 4), **lat}
+                )
         best = _choose(configs)
         index.tune(nprobe=best["nprobe"], k_factor=1)  # shortlist of k: IVF-PQ ranking without re-scoring
         pq_only = _recall([[p for p, _ in hits] for hits in index.search(queries, cfg.k)], truth, cfg.k)
-        coarse = _coarse_latency(cfg, cfg.pubmed_vectors // cfg.points_per_list, queries[:cfg.latency_queries])
+        coarse = _coarse_latency(cfg, cfg.pubmed_vectors // cfg.points_per_list, queries[: cfg.latency_queries])
         del flat, index
     return {
         "config": cfg.model_dump(),
         "data": "clustered synthetic: centre + 64-d low-rank spread (x spread) + isotropic noise 0.1",
-        "flat": {"bytes_per_vector": round(flat_bytes / cfg.n, 2), "build_s": round(flat_build_s, 2),
-                 "recall@10": 1.0, "exact_batch_s_for_all_queries": round(exact_batch_s, 2), **flat_lat,
-                 "note": "mmapped IO_FLAG_MMAP_IFC: zero-copy, but every query reads all vectors"},
-        "ivfpq": {"nlist": nlist, "pq_bytes": cfg.pq_m, "build_s": round(ivf_build_s, 2),
-                  "resident_bytes_per_vector": round(resident / cfg.n, 2), "pq_only_recall@10": round(pq_only, 4),
-                  "sweep": configs, "chosen": best},
+        "flat": {
+            "bytes_per_vector": round(flat_bytes / cfg.n, 2),
+            "build_s": round(flat_build_s, 2),
+            "recall@10": 1.0,
+            "exact_batch_s_for_all_queries": round(exact_batch_s, 2),
+            **flat_lat,
+            "note": "mmapped IO_FLAG_MMAP_IFC: zero-copy, but every query reads all vectors",
+        },
+        "ivfpq": {
+            "nlist": nlist,
+            "pq_bytes": cfg.pq_m,
+            "build_s": round(ivf_build_s, 2),
+            "resident_bytes_per_vector": round(resident / cfg.n, 2),
+            "pq_only_recall@10": round(pq_only, 4),
+            "sweep": configs,
+            "chosen": best,
+        },
         "pubmed_extrapolation": _extrapolate(cfg, resident, best, coarse),
     }
 
@@ -151,8 +164,11 @@ def _coarse_latency(cfg: BenchConfig, nlist: int, queries: np.ndarray) -> dict:
     centroids = Generator(cfg.model_copy(update={"clusters": nlist})).centres
     quantizer = coarse_quantizer(cfg.dim, nlist)
     quantizer.add(centroids)
-    return {"nlist": nlist, "quantizer": type(quantizer).__name__,
-            **_latencies(lambda q: quantizer.search(q, max(cfg.nprobe)), queries)}
+    return {
+        "nlist": nlist,
+        "quantizer": type(quantizer).__name__,
+        **_latencies(lambda q: quantizer.search(q, max(cfg.nprobe)), queries),
+    }
 
 
 def _extrapolate(cfg: BenchConfig, resident: int, best: dict, coarse: dict) -> dict:
@@ -163,17 +179,20 @@ def _extrapolate(cfg: BenchConfig, resident: int, best: dict, coarse: dict) -> d
     resident_gb = (per_vector * n + _fixed_bytes(cfg, nlist)) / 1e9
     p95 = best["p95_ms"] + coarse["p95_ms"]
     return {
-        "vectors": n, "nlist": nlist,
+        "vectors": n,
+        "nlist": nlist,
         "resident_ram_gb": round(resident_gb, 2),
         "mmapped_on_disk_gb": {"float32_vectors": round(n * cfg.dim * 4 / 1e9, 1), "pmid_map": round(n * 8 / 1e9, 2)},
         "flat_ram_gb_if_resident": round(n * cfg.dim * 4 / 1e9, 1),
         "est_p95_ms": round(p95, 2),
         "est_recall@10": best["recall@10"],
         "meets_target": bool(resident_gb <= 16 and best["recall@10"] >= 0.95 and p95 < 50),
-        "assumptions": ("points per IVF list kept as in the bench, so each query scans the same number of codes; "
-                        "the coarse-quantizer step is measured at PubMed's nlist; recall assumed to carry over "
-                        "at equal points per list; re-scoring reads k_factor x k rows from the mmapped vectors "
-                        "(page cache or NVMe)"),
+        "assumptions": (
+            "points per IVF list kept as in the bench, so each query scans the same number of codes; "
+            "the coarse-quantizer step is measured at PubMed's nlist; recall assumed to carry over "
+            "at equal points per list; re-scoring reads k_factor x k rows from the mmapped vectors "
+            "(page cache or NVMe)"
+        ),
     }
 
 

@@ -18,8 +18,20 @@ from pathlib import Path
 from cpqa.sources.ncbi.pubmed_xml import DOCTYPE, iter_pubmed_records
 from cpqa.sources.store import Store
 
-SITES = ["breast", "lung", "prostate", "colorectal", "ovarian", "pancreatic", "gastric", "bladder",
-         "cervical", "liver", "thyroid", "skin"]
+SITES = [
+    "breast",
+    "lung",
+    "prostate",
+    "colorectal",
+    "ovarian",
+    "pancreatic",
+    "gastric",
+    "bladder",
+    "cervical",
+    "liver",
+    "thyroid",
+    "skin",
+]
 TOPICS = ["chemotherapy", "survival", "screening", "radiotherapy", "prognosis", "surgery", "risk", "metastasis"]
 # Hand-written queries exercising every operator and tag, as a ladder from the rewriter would.
 FIXED_QUERIES = [
@@ -81,13 +93,14 @@ def benchmark_queries() -> list[str]:
 
 def perturbed(raw: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
     """``raw`` with ``PERTURBED_WORDS`` abstract words swapped for words drawn from ``pool``."""
+
     def swap(match: re.Match) -> bytes:
         words = list(_WORD.finditer(match.group(2)))
         if not words:
             return match.group(0)
         body, last, out = match.group(2), 0, []
         for word in sorted(rng.sample(words, min(PERTURBED_WORDS, len(words))), key=lambda w: w.start()):
-            out += [body[last:word.start()], rng.choice(pool)]
+            out += [body[last : word.start()], rng.choice(pool)]
             last = word.end()
         return match.group(1) + b"".join(out) + body[last:] + match.group(3)
 
@@ -138,9 +151,15 @@ def _peak_rss_kb() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workdir: Path | None = None,
-                     queries: list[str] | None = None, perturb: bool = False,
-                     engine: str = "fts5") -> IngestBenchResult:
+def run_ingest_bench(
+    sample: Path,
+    target: int = 100_000,
+    rounds: int = 5,
+    workdir: Path | None = None,
+    queries: list[str] | None = None,
+    perturb: bool = False,
+    engine: str = "fts5",
+) -> IngestBenchResult:
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         tmp_path = Path(tmp)
         source = tmp_path / "replicated.xml.gz"
@@ -159,10 +178,12 @@ def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workd
             conn = sqlite3.connect(db)
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             raw_bytes, json_bytes = conn.execute(
-                "SELECT sum(length(pm_raw)), sum(length(pm_data)) FROM articles").fetchone()
+                "SELECT sum(length(pm_raw)), sum(length(pm_data)) FROM articles"
+            ).fetchone()
             conn.close()
-            store_bytes = sum(p.stat().st_size for pattern in ("store.sqlite*", "store.tantivy/*")
-                              for p in tmp_path.glob(pattern))
+            store_bytes = sum(
+                p.stat().st_size for pattern in ("store.sqlite*", "store.tantivy/*") for p in tmp_path.glob(pattern)
+            )
             queries = queries or benchmark_queries()
             counts = [store.search(q, retmax=20).count for q in queries]  # warm-up
             per_query: dict[str, list[float]] = {q: [] for q in queries}
@@ -172,19 +193,30 @@ def run_ingest_bench(sample: Path, target: int = 100_000, rounds: int = 5, workd
                     store.search(q, retmax=20)
                     per_query[q].append((time.perf_counter() - t0) * 1000.0)
     latencies = sorted(ms for runs in per_query.values() for ms in runs)
-    slowest = sorted(((statistics.median(runs), q, n) for (q, runs), n in zip(per_query.items(), counts)),
-                     reverse=True)[:5]
+    slowest = sorted(
+        ((statistics.median(runs), q, n) for (q, runs), n in zip(per_query.items(), counts)), reverse=True
+    )[:5]
     return IngestBenchResult(
-        engine=engine, records=written, copies=copies,
+        engine=engine,
+        records=written,
+        copies=copies,
         source=f"{sample.name} x{copies}, PMIDs rewritten{', abstract words swapped' if perturb else ''}",
-        write_input_s=round(write_s, 2), ingest_s=round(ingest_s, 2), records_per_s=round(written / ingest_s, 1),
-        ingest_cpu_s=round(ingest_cpu, 2), records_per_cpu_s=round(written / ingest_cpu, 1),
+        write_input_s=round(write_s, 2),
+        ingest_s=round(ingest_s, 2),
+        records_per_s=round(written / ingest_s, 1),
+        ingest_cpu_s=round(ingest_cpu, 2),
+        records_per_cpu_s=round(written / ingest_cpu, 1),
         peak_rss_mb=round(peak_rss_kb / 1024, 1),
-        store_bytes=store_bytes, bytes_per_record=round(store_bytes / written, 1),
-        raw_xml_bytes_per_record=round(raw_bytes / written, 1), json_bytes_per_record=round(json_bytes / written, 1),
-        queries=len(queries), query_runs=len(latencies),
+        store_bytes=store_bytes,
+        bytes_per_record=round(store_bytes / written, 1),
+        raw_xml_bytes_per_record=round(raw_bytes / written, 1),
+        json_bytes_per_record=round(json_bytes / written, 1),
+        queries=len(queries),
+        query_runs=len(latencies),
         esearch_p50_ms=round(statistics.median(latencies), 2),
         esearch_p95_ms=round(latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))], 2),
-        esearch_mean_ms=round(statistics.fmean(latencies), 2), median_hits=statistics.median(counts),
+        esearch_mean_ms=round(statistics.fmean(latencies), 2),
+        median_hits=statistics.median(counts),
         slowest_queries=[{"query": q, "median_ms": round(ms, 2), "hits": n} for ms, q, n in slowest],
-        sqlite_version=sqlite3.sqlite_version)
+        sqlite_version=sqlite3.sqlite_version,
+    )

@@ -11,8 +11,13 @@ from pydantic import BaseModel, Field
 M = TypeVar("M", bound=BaseModel)
 
 
-def read_records(path: Path | str, model: type[M], what: str, limit: int | None = None,
-                 prepare: Callable[[dict[str, Any], int], dict[str, Any]] | None = None) -> list[M]:
+def read_records(
+    path: Path | str,
+    model: type[M],
+    what: str,
+    limit: int | None = None,
+    prepare: Callable[[dict[str, Any], int], dict[str, Any]] | None = None,
+) -> list[M]:
     """The first ``limit`` records of ``model`` in ``path`` (blank lines skipped); ``prepare`` may normalise each raw
     item (given its line number) before validation. ``what`` names a record in error messages."""
     path = Path(path)

@@ -81,8 +81,7 @@ def _requests(url: str) -> list[tuple[str, str, dict]]:
     return mix
 
 
-async def _load(url: str, mix: list[tuple[str, str, dict]], clients: int, seconds: float, warmup: float
-                ) -> LoadResult:
+async def _load(url: str, mix: list[tuple[str, str, dict]], clients: int, seconds: float, warmup: float) -> LoadResult:
     latencies: dict[str, list[float]] = {"esearch": [], "efetch": []}
     errors: dict[str, int] = {}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -100,8 +99,11 @@ async def _load(url: str, mix: list[tuple[str, str, dict]], clients: int, second
                         reply = await client.get(url + f"{kind}.fcgi", params=params)
                     else:
                         reply = await client.post(url + f"{kind}.fcgi", data=params)
-                    failed = None if reply.status_code == 200 and b"<ERROR>" not in reply.content[:4096] \
+                    failed = (
+                        None
+                        if reply.status_code == 200 and b"<ERROR>" not in reply.content[:4096]
                         else f"HTTP {reply.status_code}"
+                    )
                 except httpx.HTTPError as exc:
                     failed = type(exc).__name__
                 if now >= measure_from:
@@ -112,19 +114,31 @@ async def _load(url: str, mix: list[tuple[str, str, dict]], clients: int, second
 
         await asyncio.gather(*(one_client(k) for k in range(clients)))
     answered = latencies["esearch"] + latencies["efetch"]
-    return LoadResult(clients=clients, seconds=seconds, requests=len(answered) + sum(errors.values()),
-                      errors=sum(errors.values()), requests_per_s=round(len(answered) / seconds, 1),
-                      p50_ms=round(statistics.median(answered), 1) if answered else 0.0,
-                      p95_ms=_percentile(answered, 0.95), p99_ms=_percentile(answered, 0.99),
-                      esearch_p95_ms=_percentile(latencies["esearch"], 0.95),
-                      efetch_p95_ms=_percentile(latencies["efetch"], 0.95), error_kinds=errors)
+    return LoadResult(
+        clients=clients,
+        seconds=seconds,
+        requests=len(answered) + sum(errors.values()),
+        errors=sum(errors.values()),
+        requests_per_s=round(len(answered) / seconds, 1),
+        p50_ms=round(statistics.median(answered), 1) if answered else 0.0,
+        p95_ms=_percentile(answered, 0.95),
+        p99_ms=_percentile(answered, 0.99),
+        esearch_p95_ms=_percentile(latencies["esearch"], 0.95),
+        efetch_p95_ms=_percentile(latencies["efetch"], 0.95),
+        error_kinds=errors,
+    )
 
 
-def run_mirror_bench(home: Path, clients: list[int], seconds: float = 20.0, warmup: float = 3.0,
-                     workers: int = 8) -> dict:
+def run_mirror_bench(
+    home: Path, clients: list[int], seconds: float = 20.0, warmup: float = 3.0, workers: int = 8
+) -> dict:
     with MirrorProcess(home, workers) as mirror:
         mix = _requests(mirror.url)
         runs = [asyncio.run(_load(mirror.url, mix, n, seconds, warmup)) for n in clients]
-    return {"server": f"cpqa mirror serve (uvicorn, {workers} workers), own process", "cpus": os.cpu_count(),
-            "request_mix": f"{ESEARCH_PER_EFETCH} esearch (retmax 100) : 1 efetch (20 PMIDs, POST)",
-            "distinct_requests": len(mix), "runs": [run.__dict__ for run in runs]}
+    return {
+        "server": f"cpqa mirror serve (uvicorn, {workers} workers), own process",
+        "cpus": os.cpu_count(),
+        "request_mix": f"{ESEARCH_PER_EFETCH} esearch (retmax 100) : 1 efetch (20 PMIDs, POST)",
+        "distinct_requests": len(mix),
+        "runs": [run.__dict__ for run in runs],
+    }

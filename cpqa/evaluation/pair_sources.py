@@ -20,9 +20,18 @@ GENERATION_TOOL_NAME = "write_question"
 def bioasq_pairs(raw_dir: Path, dev_questions: Path) -> list[Pair]:
     """(question, gold snippet) pairs from BioASQ golden files under ``raw_dir`` (``*/*_golden.json``),
     restricted to the question ids in ``dev_questions`` (JSONL with ``id``); a question is taken once."""
-    return [Pair(query_id=q.id, query=q.question, passage_id=passage_id(s.text, "bioasq"), passage=s.text,
-                 pmid=s.pmid, source="bioasq")
-            for q in bioasq_gold(raw_dir, dev_questions) for s in q.snippets]
+    return [
+        Pair(
+            query_id=q.id,
+            query=q.question,
+            passage_id=passage_id(s.text, "bioasq"),
+            passage=s.text,
+            pmid=s.pmid,
+            source="bioasq",
+        )
+        for q in bioasq_gold(raw_dir, dev_questions)
+        for s in q.snippets
+    ]
 
 
 # ---------------------------------------------------------------- synthetic questions with Claude
@@ -78,7 +87,7 @@ def normalized_question(question: str) -> str:
 
 def sample_passages(settings: Settings, n: int, seed: int = 13) -> list[tuple[str, str, str]]:
     """``n`` (passage id, pmid, text) SEOS passages from distinct store articles with abstracts, seeded."""
-    from cpqa.passages.seos import segment_article
+    from cpqa.passages.records import segment_article
     from cpqa.sources.store import Store
 
     rng = random.Random(seed)
@@ -89,8 +98,8 @@ def sample_passages(settings: Settings, n: int, seed: int = 13) -> list[tuple[st
             raise ValueError(f"the store at {settings.store_path} is empty: ingest PubMed records first")
         rng.shuffle(pmids)
         for start in range(0, len(pmids), 50):
-            articles = store.get_many(pmids[start:start + 50])
-            for pmid in pmids[start:start + 50]:
+            articles = store.get_many(pmids[start : start + 50])
+            for pmid in pmids[start : start + 50]:
                 article = articles.get(pmid)
                 if article is None or not article.has_abstract:
                     continue
@@ -103,8 +112,13 @@ def sample_passages(settings: Settings, n: int, seed: int = 13) -> list[tuple[st
     return out
 
 
-def generate_pairs(settings: Settings, n: int, llm, passages: list[tuple[str, str, str]] | None = None,
-                   existing: list[Pair] | None = None) -> tuple[list[Pair], GenerationReport]:
+def generate_pairs(
+    settings: Settings,
+    n: int,
+    llm,
+    passages: list[tuple[str, str, str]] | None = None,
+    existing: list[Pair] | None = None,
+) -> tuple[list[Pair], GenerationReport]:
     """One Claude-written question per passage; malformed answers are rejected and counted, duplicates
     (by normalised wording, also against ``existing``) dropped."""
     from cpqa.models.llm import LLMError
@@ -123,8 +137,12 @@ def generate_pairs(settings: Settings, n: int, llm, passages: list[tuple[str, st
         if pid in done_passages:
             continue
         try:
-            data = llm.call_tool(GENERATION_SYSTEM, [{"role": "user", "content": f"Passage (PMID {pmid}):\n{text}"}],
-                                 tool, max_tokens=300)
+            data = llm.call_tool(
+                GENERATION_SYSTEM,
+                [{"role": "user", "content": f"Passage (PMID {pmid}):\n{text}"}],
+                tool,
+                max_tokens=300,
+            )
         except LLMError as exc:
             report.rejected += 1
             report.reasons.append(str(exc)[:200])
@@ -140,8 +158,16 @@ def generate_pairs(settings: Settings, n: int, llm, passages: list[tuple[str, st
             report.duplicates += 1
             continue
         seen.add(key)
-        pairs.append(Pair(query_id=f"syn:{pid.split(':', 1)[1]}", query=question, passage_id=pid, passage=text,
-                          pmid=pmid, source=f"synthetic:{data.get('asker', 'patient')}"))
+        pairs.append(
+            Pair(
+                query_id=f"syn:{pid.split(':', 1)[1]}",
+                query=question,
+                passage_id=pid,
+                passage=text,
+                pmid=pmid,
+                source=f"synthetic:{data.get('asker', 'patient')}",
+            )
+        )
     report.written = len(pairs)
     report.reasons = sorted(set(report.reasons))[:10]
     return pairs, report

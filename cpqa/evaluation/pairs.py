@@ -18,14 +18,25 @@ import numpy as np
 from pydantic import BaseModel
 
 from cpqa.config import Settings
-from cpqa.models.encoders import (MEDCPT_CROSS, MINILM, PUBMEDBERT_MATRYOSHKA, EmbeddingCache, ModelUnavailable,
-                           hub_reachable, weights_cached)
+from cpqa.models.encoders import (
+    MEDCPT_CROSS,
+    MINILM,
+    PUBMEDBERT_MATRYOSHKA,
+    EmbeddingCache,
+    ModelUnavailable,
+    hub_reachable,
+    weights_cached,
+)
 
 BM25 = "none"  # the embedder slot of the BM25-only row
 NO_RERANK = "none"
 FUSION = "fusion"  # cpqa.passages.rerank.FusionReranker: BM25 + dense over the candidates (offline)
-PAPER_EMBEDDERS = (PUBMEDBERT_MATRYOSHKA, "WhereIsAI/UAE-Large-V1", "BAAI/bge-large-en-v1.5",
-                   "Salesforce/SFR-Embedding-Mistral")
+PAPER_EMBEDDERS = (
+    PUBMEDBERT_MATRYOSHKA,
+    "WhereIsAI/UAE-Large-V1",
+    "BAAI/bge-large-en-v1.5",
+    "Salesforce/SFR-Embedding-Mistral",
+)
 PAPER_RERANKERS = ("BAAI/bge-reranker-v2-m3", MEDCPT_CROSS)
 DEFAULT_EMBEDDERS = (BM25, MINILM, *PAPER_EMBEDDERS)
 DEFAULT_RERANKERS = (NO_RERANK, FUSION, *PAPER_RERANKERS)
@@ -63,8 +74,13 @@ class PairSet:
         if n is None or n >= len(self.queries):
             return self
         keep = list(self.queries)[:n]
-        return PairSet([Pair(query_id=q, query=self.queries[q], passage_id=pid, passage=self.passages[pid])
-                        for q in keep for pid in sorted(self.gold[q])])
+        return PairSet(
+            [
+                Pair(query_id=q, query=self.queries[q], passage_id=pid, passage=self.passages[pid])
+                for q in keep
+                for pid in sorted(self.gold[q])
+            ]
+        )
 
 
 def passage_id(text: str, prefix: str) -> str:
@@ -171,8 +187,14 @@ class Cell(BaseModel):
 class FirstStage:
     """Top-k candidate passage ids for a query, by BM25 or by a dense embedder over the pool."""
 
-    def __init__(self, embedder: str, settings: Settings, ids: list[str], texts: list[str],
-                 caches: dict[str, EmbeddingCache] | None = None):
+    def __init__(
+        self,
+        embedder: str,
+        settings: Settings,
+        ids: list[str],
+        texts: list[str],
+        caches: dict[str, EmbeddingCache] | None = None,
+    ):
         self.ids = ids
         started = time.perf_counter()
         if embedder == BM25:
@@ -209,9 +231,14 @@ def rerank(reranker, query: str, candidates: list[tuple[str, float]], texts: dic
     return [n.node.node_id for n in reranker.postprocess_nodes(nodes, query_str=query)]
 
 
-def run_matrix(pair_set: PairSet, settings: Settings, embedders: Sequence[str] = DEFAULT_EMBEDDERS,
-               rerankers: Sequence[str] = DEFAULT_RERANKERS, top_k: int = 20,
-               progress: Callable[[str], None] | None = None) -> list[Cell]:
+def run_matrix(
+    pair_set: PairSet,
+    settings: Settings,
+    embedders: Sequence[str] = DEFAULT_EMBEDDERS,
+    rerankers: Sequence[str] = DEFAULT_RERANKERS,
+    top_k: int = 20,
+    progress: Callable[[str], None] | None = None,
+) -> list[Cell]:
     """Every embedder x reranker cell, in the given order (unavailable ones with their reason).
 
     The bundled MiniLM row runs first: its index pass fills the embedding cache the fusion reranker reads,
@@ -230,8 +257,12 @@ def run_matrix(pair_set: PairSet, settings: Settings, embedders: Sequence[str] =
         try:
             stage = FirstStage(embedder, settings, ids, texts, caches)
         except ModelUnavailable as exc:
-            done.update({(embedder, r): Cell(embedder=embedder, reranker=r, available=False, reason=str(exc))
-                         for r in rerankers})
+            done.update(
+                {
+                    (embedder, r): Cell(embedder=embedder, reranker=r, available=False, reason=str(exc))
+                    for r in rerankers
+                }
+            )
             continue
         for name in rerankers:
             if progress:
@@ -259,7 +290,14 @@ def score_cell(pair_set: PairSet, stage: FirstStage, reranker, embedder: str, na
         times.append((time.perf_counter() - started) * 1000.0)
         hits.append(hits_at(ranked, pair_set.gold[qid], CUTOFF))
         mrrs.append(mrr_at(ranked, pair_set.gold[qid], CUTOFF))
-    return Cell(embedder=embedder, reranker=name, hits_at_5=round(float(np.mean(hits)), 4),
-                mrr_at_5=round(float(np.mean(mrrs)), 4), index_s=round(stage.index_s, 2),
-                query_ms=round(float(np.mean(times)), 2), query_ms_p95=round(float(np.percentile(times, 95)), 2),
-                queries=len(pair_set.queries), passages=len(stage.ids))
+    return Cell(
+        embedder=embedder,
+        reranker=name,
+        hits_at_5=round(float(np.mean(hits)), 4),
+        mrr_at_5=round(float(np.mean(mrrs)), 4),
+        index_s=round(stage.index_s, 2),
+        query_ms=round(float(np.mean(times)), 2),
+        query_ms_p95=round(float(np.percentile(times, 95)), 2),
+        queries=len(pair_set.queries),
+        passages=len(stage.ids),
+    )

@@ -23,7 +23,8 @@ from typing import Sequence
 import numpy as np
 
 from cpqa.config import Settings, get_settings
-from cpqa.documents.vectorstore import IndexMeta, open_index
+from cpqa.documents.vector_index import IndexMeta
+from cpqa.documents.vectorstore import open_index
 from cpqa.models.encoders import MEDCPT_ARTICLE
 from cpqa.sources.store import Store
 
@@ -47,13 +48,19 @@ def prepare_paper_home(source: Settings, target: Path, dim: int, seed: int = 0) 
     meta = IndexMeta(model=MEDCPT_ARTICLE, dim=dim, normalize=False)
     with open_index(settings, create=meta) as index:
         for i in range(0, len(pmids), 10_000):
-            batch = pmids[i:i + 10_000]
+            batch = pmids[i : i + 10_000]
             index.add(batch, rng.standard_normal((len(batch), dim)).astype(np.float32))
     return settings
 
 
-def paper_latency(questions: Sequence[Path], limit: int | None, models_cache: Path | None, device: str | None,
-                  settings: Settings | None = None, size: str = "base") -> dict:
+def paper_latency(
+    questions: Sequence[Path],
+    limit: int | None,
+    models_cache: Path | None,
+    device: str | None,
+    settings: Settings | None = None,
+    size: str = "base",
+) -> dict:
     """Build (or reuse, in ``models_cache``) the random models of ``size`` (base: the paper's; tiny: a plumbing
     check), a paper copy of the data home, and run ``cpqa bench latency --profile paper --json`` over it; returns
     its JSON with the setup named."""
@@ -73,12 +80,17 @@ def paper_latency(questions: Sequence[Path], limit: int | None, models_cache: Pa
             command += ["--limit", str(limit)]
         if device:
             command += ["--device", device]
-        env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "CPQA_HOME": str(home),
-               "CPQA_PROFILE": "paper"}
+        env = {
+            **os.environ,
+            "HF_HUB_CACHE": str(cache),
+            "HF_HUB_OFFLINE": "1",
+            "CPQA_HOME": str(home),
+            "CPQA_PROFILE": "paper",
+        }
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"the paper-profile bench failed: {done.stderr[-1500:]}")
-        payload = json.loads(done.stdout[done.stdout.index("{"):])
+        payload = json.loads(done.stdout[done.stdout.index("{") :])
     payload["weights"] = f"random, {size}-size BERT architectures (timings only; cpqa.evaluation.paper_cost)"
     return payload
 

@@ -33,10 +33,12 @@ from cpqa.sources.store import Store
 from cpqa.types import Article, Candidate, RetrievedDocument
 from ingestion.passage_build import passage_segmenter, segment_records
 
-QUESTIONS = ("Does tamoxifen reduce the risk of breast cancer recurrence?",
-             "What are the side effects of radiotherapy for prostate cancer?",
-             "Is immunotherapy effective for advanced melanoma?",
-             "How is colorectal cancer screened?")
+QUESTIONS = (
+    "Does tamoxifen reduce the risk of breast cancer recurrence?",
+    "What are the side effects of radiotherapy for prostate cancer?",
+    "Is immunotherapy effective for advanced melanoma?",
+    "How is colorectal cancer screened?",
+)
 
 
 class BuildRate(BaseModel):
@@ -86,11 +88,19 @@ def measure_build(settings: Settings, articles: Sequence[Article], path: Path) -
     seconds = max(summary.seconds, 1e-9)
     per_record = stats["bytes"] / max(1, summary.records)
     return BuildRate(
-        records=summary.records, sentences=summary.sentences, passages=summary.passages, seconds=summary.seconds,
-        records_per_s=summary.records / seconds, sentences_per_s=summary.sentences / seconds,
-        passages_per_s=summary.passages / seconds, bytes_per_passage=stats["bytes"] / max(1, summary.passages),
-        bytes_per_record=per_record, hours_per_million_records=1e6 / (summary.records / seconds) / 3600,
-        gb_per_million_records=per_record * 1e6 / 1e9, gb_for_pubmed=per_record * PUBMED_RECORDS / 1e9)
+        records=summary.records,
+        sentences=summary.sentences,
+        passages=summary.passages,
+        seconds=summary.seconds,
+        records_per_s=summary.records / seconds,
+        sentences_per_s=summary.sentences / seconds,
+        passages_per_s=summary.passages / seconds,
+        bytes_per_passage=stats["bytes"] / max(1, summary.passages),
+        bytes_per_record=per_record,
+        hours_per_million_records=1e6 / (summary.records / seconds) / 3600,
+        gb_per_million_records=per_record * 1e6 / 1e9,
+        gb_for_pubmed=per_record * PUBMED_RECORDS / 1e9,
+    )
 
 
 def grow(path: Path, articles: Sequence[Article], segments: SegmentCache, records: int, seed: int = 0) -> list[Article]:
@@ -103,16 +113,19 @@ def grow(path: Path, articles: Sequence[Article], segments: SegmentCache, record
         replica = 0
         while len(held) < records:
             replica += 1
-            copies = [article.model_copy(update={"pmid": str(900_000_000 + replica * 1_000_000 + i)})
-                      for i, article in enumerate(articles[:records - len(held)])]
+            copies = [
+                article.model_copy(update={"pmid": str(900_000_000 + replica * 1_000_000 + i)})
+                for i, article in enumerate(articles[: records - len(held)])
+            ]
             store.put((segments.key(copy, "D1"), copy.pmid, layout) for copy, layout in zip(copies, layouts))
             held += copies
         rng.shuffle(held)
     return held
 
 
-def measure_retrieval(settings: Settings, path: Path, held: Sequence[Article], queries: int, candidates: int,
-                      seed: int = 0) -> tuple[float, float]:
+def measure_retrieval(
+    settings: Settings, path: Path, held: Sequence[Article], queries: int, candidates: int, seed: int = 0
+) -> tuple[float, float]:
     """p50 / p95 ms of reading and ranking the passages of ``candidates`` random records, cold caches each time."""
     rng = random.Random(seed)
     times = []
@@ -129,8 +142,15 @@ def measure_retrieval(settings: Settings, path: Path, held: Sequence[Article], q
     return statistics.median(times), times[min(len(times) - 1, int(0.95 * len(times)))]
 
 
-def run(settings: Settings, sizes: Sequence[int], build_records: int = 200, queries: int = 40, candidates: int = 50,
-        workdir: Path | None = None, progress: Callable[[str], None] | None = None) -> PassageBench:
+def run(
+    settings: Settings,
+    sizes: Sequence[int],
+    build_records: int = 200,
+    queries: int = 40,
+    candidates: int = 50,
+    workdir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> PassageBench:
     with Store(settings.store_path) as store:
         articles = [a for a in store.iter_articles() if a.pmid and a.has_abstract][:build_records]
     if not articles:
@@ -149,12 +169,24 @@ def run(settings: Settings, sizes: Sequence[int], build_records: int = 200, quer
                 held = grow(path, articles, passage_segmenter(settings, store), size)
             p50, p95 = measure_retrieval(settings, path, held, queries, candidates)
             size_bytes = sum(f.stat().st_size for f in Path(tmp).glob(path.name + "*"))
-            points.append(ScalePoint(records=size, store_bytes=size_bytes, queries=queries, candidates=candidates,
-                                     retrieval_p50_ms=p50, retrieval_p95_ms=p95))
+            points.append(
+                ScalePoint(
+                    records=size,
+                    store_bytes=size_bytes,
+                    queries=queries,
+                    candidates=candidates,
+                    retrieval_p50_ms=p50,
+                    retrieval_p95_ms=p95,
+                )
+            )
             if progress:
                 progress(f"{size} records: {points[-1].model_dump_json()}")
             path.unlink()
     sentence_encoder, _ = load_encoder("sentence_embedder", settings)
     passage_encoder, _ = load_encoder("passage_retriever", settings)
-    return PassageBench(models={"sentence_embedder": sentence_encoder.name, "passage_retriever": passage_encoder.name},
-                        cores=os.cpu_count() or 1, build=build, scale=points)
+    return PassageBench(
+        models={"sentence_embedder": sentence_encoder.name, "passage_retriever": passage_encoder.name},
+        cores=os.cpu_count() or 1,
+        build=build,
+        scale=points,
+    )

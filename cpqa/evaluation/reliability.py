@@ -29,8 +29,14 @@ TOPIC_QUERY = "cancer AND metabolism AND model*"
 TOPIC_LADDER = ["cancer AND metabolism AND mathematical", TOPIC_QUERY, "cancer AND metabolism"]
 QUESTION = "What do mathematical models tell us about cancer metabolism?"
 DUMMY_KEY = "sk-ant-reliability-dummy-0123456789abcdef"
-FAST = dict(cpqa_http_timeout=0.75, cpqa_http_retries=1, cpqa_http_backoff=0.05, cpqa_http_backoff_max=0.5,
-            cpqa_llm_timeout=2.0, cpqa_llm_max_retries=1)
+FAST = dict(
+    cpqa_http_timeout=0.75,
+    cpqa_http_retries=1,
+    cpqa_http_backoff=0.05,
+    cpqa_http_backoff_max=0.5,
+    cpqa_llm_timeout=2.0,
+    cpqa_llm_max_retries=1,
+)
 
 
 class TopicMissing(ValueError):
@@ -48,8 +54,10 @@ class Topic:
         self.records: list[tuple[Article, bytes]] = [(articles[p], raw[p]) for p in pmids if p in articles and p in raw]
         self.reviews = [a for a, _ in self.records if a.pmcid and a.is_review]
         if len(self.records) < 8 or not self.reviews:
-            raise TopicMissing(f"the store {source_store} lacks the topic {query!r} (8+ records incl. a PMC review): "
-                               "ingest the sample first: cpqa ingest pubmed ../shared/data/corpus/pubmed_sample.xml.gz")
+            raise TopicMissing(
+                f"the store {source_store} lacks the topic {query!r} (8+ records incl. a PMC review): "
+                "ingest the sample first: cpqa ingest pubmed ../shared/data/corpus/pubmed_sample.xml.gz"
+            )
         keep = {a.pmid for a in self.reviews}
         self.held_out = {a.pmid for i, (a, _) in enumerate(self.records) if i % 2 and a.pmid not in keep}
         self._vectors = None
@@ -65,7 +73,8 @@ class Topic:
     def _write_index(self, settings: Settings) -> None:
         """A flat index over every topic record (as NCBI's precomputed embeddings cover all of PubMed)."""
         from cpqa.models.encoders import load_encoder
-        from cpqa.documents.vectorstore import IndexMeta, open_index
+        from cpqa.documents.vector_index import IndexMeta
+        from cpqa.documents.vectorstore import open_index
 
         encoder, _ = load_encoder("article_encoder", settings)
         if self._vectors is None:
@@ -80,8 +89,9 @@ def topic_responder(request: dict) -> Reply:
     """Claude stand-in: the rewrite call gets the topic's ladder, every other call the default reply."""
     if ((request.get("tool_choice") or {}).get("name")) == "query_ladder":
         concepts = [{"text": t, "role": "core"} for t in ("cancer", "metabolism", "mathematical models")]
-        return Reply.tool({"normalized": "", "search_intent": "", "intent": "general", "concepts": concepts,
-                           "ladder": TOPIC_LADDER})
+        return Reply.tool(
+            {"normalized": "", "search_intent": "", "intent": "general", "concepts": concepts, "ladder": TOPIC_LADDER}
+        )
     return default_responder(request)
 
 
@@ -118,17 +128,31 @@ class World:
 
     def _settings(self, home: Settings) -> Settings:
         """``home``'s settings pointed at this world's servers, with short timeouts and backoff."""
-        return get_settings(cpqa_home=home.cpqa_home, cpqa_profile="offline", cpqa_eutils_url=self.ncbi.url,
-                            cpqa_eutils_rate=self.rate, anthropic_api_key=DUMMY_KEY if self.use_claude else None,
-                            anthropic_base_url=self.claude.url, ncbi_api_key=None, **FAST)
+        return get_settings(
+            cpqa_home=home.cpqa_home,
+            cpqa_profile="offline",
+            cpqa_eutils_url=self.ncbi.url,
+            cpqa_eutils_rate=self.rate,
+            anthropic_api_key=DUMMY_KEY if self.use_claude else None,
+            anthropic_base_url=self.claude.url,
+            ncbi_api_key=None,
+            **FAST,
+        )
 
     def env(self, home: Path | None = None) -> dict[str, str]:
         """The environment for a ``cpqa`` subprocess on this world's servers (keys included)."""
         s = self.settings
-        return {"CPQA_HOME": str(home or s.cpqa_home), "CPQA_PROFILE": "offline", "CPQA_EUTILS_URL": s.cpqa_eutils_url,
-                "ANTHROPIC_BASE_URL": s.anthropic_base_url or "", "ANTHROPIC_API_KEY": DUMMY_KEY,
-                "CPQA_EUTILS_RATE": str(self.rate), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                **{k.upper(): str(v) for k, v in FAST.items()}}
+        return {
+            "CPQA_HOME": str(home or s.cpqa_home),
+            "CPQA_PROFILE": "offline",
+            "CPQA_EUTILS_URL": s.cpqa_eutils_url,
+            "ANTHROPIC_BASE_URL": s.anthropic_base_url or "",
+            "ANTHROPIC_API_KEY": DUMMY_KEY,
+            "CPQA_EUTILS_RATE": str(self.rate),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            **{k.upper(): str(v) for k, v in FAST.items()},
+        }
 
     @property
     def store_path(self) -> Path:
@@ -167,8 +191,13 @@ def store_health(path: Path) -> tuple[int, int, bool]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         rows = conn.execute("SELECT count(*) FROM articles").fetchone()[0]
-        dupes = sum(conn.execute(f"SELECT count(*) FROM (SELECT {col} FROM articles WHERE {col} IS NOT NULL "
-                                 f"GROUP BY {col} HAVING count(*) > 1)").fetchone()[0] for col in ("pmid", "pmcid"))
+        dupes = sum(
+            conn.execute(
+                f"SELECT count(*) FROM (SELECT {col} FROM articles WHERE {col} IS NOT NULL "
+                f"GROUP BY {col} HAVING count(*) > 1)"
+            ).fetchone()[0]
+            for col in ("pmid", "pmcid")
+        )
         ok = conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         conn.close()
@@ -217,14 +246,26 @@ def _case(world: World, call: str, fault: str, result, requests: int | None, row
     if call in ("efetch_pmc", "ncbi"):
         with Store(world.store_path) as store:
             cached_nothing = cached_nothing and not store.raw_pmc_xml([world.review_pmcid()])
-    checks = [lost(c, result) for c in (NCBI_CALLS if call == "ncbi" else CLAUDE_CALLS if call == "claude"
-                                        else () if call == "none" else (call,))]
+    checks = [
+        lost(c, result)
+        for c in (
+            NCBI_CALLS if call == "ncbi" else CLAUDE_CALLS if call == "claude" else () if call == "none" else (call,)
+        )
+    ]
     answered = bool(result.answer.text and result.answer.citations)
     recorded = all(checks)
     survived = answered and recorded and cached_nothing and (requests is None or requests > 0)
-    return CaseResult(call=call, fault=fault, requests=requests, answered=answered, recorded=recorded,
-                      cached_nothing=cached_nothing, survived=survived, detail=" | ".join(c for c in checks if c)[:300],
-                      result=result)
+    return CaseResult(
+        call=call,
+        fault=fault,
+        requests=requests,
+        answered=answered,
+        recorded=recorded,
+        cached_nothing=cached_nothing,
+        survived=survived,
+        detail=" | ".join(c for c in checks if c)[:300],
+        result=result,
+    )
 
 
 def run_fault(world: World, call: str, fault: str, question: str = QUESTION) -> CaseResult:
@@ -248,11 +289,13 @@ def run_refused(world: World, service: str, question: str = QUESTION) -> CaseRes
 def run_plain(world: World, call: str = "none", question: str = QUESTION) -> CaseResult:
     """One question without injected faults (``call="vector_index"`` in a world built without an index)."""
     result = world.pipeline.ask(question)
-    return _case(world, call, "missing" if call == "vector_index" else "none", result, None,
-                 store_health(world.store_path)[0])
+    return _case(
+        world, call, "missing" if call == "vector_index" else "none", result, None, store_health(world.store_path)[0]
+    )
 
 
 def fault_order() -> list[tuple[str, str]]:
     """efetch PubMed first: a failed efetch caches nothing, so the records stay missing for the next case."""
-    return [(call, fault) for call in ("efetch_pubmed", *[c for c in CALLS if c != "efetch_pubmed"])
-            for fault in FAULTS]
+    return [
+        (call, fault) for call in ("efetch_pubmed", *[c for c in CALLS if c != "efetch_pubmed"]) for fault in FAULTS
+    ]

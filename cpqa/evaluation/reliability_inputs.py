@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from cpqa.evaluation.reliability import QUESTION, World, strings
 
+
 class InputResult(BaseModel):
     name: str
     outcome: str  # "refused: <message>" or "answered"
@@ -59,14 +60,19 @@ BAD_INPUTS: list[tuple[str, str, Callable | None]] = [
     ("whitespace only", " \n\t \r\n ", None),
     ("control / invisible characters only", "\x00\x07\x1b\u200b\u200e", None),
     ("no letters", "?? 1234 !! ...", None),
-    ("control characters inside", "What do\x00 mathematical\x1b models tell\u200b us about cancer metabolism?\x07",
-     _no_control),
+    (
+        "control characters inside",
+        "What do\x00 mathematical\x1b models tell\u200b us about cancer metabolism?\x07",
+        _no_control,
+    ),
     ("over 2,000 characters", QUESTION + " Please also consider tumour metabolism in detail." * 60, _truncated),
     ("Spanish", "¿Qué nos dicen los modelos matemáticos sobre el metabolismo del cáncer?", _english_only),
     ("Chinese", "数学模型告诉我们关于癌症代谢的什么？", _english_only),
-    ("Boolean and quoting characters",
-     'Do "mathematical models" OR 1[uid] tell us (about cancer[au] metabolism NOT #1* AND glycolysis?',
-     _structure_kept),
+    (
+        "Boolean and quoting characters",
+        'Do "mathematical models" OR 1[uid] tell us (about cancer[au] metabolism NOT #1* AND glycolysis?',
+        _structure_kept,
+    ),
 ]
 
 
@@ -79,8 +85,12 @@ def run_bad_input(world: World, name: str, text: str, check: Callable | None) ->
         result = world.pipeline.ask(text)
     except InvalidQuestion as exc:
         sent = world.sent(ncbi_since, claude_since)
-        return InputResult(name=name, outcome=f"refused: {exc}", handled=check is None and not sent,
-                           detail="outside calls were made" if sent else "")
+        return InputResult(
+            name=name,
+            outcome=f"refused: {exc}",
+            handled=check is None and not sent,
+            detail="outside calls were made" if sent else "",
+        )
     problem = check(result, world.sent(ncbi_since, claude_since)) if check else "accepted an unusable question"
     return InputResult(name=name, outcome=_outcome(result), handled=not problem, detail=problem)
 
@@ -91,19 +101,34 @@ def _outcome(result) -> str:
     if result.answer.text == ENGLISH_ONLY:
         return "told only English is supported; nothing searched"
     notices = [n for n in result.answer.notices if "longer than" in n]
-    return "answered" + (" with a truncation notice" if notices else f", {len(result.trace.ladder)} clean ladder levels"
-                         if result.trace.ladder else "")
+    return "answered" + (
+        " with a truncation notice"
+        if notices
+        else f", {len(result.trace.ladder)} clean ladder levels"
+        if result.trace.ladder
+        else ""
+    )
 
 
 def run_bad_inputs(world: World) -> list[InputResult]:
     return [run_bad_input(world, *case) for case in BAD_INPUTS]
 
 
-PHI_QUESTION = ("My name is Marisol Quintanilla-Brewer, born 03/14/1931, MRN 48213377, SSN 123-45-6789. "
-                "Call me at 555-201-4477 or marisol.qb@example.com; I live at 42 Larkspur Street. I am 93 years old. "
-                + QUESTION)
-PHI_VALUES = ["Marisol", "Quintanilla", "03/14/1931", "48213377", "123-45-6789", "555-201-4477",
-              "marisol.qb@example.com", "Larkspur", "93 years"]
+PHI_QUESTION = (
+    "My name is Marisol Quintanilla-Brewer, born 03/14/1931, MRN 48213377, SSN 123-45-6789. "
+    "Call me at 555-201-4477 or marisol.qb@example.com; I live at 42 Larkspur Street. I am 93 years old. " + QUESTION
+)
+PHI_VALUES = [
+    "Marisol",
+    "Quintanilla",
+    "03/14/1931",
+    "48213377",
+    "123-45-6789",
+    "555-201-4477",
+    "marisol.qb@example.com",
+    "Larkspur",
+    "93 years",
+]
 
 
 class PHIResult(BaseModel):
@@ -132,17 +157,27 @@ def captured_logs() -> Iterator[list[str]]:
 
 
 def run_phi(world: World, question: str = PHI_QUESTION, values: Sequence[str] = PHI_VALUES) -> PHIResult:
-    ncbi_since, claude_since, standin_since = len(world.ncbi.requests), len(world.claude.requests), \
-        len(world.standin.requests)
+    ncbi_since, claude_since, standin_since = (
+        len(world.ncbi.requests),
+        len(world.claude.requests),
+        len(world.standin.requests),
+    )
     with captured_logs() as logs:
         result = world.pipeline.ask(question)
-    sinks = {"E-utilities requests": "\n".join(world.sent(ncbi_since, len(world.claude.requests))),
-             "Anthropic requests": "\n".join([*strings(world.standin.requests[standin_since:]),
-                                              *world.sent(len(world.ncbi.requests), claude_since)]),
-             "trace": result.trace.model_dump_json(), "answer": result.answer.model_dump_json(),
-             "logs": "\n".join(logs)}
+    sinks = {
+        "E-utilities requests": "\n".join(world.sent(ncbi_since, len(world.claude.requests))),
+        "Anthropic requests": "\n".join(
+            [*strings(world.standin.requests[standin_since:]), *world.sent(len(world.ncbi.requests), claude_since)]
+        ),
+        "trace": result.trace.model_dump_json(),
+        "answer": result.answer.model_dump_json(),
+        "logs": "\n".join(logs),
+    }
     leaked = {sink: [v for v in values if v.lower() in text.lower()] for sink, text in sinks.items()}
-    return PHIResult(kinds_removed=result.trace.stages["safety"].info.get("removed_phi", []), values=len(values),
-                     leaked={k: v for k, v in leaked.items() if v},
-                     notice_shown=any("Personal details were removed" in n for n in result.answer.notices),
-                     answered=bool(result.answer.citations))
+    return PHIResult(
+        kinds_removed=result.trace.stages["safety"].info.get("removed_phi", []),
+        values=len(values),
+        leaked={k: v for k, v in leaked.items() if v},
+        notice_shown=any("Personal details were removed" in n for n in result.answer.notices),
+        answered=bool(result.answer.citations),
+    )

@@ -14,10 +14,22 @@ from cpqa.testing.routes import fault_for
 
 JITTER_WINDOW = 0.9  # seconds: the limiter spaces departures; arrivals at the server may bunch by up to 100 ms
 LOAD_TOPIC_SIZE = 10  # records: few, so twenty cold questions at once stay cheap on two cores
-LOAD_QUESTIONS = [f"{lead} {topic}?" for lead in ("What is known about", "What do studies say about",
-                                                   "How do researchers model", "What are recent findings on")
-                  for topic in ("cancer metabolism", "tumour glucose metabolism", "metabolic models of cancer",
-                                "metabolism in cancer cells", "mathematical models of tumour growth")]
+LOAD_QUESTIONS = [
+    f"{lead} {topic}?"
+    for lead in (
+        "What is known about",
+        "What do studies say about",
+        "How do researchers model",
+        "What are recent findings on",
+    )
+    for topic in (
+        "cancer metabolism",
+        "tumour glucose metabolism",
+        "metabolic models of cancer",
+        "metabolism in cancer cells",
+        "mathematical models of tumour growth",
+    )
+]
 
 
 class LoadResult(BaseModel):
@@ -70,11 +82,21 @@ def run_load(world: World, questions: Sequence[str] = tuple(LOAD_QUESTIONS), tim
     seconds = time.monotonic() - start
     stamps = [r.at for r in list(world.ncbi.requests)[since:]]
     rows, dupes, ok = store_health(world.store_path)
-    return LoadResult(questions=len(questions), concurrency=len(threads),
-                      answered=sum(1 for r in answers.values() if r.answer.text),  # type: ignore[attr-defined]
-                      deadlock=any(t.is_alive() for t in threads), errors=errors, seconds=round(seconds, 2),
-                      ncbi_requests=len(stamps), rate_limit_per_s=world.settings.ncbi_rate_limit,
-                      peak_requests_per_s=peak_in_window(stamps), peak_tolerant=peak_in_window(stamps, JITTER_WINDOW),
-                      mean_requests_per_s=round((len(stamps) - 1) / max(1e-9, max(stamps) - min(stamps)), 2)
-                      if len(stamps) > 1 else 0.0, store_rows=rows, duplicate_rows=dupes,
-                      integrity_ok=ok)
+    return LoadResult(
+        questions=len(questions),
+        concurrency=len(threads),
+        answered=sum(1 for r in answers.values() if r.answer.text),  # type: ignore[attr-defined]
+        deadlock=any(t.is_alive() for t in threads),
+        errors=errors,
+        seconds=round(seconds, 2),
+        ncbi_requests=len(stamps),
+        rate_limit_per_s=world.settings.ncbi_rate_limit,
+        peak_requests_per_s=peak_in_window(stamps),
+        peak_tolerant=peak_in_window(stamps, JITTER_WINDOW),
+        mean_requests_per_s=round((len(stamps) - 1) / max(1e-9, max(stamps) - min(stamps)), 2)
+        if len(stamps) > 1
+        else 0.0,
+        store_rows=rows,
+        duplicate_rows=dupes,
+        integrity_ok=ok,
+    )

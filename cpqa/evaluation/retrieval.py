@@ -64,6 +64,7 @@ def standard_runs(options: PipelineOptions, names: Sequence[str]) -> dict[str, R
 
 def load_questions(path: Path | str, limit: int | None = None) -> list[Question]:
     """Questions ``{id, question, gold_pmids}`` from a JSONL file; a bad line is an error naming the line."""
+
     def prepare(item: dict, number: int) -> dict:
         return {**item, "id": str(item.get("id", number)), "gold_pmids": [str(p) for p in item.get("gold_pmids") or []]}
 
@@ -99,8 +100,12 @@ class _Collector:
         if path == "E1":
             return {"model": self.model}
         if path == "E2":
-            return {"ladder_last_level": _counts(self.last_levels), "ladder_levels_left": _counts(self.levels_left),
-                    "ladder_levels": _counts(self.ladder_sizes), "level1_hits": _hit_summary(self.first_level_counts)}
+            return {
+                "ladder_last_level": _counts(self.last_levels),
+                "ladder_levels_left": _counts(self.levels_left),
+                "ladder_levels": _counts(self.ladder_sizes),
+                "level1_hits": _hit_summary(self.first_level_counts),
+            }
         if path == "HSRDR":
             return {"lost_paths": dict(self.lost), "table2": table2(self.top5)}
         return {}
@@ -121,15 +126,21 @@ def _counts(counter: Counter[int]) -> dict[str, int]:
 
 def search(pipeline: Pipeline, path: str, question: str, options: PipelineOptions, log: StageLog | None = None):
     """One question through one path of ``pipeline``, asked as the pipeline asks it; the path's typed result."""
-    retriever = {"E1": pipeline.semantic, "E2": pipeline.boolean, "BM25": pipeline.bm25, "HSRDR": pipeline.documents}[path]
+    retriever = {"E1": pipeline.semantic, "E2": pipeline.boolean, "BM25": pipeline.bm25, "HSRDR": pipeline.documents}[
+        path
+    ]
     rewrite = pipeline.rewriter.rewrite(question, term_links=options.rewrite.term_links)
     query = pipeline.document_query(rewrite, rewrite.search_intent or question, options, log or StageLog())
     return retriever.search(query, options.documents)
 
 
-def evaluate(questions: Sequence[Question], runs: Mapping[str, Run] | Sequence[str], pipeline: Pipeline,
-             progress: Callable[[str], None] | None = None,
-             per_question: dict[str, list[dict[str, float]]] | None = None) -> dict[str, Any]:
+def evaluate(
+    questions: Sequence[Question],
+    runs: Mapping[str, Run] | Sequence[str],
+    pipeline: Pipeline,
+    progress: Callable[[str], None] | None = None,
+    per_question: dict[str, list[dict[str, float]]] | None = None,
+) -> dict[str, Any]:
     """``{name: {metric: mean, ..., "n", "ms_per_question", extras}}`` per run; a bare name runs with the pipeline's
     own options (``standard_runs``). ``per_question`` receives each run's per-question scores (for paired tests)."""
     if not isinstance(runs, Mapping):
@@ -149,18 +160,28 @@ def evaluate(questions: Sequence[Question], runs: Mapping[str, Run] | Sequence[s
         elapsed = (time.perf_counter() - start) * 1000.0
         if per_question is not None:
             per_question[name] = scores
-        output[name] = {**average(scores), "n": len(questions), "ms_per_question": round(elapsed / len(questions), 1),
-                        **extras.report(run.path)}
+        output[name] = {
+            **average(scores),
+            "n": len(questions),
+            "ms_per_question": round(elapsed / len(questions), 1),
+            **extras.report(run.path),
+        }
     return output
 
 
-def compare(per_question: Mapping[str, list[dict[str, float]]], a: str, b: str,
-            metrics: Sequence[str] = ("recall@20", "mrr@10", "ndcg@10")) -> dict[str, dict[str, Any]]:
+def compare(
+    per_question: Mapping[str, list[dict[str, float]]],
+    a: str,
+    b: str,
+    metrics: Sequence[str] = ("recall@20", "mrr@10", "ndcg@10"),
+) -> dict[str, dict[str, Any]]:
     """Run ``a`` against run ``b`` on the same questions: a paired bootstrap per metric."""
     from cpqa.evaluation.significance import paired_bootstrap
 
-    return {m: paired_bootstrap([s[m] for s in per_question[a]], [s[m] for s in per_question[b]], m).model_dump()
-            for m in metrics}
+    return {
+        m: paired_bootstrap([s[m] for s in per_question[a]], [s[m] for s in per_question[b]], m).model_dump()
+        for m in metrics
+    }
 
 
 def table2(top5: list[list[tuple[str, float]]]) -> dict[str, Any]:
@@ -173,8 +194,12 @@ def table2(top5: list[list[tuple[str, float]]]) -> dict[str, Any]:
         share = len(scores) / len(pooled) if pooled else 0.0
         term = -share * math.log2(share) if share else 0.0
         total_entropy += term
-        out[cat] = {"rrf": round(sum(scores) / len(scores), 5) if scores else 0.0, "entropy": round(term, 4),
-                    "top5_share": round(share, 4), "docs": len(scores)}
+        out[cat] = {
+            "rrf": round(sum(scores) / len(scores), 5) if scores else 0.0,
+            "entropy": round(term, 4),
+            "top5_share": round(share, 4),
+            "docs": len(scores),
+        }
     out["entropy_total"] = round(total_entropy, 4)
     out["questions"] = len(top5)
     return out

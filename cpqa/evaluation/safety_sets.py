@@ -20,12 +20,17 @@ def phrasing_scores(path: Path, meaning=None) -> dict[str, dict[str, float]]:
     if missing:
         raise ValueError(f"{path}: no list of {', '.join(missing)} phrasings")
     screened = {cat: [check_question(q, meaning) for q in sets[cat]] for cat in CATEGORIES}
-    screens = {"urgent": lambda s: s.urgent is not None, "dosing": lambda s: s.personal_dosing,
-               "decision": lambda s: s.personal_decision and not s.personal_dosing}
+    screens = {
+        "urgent": lambda s: s.urgent is not None,
+        "dosing": lambda s: s.personal_dosing,
+        "decision": lambda s: s.personal_decision and not s.personal_dosing,
+    }
     out = {}
     for screen, flagged in screens.items():
         hits = sum(flagged(s) for s in screened[screen])
         raised = sum(flagged(s) for cat in screened for s in screened[cat])
-        out[screen] = {"precision": round(hits / raised, 4) if raised else 1.0,
-                       "recall": round(hits / len(screened[screen]), 4) if screened[screen] else 1.0}
+        out[screen] = {
+            "precision": round(hits / raised, 4) if raised else 1.0,
+            "recall": round(hits / len(screened[screen]), 4) if screened[screen] else 1.0,
+        }
     return out

@@ -32,8 +32,14 @@ from cpqa.evaluation.ingestbench import run_ingest_bench
 from cpqa.sources.text_index import ENGINES
 
 PUBMED = 36_000_000
-RECORD_MEASURES = ("records_per_s", "records_per_cpu_s", "bytes_per_record", "esearch_p50_ms", "esearch_p95_ms",
-                   "peak_rss_mb")
+RECORD_MEASURES = (
+    "records_per_s",
+    "records_per_cpu_s",
+    "bytes_per_record",
+    "esearch_p50_ms",
+    "esearch_p95_ms",
+    "peak_rss_mb",
+)
 VECTOR_MEASURES = ("build_vectors_per_s", "resident_bytes_per_vector", "recall@10", "p50_ms", "p95_ms")
 MILVUS_MEASURES = ("insert_vectors_per_s", "resident_bytes_per_vector", "p50_ms", "p95_ms")
 # (nprobe, shortlist as a multiple of k) tried at each vector size
@@ -52,8 +58,13 @@ def growth(sizes: Sequence[int], values: Sequence[float], target: int = PUBMED) 
         return {"sizes": len(pairs), "exponent": None, "per_doubling": None, "at_target": None}
     x, y = np.array(pairs).T
     slope, intercept = np.polyfit(x, y, 1)
-    return {"sizes": len(pairs), "exponent": round(float(slope), 3), "per_doubling": round(2 ** float(slope), 3),
-            "at_target": round(float(math.exp(intercept + slope * math.log(target))), 3), "target": target}
+    return {
+        "sizes": len(pairs),
+        "exponent": round(float(slope), 3),
+        "per_doubling": round(2 ** float(slope), 3),
+        "at_target": round(float(math.exp(intercept + slope * math.log(target))), 3),
+        "target": target,
+    }
 
 
 def ladder_queries(settings: Settings, questions: Path, count: int = 50) -> list[str]:
@@ -61,14 +72,14 @@ def ladder_queries(settings: Settings, questions: Path, count: int = 50) -> list
     from cpqa.rewrite.rewriter import Rewriter
 
     rewriter = Rewriter(settings)
-    texts = [json.loads(line)["question"] for line in questions.read_text(encoding="utf-8").splitlines()
-             if line.strip()][:count]
+    texts = [
+        json.loads(line)["question"] for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()
+    ][:count]
     levels = [level for text in texts for level in rewriter.rewrite(text).ladder]
     return list(dict.fromkeys(levels))
 
 
-def record_point(sample: Path, size: int, queries: list[str], rounds: int, workdir: Path | None,
-                 engine: str) -> dict:
+def record_point(sample: Path, size: int, queries: list[str], rounds: int, workdir: Path | None, engine: str) -> dict:
     result = asdict(run_ingest_bench(sample, size, rounds, workdir, queries=queries, perturb=True, engine=engine))
     result.pop("slowest_queries")
     return result
@@ -78,23 +89,40 @@ def vector_point(n: int, queries: int, workdir: Path | None, threads: int) -> di
     """The fastest setting of ``VECTOR_SWEEP`` that reaches recall@10 0.95, as ``cpqa bench index`` chooses: a larger
     index crowds more near neighbours into the PQ ranking, so it needs a longer re-scoring shortlist."""
     nprobe, k_factor = (sorted({setting[i] for setting in VECTOR_SWEEP}) for i in (0, 1))
-    cfg = BenchConfig(n=n, queries=queries, latency_queries=min(200, queries), flat_latency_queries=5,
-                      nprobe=tuple(nprobe), k_factor=tuple(k_factor), threads=threads, train_size=min(100_000, n))
+    cfg = BenchConfig(
+        n=n,
+        queries=queries,
+        latency_queries=min(200, queries),
+        flat_latency_queries=5,
+        nprobe=tuple(nprobe),
+        k_factor=tuple(k_factor),
+        threads=threads,
+        train_size=min(100_000, n),
+    )
     report = run_bench(cfg, workdir)
     ivfpq = report["ivfpq"]
     chosen = ivfpq["chosen"]
-    return {"vectors": n, "build_s": ivfpq["build_s"], "build_vectors_per_s": round(n / ivfpq["build_s"], 1),
-            "resident_bytes_per_vector": ivfpq["resident_bytes_per_vector"], "recall@10": chosen["recall@10"],
-            "p50_ms": chosen["p50_ms"], "p95_ms": chosen["p95_ms"], "nprobe": chosen["nprobe"],
-            "shortlist": chosen["k_factor"] * cfg.k, "flat_p95_ms": report["flat"]["p95_ms"],
-            "sweep": [{key: c[key] for key in ("nprobe", "k_factor", "recall@10", "p95_ms")} for c in ivfpq["sweep"]]}
+    return {
+        "vectors": n,
+        "build_s": ivfpq["build_s"],
+        "build_vectors_per_s": round(n / ivfpq["build_s"], 1),
+        "resident_bytes_per_vector": ivfpq["resident_bytes_per_vector"],
+        "recall@10": chosen["recall@10"],
+        "p50_ms": chosen["p50_ms"],
+        "p95_ms": chosen["p95_ms"],
+        "nprobe": chosen["nprobe"],
+        "shortlist": chosen["k_factor"] * cfg.k,
+        "flat_p95_ms": report["flat"]["p95_ms"],
+        "sweep": [{key: c[key] for key in ("nprobe", "k_factor", "recall@10", "p95_ms")} for c in ivfpq["sweep"]],
+    }
 
 
 def milvus_point(n: int, queries: int, workdir: Path | None) -> dict:
     """milvus-lite (in-process) through the product's ``MilvusIndex``: insert rate, recall@10 against exact search
     (kept as a running top 10, so no second copy of the vectors is held), latency, and the growth of this process's
     resident memory while the vectors went in."""
-    from cpqa.documents.vectorstore import IndexMeta, MilvusIndex
+    from cpqa.documents.milvus_index import MilvusIndex
+    from cpqa.documents.vector_index import IndexMeta
 
     gen = Generator(BenchConfig(n=n))
     probe = gen.sample(queries)
@@ -109,8 +137,9 @@ def milvus_point(n: int, queries: int, workdir: Path | None) -> dict:
             rows = gen.sample(min(50_000, n - start))
             index.add([str(i) for i in range(start + 1, start + 1 + len(rows))], rows)
             scores = np.concatenate([best, probe @ rows.T], axis=1)
-            ids = np.concatenate([best_ids, np.broadcast_to(np.arange(start, start + len(rows)), (queries, len(rows)))],
-                                 axis=1)
+            ids = np.concatenate(
+                [best_ids, np.broadcast_to(np.arange(start, start + len(rows)), (queries, len(rows)))], axis=1
+            )
             top = np.argsort(-scores, axis=1)[:, :10]
             best, best_ids = np.take_along_axis(scores, top, 1), np.take_along_axis(ids, top, 1)
         insert_s = time.perf_counter() - started
@@ -122,10 +151,15 @@ def milvus_point(n: int, queries: int, workdir: Path | None) -> dict:
             times.append((time.perf_counter() - t) * 1000)
         index.close()
     recall = float(np.mean([len(set(f) & set(t.tolist())) / 10 for f, t in zip(found, best_ids)]))
-    return {"vectors": n, "index": "FLAT (milvus-lite serves no other)", "insert_vectors_per_s": round(n / insert_s, 1),
-            "recall@10": round(recall, 4), "p50_ms": round(float(np.percentile(times, 50)), 2),
-            "p95_ms": round(float(np.percentile(times, 95)), 2),
-            "resident_bytes_per_vector": round(rss / n, 1) if rss > 0 else None}
+    return {
+        "vectors": n,
+        "index": "FLAT (milvus-lite serves no other)",
+        "insert_vectors_per_s": round(n / insert_s, 1),
+        "recall@10": round(recall, 4),
+        "p50_ms": round(float(np.percentile(times, 50)), 2),
+        "p95_ms": round(float(np.percentile(times, 95)), 2),
+        "resident_bytes_per_vector": round(rss / n, 1) if rss > 0 else None,
+    }
 
 
 def _swept(point: dict) -> list[tuple[int, int]]:
@@ -145,24 +179,47 @@ def _curves(points: list[dict], size_key: str, measures: Sequence[str]) -> dict:
     return {m: growth(sizes, [p[m] for p in points]) for m in measures if all(m in p for p in points)}
 
 
-def run_scale(settings: Settings, sample: Path, questions: Path, record_sizes: Sequence[int],
-              vector_sizes: Sequence[int], milvus_sizes: Sequence[int] = (), rounds: int = 3, queries: int = 300,
-              threads: int = 2, workdir: Path | None = None, say: Callable[[str], None] = lambda _: None,
-              save: Path | None = None, engines: Sequence[str] = ENGINES, resume: dict | None = None) -> dict:
+def run_scale(
+    settings: Settings,
+    sample: Path,
+    questions: Path,
+    record_sizes: Sequence[int],
+    vector_sizes: Sequence[int],
+    milvus_sizes: Sequence[int] = (),
+    rounds: int = 3,
+    queries: int = 300,
+    threads: int = 2,
+    workdir: Path | None = None,
+    say: Callable[[str], None] = lambda _: None,
+    save: Path | None = None,
+    engines: Sequence[str] = ENGINES,
+    resume: dict | None = None,
+) -> dict:
     """Every point, smallest first (records: each size in each search engine); with ``save``, the report so far is
     written there after each point (a long run cut short keeps what it measured), and ``resume`` (such a report)
     supplies the points it already holds instead of measuring them again."""
     boolean = ladder_queries(settings, questions)
-    report: dict = {"machine": {"cpus": os.cpu_count()},
-                    "boolean_queries": {"from": str(questions), "questions": 50, "ladder_levels": len(boolean)},
-                    "records": [], "vectors": [], "milvus": [], "resumed_points": 0}
+    report: dict = {
+        "machine": {"cpus": os.cpu_count()},
+        "boolean_queries": {"from": str(questions), "questions": 50, "ladder_levels": len(boolean)},
+        "records": [],
+        "vectors": [],
+        "milvus": [],
+        "resumed_points": 0,
+    }
     if resume is not None and resume.get("boolean_queries") != report["boolean_queries"]:
         raise CannotResume("the saved report was measured with other Boolean queries")
-    done = {(part, p.get("records", p.get("vectors")), p.get("engine")): p
-            for part in ("records", "vectors", "milvus") for p in (resume or {}).get(part, [])
-            if part != "vectors" or _swept(p) == sorted(VECTOR_SWEEP)}  # a vector point swept otherwise is redone
-    steps = [("records", n, engine, partial(record_point, sample, n, boolean, rounds, workdir, engine))
-             for engine in engines for n in record_sizes]
+    done = {
+        (part, p.get("records", p.get("vectors")), p.get("engine")): p
+        for part in ("records", "vectors", "milvus")
+        for p in (resume or {}).get(part, [])
+        if part != "vectors" or _swept(p) == sorted(VECTOR_SWEEP)
+    }  # a vector point swept otherwise is redone
+    steps = [
+        ("records", n, engine, partial(record_point, sample, n, boolean, rounds, workdir, engine))
+        for engine in engines
+        for n in record_sizes
+    ]
     steps += [("vectors", n, None, partial(vector_point, n, queries, workdir, threads)) for n in vector_sizes]
     steps += [("milvus", n, None, partial(milvus_point, n, min(queries, 100), workdir)) for n in milvus_sizes]
     for part, n, engine, measure in steps:
@@ -173,10 +230,13 @@ def run_scale(settings: Settings, sample: Path, questions: Path, record_sizes: S
             say(f"{part}: {n:,}" + (f" ({engine})" if engine else ""))
             report[part].append(measure())
         by_engine = {e: [p for p in report["records"] if p["engine"] == e] for e in engines}
-        report.update(records_growth={e: _curves(points, "records", RECORD_MEASURES)
-                                      for e, points in by_engine.items() if points},
-                      vectors_growth=_curves(report["vectors"], "vectors", VECTOR_MEASURES),
-                      milvus_growth=_curves(report["milvus"], "vectors", MILVUS_MEASURES))
+        report.update(
+            records_growth={
+                e: _curves(points, "records", RECORD_MEASURES) for e, points in by_engine.items() if points
+            },
+            vectors_growth=_curves(report["vectors"], "vectors", VECTOR_MEASURES),
+            milvus_growth=_curves(report["milvus"], "vectors", MILVUS_MEASURES),
+        )
         if save is not None:
             save.parent.mkdir(parents=True, exist_ok=True)
             save.write_text(json.dumps(report, indent=2), encoding="utf-8")

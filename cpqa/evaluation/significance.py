@@ -25,8 +25,15 @@ class PairedDifference(BaseModel):
     losses: int
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], metric: str = "", *, resamples: int = RESAMPLES,
-                     confidence: float = 0.95, seed: int = 0) -> PairedDifference:
+def paired_bootstrap(
+    a: Sequence[float],
+    b: Sequence[float],
+    metric: str = "",
+    *,
+    resamples: int = RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PairedDifference:
     """How run ``a`` differs from run ``b`` on one metric (per-question values in the same question order)."""
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1 or not len(x):
@@ -38,7 +45,15 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], metric: str = "", *
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     # Two-sided: how often the resampled difference falls on the other side of zero, doubled.
     p = min(1.0, 2.0 * min(float((means <= 0).mean()), float((means >= 0).mean()))) if diff.any() else 1.0
-    return PairedDifference(metric=metric, mean_a=round(float(x.mean()), 4), mean_b=round(float(y.mean()), 4),
-                            difference=round(float(diff.mean()), 4), ci_low=round(float(low), 4),
-                            ci_high=round(float(high), 4), p_value=round(p, 4), n=len(diff),
-                            wins=int((diff > 0).sum()), losses=int((diff < 0).sum()))
+    return PairedDifference(
+        metric=metric,
+        mean_a=round(float(x.mean()), 4),
+        mean_b=round(float(y.mean()), 4),
+        difference=round(float(diff.mean()), 4),
+        ci_low=round(float(low), 4),
+        ci_high=round(float(high), 4),
+        p_value=round(p, 4),
+        n=len(diff),
+        wins=int((diff > 0).sum()),
+        losses=int((diff < 0).sum()),
+    )

@@ -55,7 +55,7 @@ def _node_spans(parser, text: str) -> list[tuple[int, int]]:
     spans, cursor = [], 0
     for node in parser.get_nodes_from_documents([Document(text=text)]):
         content = node.get_content(metadata_mode=MetadataMode.NONE)
-        if node.start_char_idx is not None and text[node.start_char_idx:node.end_char_idx] == content:
+        if node.start_char_idx is not None and text[node.start_char_idx : node.end_char_idx] == content:
             start, end = node.start_char_idx, node.end_char_idx
         else:
             start, end = _locate(text, content.strip(), cursor)
@@ -68,8 +68,9 @@ def _plain(spans: list[tuple[int, int]]) -> list[ChunkSpan]:
     return [ChunkSpan(a, b, a, b) for a, b in spans]
 
 
-def seos_splitter(encoder: TextEncoder | EmbeddingCache, *, passage_encoder: TextEncoder | EmbeddingCache | None = None,
-                  **options) -> Splitter:
+def seos_splitter(
+    encoder: TextEncoder | EmbeddingCache, *, passage_encoder: TextEncoder | EmbeddingCache | None = None, **options
+) -> Splitter:
     """SEOS as the product runs it: each chunk carries its passage vector (``SegmentCache``'s: the passage
     embedder's reading of the whole chunk, window by window), or without ``passage_encoder`` the mean of its
     sentences' vectors."""
@@ -78,11 +79,13 @@ def seos_splitter(encoder: TextEncoder | EmbeddingCache, *, passage_encoder: Tex
     def split(text: str) -> list[ChunkSpan]:
         sections = [(None, 0, len(text))]
         plan = parser.plan(text, sections)
-        layout = parser.lay_out(text, sections, plan, parser.embed([text[s.start:s.end] for s in plan[0]]))
+        layout = parser.lay_out(text, sections, plan, parser.embed([text[s.start : s.end] for s in plan[0]]))
         if passage_encoder is not None:
             embed_passages(passage_encoder, [(text, [s.size for s in plan[0]], layout)])
-        return [ChunkSpan(*layout.chunk_span(c), *layout.chunk_span(c), vector=v)
-                for c, v in zip(layout.chunks, layout.passage_vectors())]
+        return [
+            ChunkSpan(*layout.chunk_span(c), *layout.chunk_span(c), vector=v)
+            for c, v in zip(layout.chunks, layout.passage_vectors())
+        ]
 
     return split
 
@@ -101,8 +104,10 @@ def sentence_window_splitter(window: int = SENTENCE_WINDOW) -> Splitter:
 
     def split(text: str) -> list[ChunkSpan]:
         sentences = _node_spans(parser, text)
-        return [ChunkSpan(sentences[max(0, i - window)][0], sentences[min(len(sentences) - 1, i + window)][1], a, b)
-                for i, (a, b) in enumerate(sentences)]
+        return [
+            ChunkSpan(sentences[max(0, i - window)][0], sentences[min(len(sentences) - 1, i + window)][1], a, b)
+            for i, (a, b) in enumerate(sentences)
+        ]
 
     return split
 
@@ -137,7 +142,7 @@ def texttiling_splitter() -> Splitter:
 
     def split(text: str) -> list[ChunkSpan]:
         sentences = split_sentences(text)
-        joined = "\n\n".join(text[s.start:s.end] for s in sentences)
+        joined = "\n\n".join(text[s.start : s.end] for s in sentences)
         try:
             tiles = tiler.tokenize(joined)
         except ValueError:  # too short to tile: one chunk
@@ -166,8 +171,11 @@ def rival_splitters(sentence_encoder: TextEncoder) -> dict[str, Splitter]:
     }
 
 
-def benchmark_splitters(sentence_encoder: TextEncoder, passage_encoder: TextEncoder | None = None,
-                        **seos_options) -> dict[str, Splitter]:
+def benchmark_splitters(
+    sentence_encoder: TextEncoder, passage_encoder: TextEncoder | None = None, **seos_options
+) -> dict[str, Splitter]:
     """The splitters of the paper's Table IV, widened; embedding splitters get a cold cache each."""
-    return {"SEOS": seos_splitter(sentence_encoder, passage_encoder=passage_encoder, **seos_options),
-            **rival_splitters(sentence_encoder)}
+    return {
+        "SEOS": seos_splitter(sentence_encoder, passage_encoder=passage_encoder, **seos_options),
+        **rival_splitters(sentence_encoder),
+    }

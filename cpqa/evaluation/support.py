@@ -27,7 +27,9 @@ def _documents(question: GoldQuestion) -> list[Passage]:
     by_pmid: dict[str, list[str]] = {}
     for snippet in question.snippets:
         by_pmid.setdefault(snippet.pmid or "", []).append(snippet.text)
-    return [Passage(node_id=f"{question.id}:{pmid}", pmid=pmid, text=" ".join(texts)) for pmid, texts in by_pmid.items()]
+    return [
+        Passage(node_id=f"{question.id}:{pmid}", pmid=pmid, text=" ".join(texts)) for pmid, texts in by_pmid.items()
+    ]
 
 
 def _claims(question: GoldQuestion) -> list[str]:
@@ -62,8 +64,12 @@ def _rates(pairs: Sequence[dict], threshold: float) -> dict[str, float]:
     negatives = [p for p in pairs if not p["supported"]]
     kept = sum(p["score"] >= threshold for p in positives) / max(len(positives), 1)
     removed = sum(p["score"] < threshold for p in negatives) / max(len(negatives), 1)
-    return {"threshold": threshold, "supported_kept": round(kept, 4), "unsupported_removed": round(removed, 4),
-            "balanced_accuracy": round((kept + removed) / 2, 4)}
+    return {
+        "threshold": threshold,
+        "supported_kept": round(kept, 4),
+        "unsupported_removed": round(removed, 4),
+        "balanced_accuracy": round((kept + removed) / 2, 4),
+    }
 
 
 def calibrate(pairs: Sequence[dict], seed: int = 13) -> dict:
@@ -75,5 +81,12 @@ def calibrate(pairs: Sequence[dict], seed: int = 13) -> dict:
     held_out = [p for p in pairs if p["question"] not in tuning_ids]
     sweep = [_rates(tuning, t) for t in THRESHOLDS]
     best = max(sweep, key=lambda r: (r["balanced_accuracy"], -abs(r["threshold"] - 0.5)))
-    return {"questions": len(ids), "pairs": len(pairs), "seed": seed, "tuning_questions": len(tuning_ids),
-            "chosen": best, "held_out": _rates(held_out, best["threshold"]), "sweep": sweep}
+    return {
+        "questions": len(ids),
+        "pairs": len(pairs),
+        "seed": seed,
+        "tuning_questions": len(tuning_ids),
+        "chosen": best,
+        "held_out": _rates(held_out, best["threshold"]),
+        "sweep": sweep,
+    }

@@ -15,15 +15,17 @@ from cpqa.models.tokenization import WordPieces
 
 
 class PairScorer:
-    def __init__(self, model_id: str, onnx_cache: Path, *, max_tokens: int = 512, runtime: Runtime = "torch",
-                 device: str = "cpu"):
+    def __init__(
+        self, model_id: str, onnx_cache: Path, *, max_tokens: int = 512, runtime: Runtime = "torch", device: str = "cpu"
+    ):
         self.name = model_id
         self.runtime = runtime if device == "cpu" else "torch"
         self._tokenizer = WordPieces(model_id, max_tokens)
         self._forward = load_forward(model_id, "logits", runtime, device, onnx_cache)
 
-    def predict(self, pairs: Sequence[Sequence[str]], batch_size: int = 16, show_progress_bar: bool = False,
-                **_: object) -> np.ndarray:
+    def predict(
+        self, pairs: Sequence[Sequence[str]], batch_size: int = 16, show_progress_bar: bool = False, **_: object
+    ) -> np.ndarray:
         if not pairs:
             return np.zeros(0, dtype=np.float32)
         columns = self._tokenizer.encode([p[0] for p in pairs], [p[1] for p in pairs])

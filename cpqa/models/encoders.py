@@ -109,15 +109,22 @@ def resolve(component: str, settings: Settings) -> ComponentChoice:
     profile = settings.cpqa_profile
     paper_id = PAPER_MODELS[component]
     if profile == "offline":
-        return ComponentChoice(component=component, model=OFFLINE_MODELS[component], profile="offline",
-                               reason="CPQA_PROFILE=offline")
+        return ComponentChoice(
+            component=component, model=OFFLINE_MODELS[component], profile="offline", reason="CPQA_PROFILE=offline"
+        )
     ok, why = _paper_model_available(paper_id, settings.cpqa_hub_timeout)
     if profile == "paper":
-        return ComponentChoice(component=component, model=paper_id, profile="paper", reason=f"CPQA_PROFILE=paper; {why}")
+        return ComponentChoice(
+            component=component, model=paper_id, profile="paper", reason=f"CPQA_PROFILE=paper; {why}"
+        )
     if ok:
         return ComponentChoice(component=component, model=paper_id, profile="paper", reason=f"auto: {why}")
-    return ComponentChoice(component=component, model=OFFLINE_MODELS[component], profile="offline",
-                           reason=f"auto: {paper_id} unavailable ({why})")
+    return ComponentChoice(
+        component=component,
+        model=OFFLINE_MODELS[component],
+        profile="offline",
+        reason=f"auto: {paper_id} unavailable ({why})",
+    )
 
 
 @dataclass
@@ -189,9 +196,17 @@ def _pooling(model_id: str) -> tuple[str, bool]:
     return mode, "Normalize" in kinds
 
 
-def _transformers_encoder(name: str, model_id: str, max_tokens: int, *, pairs: bool = False,
-                          truncate_dim: int | None = None, device: str = "cpu", runtime: Runtime = "torch",
-                          onnx_cache: Path | None = None) -> TextEncoder:
+def _transformers_encoder(
+    name: str,
+    model_id: str,
+    max_tokens: int,
+    *,
+    pairs: bool = False,
+    truncate_dim: int | None = None,
+    device: str = "cpu",
+    runtime: Runtime = "torch",
+    onnx_cache: Path | None = None,
+) -> TextEncoder:
     """A BERT-style encoder: MedCPT's bi-encoders ([CLS] of the last layer, not normalised; the article encoder takes
     "title\tabstract" pairs) and sentence-transformers models (MiniLM, PubMedBERT-Matryoshka: mean pooling, unit
     length, truncated to ``truncate_dim``), each pooled as its own configuration says, so vectors equal
@@ -227,8 +242,15 @@ def _transformers_encoder(name: str, model_id: str, max_tokens: int, *, pairs: b
             out[rows] = unit_rows(vectors) if normalize else vectors
         return out
 
-    return TextEncoder(name=name, dim=dim, max_tokens=max_tokens, normalize=normalize, _encode=encode,
-                       _count=tokenizer.counts, runtime=runtime if device == "cpu" else "torch")
+    return TextEncoder(
+        name=name,
+        dim=dim,
+        max_tokens=max_tokens,
+        normalize=normalize,
+        _encode=encode,
+        _count=tokenizer.counts,
+        runtime=runtime if device == "cpu" else "torch",
+    )
 
 
 def minilm_path() -> str:
@@ -241,8 +263,13 @@ _LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=16)
-def _load(model: str, matryoshka_dim: int | None, device: str = "cpu", runtime: Runtime = "torch",
-          onnx_cache: Path | None = None) -> TextEncoder:
+def _load(
+    model: str,
+    matryoshka_dim: int | None,
+    device: str = "cpu",
+    runtime: Runtime = "torch",
+    onnx_cache: Path | None = None,
+) -> TextEncoder:
     common = {"device": device, "runtime": runtime, "onnx_cache": onnx_cache}
     if model == MINILM:
         # all-MiniLM-L6-v2 was trained on 128-token inputs and truncates at 256 word pieces.
@@ -252,8 +279,13 @@ def _load(model: str, matryoshka_dim: int | None, device: str = "cpu", runtime: 
             return _transformers_encoder(model, model, max_tokens=64, **common)
         if model == MEDCPT_ARTICLE:
             return _transformers_encoder(model, model, max_tokens=512, pairs=True, **common)
-        return _transformers_encoder(model, model, max_tokens=512, **common,
-                                     truncate_dim=matryoshka_dim if model == PUBMEDBERT_MATRYOSHKA else None)
+        return _transformers_encoder(
+            model,
+            model,
+            max_tokens=512,
+            **common,
+            truncate_dim=matryoshka_dim if model == PUBMEDBERT_MATRYOSHKA else None,
+        )
     except (OSError, ValueError) as exc:  # transformers raises OSError when weights cannot be had
         raise ModelUnavailable(f"{model}: {exc}") from exc
 
@@ -276,14 +308,21 @@ def component_runtime(component: str, settings: Settings) -> Runtime:
     return "onnx" if runtime == "onnx-int8" and component in FLOAT_COMPONENTS else runtime
 
 
-def load_encoder(component: str, settings: Settings, matryoshka_dim: int | None = None) -> tuple[TextEncoder, ComponentChoice]:
+def load_encoder(
+    component: str, settings: Settings, matryoshka_dim: int | None = None
+) -> tuple[TextEncoder, ComponentChoice]:
     """The encoder serving ``component`` and the choice that picked it (for the trace)."""
     choice = resolve(component, settings)
     device = resolve_device(settings.cpqa_device)
     runtime = component_runtime(component, settings)
     with _LOCK:
-        encoder = _load(choice.model, matryoshka_dim if choice.model == PUBMEDBERT_MATRYOSHKA else None, device,
-                        runtime, onnx_cache_dir(settings))
+        encoder = _load(
+            choice.model,
+            matryoshka_dim if choice.model == PUBMEDBERT_MATRYOSHKA else None,
+            device,
+            runtime,
+            onnx_cache_dir(settings),
+        )
     return encoder, choice.model_copy(update={"runtime": encoder.runtime})
 
 
@@ -301,8 +340,12 @@ def load_cross_encoder(settings: Settings):
     from cpqa.models.cross_encoder import PairScorer
 
     try:
-        scorer = PairScorer(choice.model, onnx_cache_dir(settings), runtime=check_runtime(settings.cpqa_runtime),
-                            device=resolve_device(settings.cpqa_device))
+        scorer = PairScorer(
+            choice.model,
+            onnx_cache_dir(settings),
+            runtime=check_runtime(settings.cpqa_runtime),
+            device=resolve_device(settings.cpqa_device),
+        )
     except (OSError, ValueError) as exc:
         raise ModelUnavailable(f"{choice.model}: {exc}") from exc
     return scorer, choice.model_copy(update={"runtime": scorer.runtime})

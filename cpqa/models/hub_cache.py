@@ -48,8 +48,14 @@ def status(cache: Path | None = None) -> list[dict]:
     for model_id, components in paper_models().items():
         found = [try_to_load_from_cache(model_id, name, cache_dir=cache) for name in ("config.json", "modules.json")]
         path = next((p for p in found if isinstance(p, str)), None)
-        rows.append({"model": model_id, "components": components, "cached": path is not None,
-                     "snapshot": str(Path(path).parent) if path else None})
+        rows.append(
+            {
+                "model": model_id,
+                "components": components,
+                "cached": path is not None,
+                "snapshot": str(Path(path).parent) if path else None,
+            }
+        )
     return rows
 
 
@@ -88,8 +94,10 @@ def download(dest: Path) -> list[dict]:
             commit = HfApi().model_info(model_id).sha
             snapshot_download(model_id, revision=commit, local_dir=dest / folder)
         except Exception as exc:  # noqa: BLE001 - network, auth, offline mode: one clear error
-            raise ModelUnavailable(f"cannot download {model_id} ({type(exc).__name__}: {exc}); run this on a "
-                                   "machine that reaches huggingface.co, without HF_HUB_OFFLINE") from None
+            raise ModelUnavailable(
+                f"cannot download {model_id} ({type(exc).__name__}: {exc}); run this on a "
+                "machine that reaches huggingface.co, without HF_HUB_OFFLINE"
+            ) from None
         manifest.append({"model": model_id, "folder": folder, "commit": commit})
     (dest / MANIFEST).write_text(json.dumps(manifest, indent=2))
     return manifest

@@ -71,7 +71,9 @@ def schema_errors(instance: Any, schema: dict[str, Any], limit: int = 5) -> list
     for error in sorted(Draft202012Validator(schema).iter_errors(instance), key=lambda e: list(e.path)):
         where = "/" + "/".join(str(p) for p in error.path)
         if error.validator == "required":
-            missing = [k for k in error.validator_value if not (isinstance(error.instance, dict) and k in error.instance)]
+            missing = [
+                k for k in error.validator_value if not (isinstance(error.instance, dict) and k in error.instance)
+            ]
             problems.append(f"{where}: missing {', '.join(missing)}")
         else:
             problems.append(f"{where}: violates {error.validator}={error.validator_value!r}")
@@ -110,16 +112,29 @@ class LLM:
 
     def choice(self, component: str) -> ComponentChoice:
         """This model serving ``component``, for the models table and the trace."""
-        return ComponentChoice(component=component, model=self.model, provider=self.provider, profile="paper",
-                               reason=f"CPQA_LLM_PROVIDER={self.provider} configured")
+        return ComponentChoice(
+            component=component,
+            model=self.model,
+            provider=self.provider,
+            profile="paper",
+            reason=f"CPQA_LLM_PROVIDER={self.provider} configured",
+        )
 
     @property
     def usage(self) -> Usage:
         with self._lock:
             return self._usage.model_copy()
 
-    def _failure(self, who: str, *, status: int | None = None, kind: str = "", timed_out: bool = False,
-                 unreachable: bool = False, error: str = "") -> LLMUnavailable:
+    def _failure(
+        self,
+        who: str,
+        *,
+        status: int | None = None,
+        kind: str = "",
+        timed_out: bool = False,
+        unreachable: bool = False,
+        error: str = "",
+    ) -> LLMUnavailable:
         """The typed, redacted error for a call the SDK gave up on, worded the same for every provider."""
         retries = self.settings.cpqa_llm_max_retries
         if timed_out:
@@ -128,7 +143,9 @@ class LLM:
             text = f"{who} unreachable (connection failed after {retries} retries)"
         elif status is not None:
             retried = status in (408, 409, 429) or status >= 500
-            text = f"{who} error: HTTP {status}{f' ({kind})' if kind else ''}{f' after {retries} retries' if retried else ''}"
+            detail = f" ({kind})" if kind else ""
+            after = f" after {retries} retries" if retried else ""
+            text = f"{who} error: HTTP {status}{detail}{after}"
         else:
             text = f"{who} error: {error}"
         return LLMUnavailable(self.settings.redact(text))
@@ -147,8 +164,15 @@ class LLM:
     def call_tool(self, system: str, messages: list[dict], tool: ToolSpec, max_tokens: int = 1024) -> dict:
         raise NotImplementedError
 
-    def stream_tool(self, system: str, messages: list[dict], tool: ToolSpec, field: str,
-                    on_text: Callable[[str], None], max_tokens: int = 1024) -> dict:
+    def stream_tool(
+        self,
+        system: str,
+        messages: list[dict],
+        tool: ToolSpec,
+        field: str,
+        on_text: Callable[[str], None],
+        max_tokens: int = 1024,
+    ) -> dict:
         raise NotImplementedError
 
     def complete(self, system: str, messages: list[dict], max_tokens: int = 1024) -> str:
@@ -217,12 +241,24 @@ class Claude(LLM):
 
     def call_tool(self, system: str, messages: list[dict], tool: ToolSpec, max_tokens: int = 1024) -> dict:
         """Force Claude to call ``tool`` and return its input, checked against the tool's schema."""
-        message = self._create(system=system, messages=messages, max_tokens=max_tokens, tools=[tool.to_api()],
-                               tool_choice={"type": "tool", "name": tool.name})
+        message = self._create(
+            system=system,
+            messages=messages,
+            max_tokens=max_tokens,
+            tools=[tool.to_api()],
+            tool_choice={"type": "tool", "name": tool.name},
+        )
         return _tool_input(message, tool, max_tokens)
 
-    def stream_tool(self, system: str, messages: list[dict], tool: ToolSpec, field: str,
-                    on_text: Callable[[str], None], max_tokens: int = 1024) -> dict:
+    def stream_tool(
+        self,
+        system: str,
+        messages: list[dict],
+        tool: ToolSpec,
+        field: str,
+        on_text: Callable[[str], None],
+        max_tokens: int = 1024,
+    ) -> dict:
         """``call_tool`` over the streaming API: ``on_text`` receives the string ``field`` of the tool input each
         time it grows (unchecked draft text). Raises ``LLMStreamCut`` with the partial input if the stream breaks."""
         import anthropic
@@ -233,9 +269,14 @@ class Claude(LLM):
 
         def consume(client):
             nonlocal shown, started
-            with client.messages.stream(model=self.model, system=system, messages=messages,
-                                        max_tokens=self._output_limit(max_tokens),
-                                        tools=[tool.to_api()], tool_choice={"type": "tool", "name": tool.name}) as stream:
+            with client.messages.stream(
+                model=self.model,
+                system=system,
+                messages=messages,
+                max_tokens=self._output_limit(max_tokens),
+                tools=[tool.to_api()],
+                tool_choice={"type": "tool", "name": tool.name},
+            ) as stream:
                 for event in stream:
                     started = True
                     if event.type != "input_json":
@@ -252,10 +293,13 @@ class Claude(LLM):
         except LLMUnavailable as exc:
             if not started:
                 raise
-            raise LLMStreamCut(f"Claude's reply broke off mid-stream ({exc})", partial_json(received, from_json)) from None
+            raise LLMStreamCut(
+                f"Claude's reply broke off mid-stream ({exc})", partial_json(received, from_json)
+            ) from None
         except (*transport_errors(), anthropic.AnthropicError) as exc:  # raised while reading the stream
-            raise LLMStreamCut(f"Claude's reply broke off mid-stream ({type(exc).__name__})",
-                               partial_json(received, from_json)) from None
+            raise LLMStreamCut(
+                f"Claude's reply broke off mid-stream ({type(exc).__name__})", partial_json(received, from_json)
+            ) from None
         return _tool_input(message, tool, max_tokens)
 
     def complete(self, system: str, messages: list[dict], max_tokens: int = 1024) -> str:
@@ -271,8 +315,11 @@ def transport_errors() -> tuple[type[Exception], ...]:
     """The HTTP library's base error, whichever the SDK uses (``httpx``, or ``httpx2`` in newer releases)."""
     import importlib.util
 
-    return tuple(importlib.import_module(name).HTTPError for name in ("httpx", "httpx2")
-                 if importlib.util.find_spec(name) is not None)
+    return tuple(
+        importlib.import_module(name).HTTPError
+        for name in ("httpx", "httpx2")
+        if importlib.util.find_spec(name) is not None
+    )
 
 
 def partial_json(received: bytes, from_json) -> dict[str, Any]:

@@ -114,8 +114,16 @@ def export(model_id: str, target: Path, head: Head) -> None:
 
     def write(path: Path) -> None:
         with torch.inference_mode(), _quiet():
-            torch.onnx.export(Forward(model), tuple(sample[n] for n in names), str(path), input_names=names,
-                              output_names=[output], dynamic_axes=axes, opset_version=OPSET, dynamo=False)
+            torch.onnx.export(
+                Forward(model),
+                tuple(sample[n] for n in names),
+                str(path),
+                input_names=names,
+                output_names=[output],
+                dynamic_axes=axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
 
     _atomic(target, write)
 
@@ -127,8 +135,9 @@ def quantize(source: Path, target: Path) -> None:
 
     def write(path: Path) -> None:
         with _quiet():
-            quantize_dynamic(str(source), str(path), weight_type=QuantType.QInt8, per_channel=True,
-                             op_types_to_quantize=["MatMul"])
+            quantize_dynamic(
+                str(source), str(path), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"]
+            )
 
     _atomic(target, write)
 

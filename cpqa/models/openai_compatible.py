@@ -6,8 +6,9 @@ in what they honour, so each call steps down until one way works: a server that 
 calling the function is asked for ``response_format`` JSON-schema output, then for a JSON object with the schema
 beside it (llama-cpp-python's and others' form), then for a JSON object described in the prompt. A refusal is an
 HTTP 400 / 404 / 405 / 422 / 501, or an error that names the refused parameter (llama-cpp-python answers an
-unknown ``response_format`` type with a 500); it is remembered for the client's lifetime; a reply that merely breaks the schema is ``LLMMalformed`` (the callers retry once, then fall back), as
-with Claude. Retries, timeouts and the typed, redacted errors are the same as ``Claude``'s.
+unknown ``response_format`` type with a 500); it is remembered for the client's lifetime; a reply that merely breaks
+the schema is ``LLMMalformed`` (the callers retry once, then fall back), as with Claude. Retries, timeouts and the
+typed, redacted errors are the same as ``Claude``'s.
 """
 
 from __future__ import annotations
@@ -15,14 +16,24 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from cpqa.models.llm import (LLM, LLMMalformed, LLMStreamCut, LLMUnavailable, ToolSpec, checked_input, partial_json,
-                             transport_errors)
+from cpqa.models.llm import (
+    LLM,
+    LLMMalformed,
+    LLMStreamCut,
+    LLMUnavailable,
+    ToolSpec,
+    checked_input,
+    partial_json,
+    transport_errors,
+)
 
 MODES = ("tools", "json_schema", "json_object", "prompt")  # ways to get structured output, best first
 _PARAMETER = {"tools": "tool", "json_schema": "response_format", "json_object": "response_format", "prompt": ""}
 _REFUSED = (400, 404, 405, 422, 501)  # statuses with which a server says it does not take a request's shape
-_PROMPT_SCHEMA = ("\n\nReply with one JSON object and nothing else: the input of the function `{name}` ({description}), "
-                  "matching this JSON schema:\n{schema}")
+_PROMPT_SCHEMA = (
+    "\n\nReply with one JSON object and nothing else: the input of the function `{name}` ({description}), "
+    "matching this JSON schema:\n{schema}"
+)
 
 
 class _Refused(Exception):
@@ -51,8 +62,11 @@ class OpenAICompatible(LLM):
 
                 key = self.settings.cpqa_llm_api_key
                 self._client = openai.OpenAI(
-                    base_url=self.settings.cpqa_llm_base_url, api_key=key.get_secret_value() if key else "unused",
-                    max_retries=self.settings.cpqa_llm_max_retries, timeout=self.settings.cpqa_llm_timeout)
+                    base_url=self.settings.cpqa_llm_base_url,
+                    api_key=key.get_secret_value() if key else "unused",
+                    max_retries=self.settings.cpqa_llm_max_retries,
+                    timeout=self.settings.cpqa_llm_timeout,
+                )
             return self._client
 
     def _request(self, send: Callable[[Any], Any], mode: str = ""):
@@ -76,8 +90,14 @@ class OpenAICompatible(LLM):
         except ValueError:  # a 200 whose body is not a completion
             raise LLMUnavailable(f"{self.label} answered with a malformed response") from None
 
-    def _structured(self, system: str, messages: list[dict], tool: ToolSpec, max_tokens: int,
-                    run: Callable[[str, dict], dict | None]) -> dict:
+    def _structured(
+        self,
+        system: str,
+        messages: list[dict],
+        tool: ToolSpec,
+        max_tokens: int,
+        run: Callable[[str, dict], dict | None],
+    ) -> dict:
         """Try each mode from the best one this server takes; ``run(mode, request)`` gives the input or None."""
         for index in range(self._first_mode, len(MODES)):
             mode = MODES[index]
@@ -93,17 +113,24 @@ class OpenAICompatible(LLM):
     def _shape(self, mode: str, system: str, messages: list[dict], tool: ToolSpec, max_tokens: int) -> dict:
         request: dict[str, Any] = {"model": self.model, "max_tokens": self._output_limit(max_tokens), "temperature": 0}
         if mode == "tools":
-            request["tools"] = [{"type": "function", "function": {
-                "name": tool.name, "description": tool.description, "parameters": tool.input_schema}}]
+            request["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema},
+                }
+            ]
             request["tool_choice"] = {"type": "function", "function": {"name": tool.name}}
         elif mode == "json_schema":
-            request["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": tool.name, "description": tool.description, "schema": tool.input_schema}}
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": tool.name, "description": tool.description, "schema": tool.input_schema},
+            }
         elif mode == "json_object":
             request["response_format"] = {"type": "json_object", "schema": tool.input_schema}
         if mode != "tools":
-            system += _PROMPT_SCHEMA.format(name=tool.name, description=tool.description,
-                                            schema=json.dumps(tool.input_schema))
+            system += _PROMPT_SCHEMA.format(
+                name=tool.name, description=tool.description, schema=json.dumps(tool.input_schema)
+            )
         request["messages"] = [{"role": "system", "content": system}, *messages]
         return request
 
@@ -115,18 +142,29 @@ class OpenAICompatible(LLM):
             if not response.choices:
                 raise LLMMalformed(f"{self.label} returned no choices")
             choice = response.choices[0]
-            calls = [c for c in (choice.message.tool_calls or []) if getattr(c, "function", None) is not None
-                     and c.function.name == tool.name]
+            calls = [
+                c
+                for c in (choice.message.tool_calls or [])
+                if getattr(c, "function", None) is not None and c.function.name == tool.name
+            ]
             text = calls[0].function.arguments if calls else choice.message.content
             if choice.finish_reason == "length":
-                raise LLMMalformed(f"{self.label} ran out of tokens ({max_tokens}) before finishing the {tool.name} "
-                                   "input")
+                raise LLMMalformed(
+                    f"{self.label} ran out of tokens ({max_tokens}) before finishing the {tool.name} input"
+                )
             return json_object(text) if text else None
 
         return self._structured(system, messages, tool, max_tokens, run)
 
-    def stream_tool(self, system: str, messages: list[dict], tool: ToolSpec, field: str,
-                    on_text: Callable[[str], None], max_tokens: int = 1024) -> dict:
+    def stream_tool(
+        self,
+        system: str,
+        messages: list[dict],
+        tool: ToolSpec,
+        field: str,
+        on_text: Callable[[str], None],
+        max_tokens: int = 1024,
+    ) -> dict:
         """``call_tool`` streamed: ``on_text`` receives the string ``field`` each time it grows. Raises
         ``LLMStreamCut`` with the partial input if the stream breaks."""
         from jiter import from_json
@@ -141,8 +179,11 @@ class OpenAICompatible(LLM):
                     if not chunk.choices:
                         continue
                     delta, finish = chunk.choices[0].delta, chunk.choices[0].finish_reason or finish
-                    piece = "".join(c.function.arguments or "" for c in (delta.tool_calls or [])
-                                    if getattr(c, "function", None) is not None) or (delta.content or "")
+                    piece = "".join(
+                        c.function.arguments or ""
+                        for c in (delta.tool_calls or [])
+                        if getattr(c, "function", None) is not None
+                    ) or (delta.content or "")
                     received.extend(piece.encode())
                     text = partial_json(received, from_json).get(field)
                     if isinstance(text, str) and text != shown:
@@ -154,24 +195,31 @@ class OpenAICompatible(LLM):
             except LLMUnavailable as exc:
                 if not started:
                     raise
-                raise LLMStreamCut(f"{self.label}'s reply broke off mid-stream ({exc})",
-                                   partial_json(received, from_json)) from None
+                raise LLMStreamCut(
+                    f"{self.label}'s reply broke off mid-stream ({exc})", partial_json(received, from_json)
+                ) from None
             except transport_errors() as exc:  # raised while reading the stream
                 if not started:
                     raise LLMUnavailable(f"{self.label} unreachable ({type(exc).__name__})") from None
-                raise LLMStreamCut(f"{self.label}'s reply broke off mid-stream ({type(exc).__name__})",
-                                   partial_json(received, from_json)) from None
+                raise LLMStreamCut(
+                    f"{self.label}'s reply broke off mid-stream ({type(exc).__name__})",
+                    partial_json(received, from_json),
+                ) from None
             self._count(0, 0)
             if finish == "length":
-                raise LLMMalformed(f"{self.label} ran out of tokens ({max_tokens}) before finishing the {tool.name} "
-                                   "input")
+                raise LLMMalformed(
+                    f"{self.label} ran out of tokens ({max_tokens}) before finishing the {tool.name} input"
+                )
             return json_object(received.decode("utf-8", "replace")) if received else None
 
         return self._structured(system, messages, tool, max_tokens, run)
 
     def complete(self, system: str, messages: list[dict], max_tokens: int = 1024) -> str:
-        request = {"model": self.model, "max_tokens": self._output_limit(max_tokens),
-                   "messages": [{"role": "system", "content": system}, *messages]}
+        request = {
+            "model": self.model,
+            "max_tokens": self._output_limit(max_tokens),
+            "messages": [{"role": "system", "content": system}, *messages],
+        }
         response = self._request(lambda client: client.chat.completions.create(**request))
         usage = getattr(response, "usage", None)
         self._count(getattr(usage, "prompt_tokens", 0), getattr(usage, "completion_tokens", 0))

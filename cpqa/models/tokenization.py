@@ -53,13 +53,17 @@ class WordPieces:
 
     def encode(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> Columns:
         if self._auto is not None:
-            enc = self._auto(list(texts), list(pairs) if pairs is not None else None, truncation=True,
-                             max_length=self.max_tokens)
+            enc = self._auto(
+                list(texts), list(pairs) if pairs is not None else None, truncation=True, max_length=self.max_tokens
+            )
             return {name: list(enc[name]) for name in ("input_ids", "attention_mask", "token_type_ids") if name in enc}
         items = list(zip(texts, pairs)) if pairs is not None else list(texts)
         encodings = self._fast.encode_batch(items)
-        return {"input_ids": [e.ids for e in encodings], "attention_mask": [e.attention_mask for e in encodings],
-                "token_type_ids": [e.type_ids for e in encodings]}
+        return {
+            "input_ids": [e.ids for e in encodings],
+            "attention_mask": [e.attention_mask for e in encodings],
+            "token_type_ids": [e.type_ids for e in encodings],
+        }
 
     def counts(self, texts: Sequence[str]) -> list[int]:
         if self._auto is not None:

@@ -27,8 +27,9 @@ class PassagePostprocessor(BaseNodePostprocessor):
     def transform(self, passages: list[Passage], query: str) -> list[Passage]:
         raise NotImplementedError
 
-    def _postprocess_nodes(self, nodes: list[NodeWithScore],
-                           query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: Optional[QueryBundle] = None
+    ) -> list[NodeWithScore]:
         passages = self.transform([to_passage(n) for n in nodes], query_bundle.query_str if query_bundle else "")
         return [passage_node(p) for p in passages]
 
@@ -75,14 +76,20 @@ class RestructurePostprocessor(PassagePostprocessor):
         return restructure(query, passages, self._encoder, self._reranker).passages
 
 
-def context_postprocessors(options: PassageOptions, *, sources: Mapping[str, SourceText],
-                           siblings: Mapping[str, list[Span]], encoder: Encoder,
-                           reranker: BaseNodePostprocessor) -> list[BaseNodePostprocessor]:
+def context_postprocessors(
+    options: PassageOptions,
+    *,
+    sources: Mapping[str, SourceText],
+    siblings: Mapping[str, list[Span]],
+    encoder: Encoder,
+    reranker: BaseNodePostprocessor,
+) -> list[BaseNodePostprocessor]:
     """The postprocessors ``options`` switch on, in order (empty: the reranked passages are the context)."""
     chain: list[BaseNodePostprocessor] = []
     if options.small_to_big != "off":
-        chain.append(SmallToBigPostprocessor(sources, siblings, mode=options.small_to_big,
-                                             window=options.small_to_big_window))
+        chain.append(
+            SmallToBigPostprocessor(sources, siblings, mode=options.small_to_big, window=options.small_to_big_window)
+        )
     if options.restructure:
         chain.append(RestructurePostprocessor(encoder, reranker))
     if options.repack:

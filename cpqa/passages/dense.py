@@ -43,8 +43,13 @@ def to_passage(hit: NodeWithScore, dense_score: float | None = None) -> Passage:
 def passage_node(passage: Passage) -> NodeWithScore:
     """The inverse of ``to_passage``: a node whose metadata is the passage's provenance."""
     metadata = passage.model_dump(include=_PASSAGE_FIELDS)
-    node = TextNode(id_=passage.node_id, text=passage.text, metadata=metadata,
-                    excluded_embed_metadata_keys=list(metadata), excluded_llm_metadata_keys=list(metadata))
+    node = TextNode(
+        id_=passage.node_id,
+        text=passage.text,
+        metadata=metadata,
+        excluded_embed_metadata_keys=list(metadata),
+        excluded_llm_metadata_keys=list(metadata),
+    )
     return NodeWithScore(node=node, score=passage.score)
 
 
@@ -72,8 +77,15 @@ class TwoStageRetriever(BaseRetriever):
     """Dense top-k, then the reranker's top-n, over one question's nodes. Built per question (cheap): it keeps
     that question's dense scores and stage timings."""
 
-    def __init__(self, nodes: Sequence[BaseNode], cache: EmbeddingCache, reranker: BaseNodePostprocessor,
-                 top_k: int, top_n: int, reranker_name: str = ""):
+    def __init__(
+        self,
+        nodes: Sequence[BaseNode],
+        cache: EmbeddingCache,
+        reranker: BaseNodePostprocessor,
+        top_k: int,
+        top_n: int,
+        reranker_name: str = "",
+    ):
         super().__init__()
         self.dense = DenseNodeRetriever(nodes, cache, top_k=top_k)
         self.reranker, self.reranker_name = reranker, reranker_name
@@ -87,12 +99,14 @@ class TwoStageRetriever(BaseRetriever):
         with self.log.stage("passage_retrieval", passages_in=self.passages_in, top_k=self.top_k) as record:
             dense = self.dense.retrieve(query_bundle)
             # Counters are shared across threads, so these are approximate under concurrency.
-            record.info.update(kept=len(dense), cache_hits=self.cache.hits - hits_before,
-                               cache_misses=self.cache.misses - misses_before)
+            record.info.update(
+                kept=len(dense),
+                cache_hits=self.cache.hits - hits_before,
+                cache_misses=self.cache.misses - misses_before,
+            )
         self.dense_scores.update({h.node.node_id: float(h.score or 0.0) for h in dense})
-        with self.log.stage("rerank", passages_in=len(dense), top_n=self.top_n,
-                            reranker=self.reranker_name) as record:
-            reranked = self.reranker.postprocess_nodes(dense, query_bundle=query_bundle)[:self.top_n]
+        with self.log.stage("rerank", passages_in=len(dense), top_n=self.top_n, reranker=self.reranker_name) as record:
+            reranked = self.reranker.postprocess_nodes(dense, query_bundle=query_bundle)[: self.top_n]
             record.info["kept"] = len(reranked)
         return reranked
 
@@ -108,14 +122,20 @@ class PassageRetriever:
     """Holds the passage embeddings cache and the reranker across questions; ``search`` composes the per-question
     retrievers. Thread-safe: the embedding cache is locked and each question gets its own retriever objects."""
 
-    def __init__(self, cache: EmbeddingCache, reranker: BaseNodePostprocessor, choice: ComponentChoice,
-                 reranker_choice: ComponentChoice):
+    def __init__(
+        self,
+        cache: EmbeddingCache,
+        reranker: BaseNodePostprocessor,
+        choice: ComponentChoice,
+        reranker_choice: ComponentChoice,
+    ):
         self.cache, self.reranker = cache, reranker
         self.choice, self.reranker_choice = choice, reranker_choice
 
     @classmethod
-    def load(cls, settings: Settings, *, matryoshka_dim: int | None = None,
-             cache_items: int = 200_000) -> "PassageRetriever":
+    def load(
+        cls, settings: Settings, *, matryoshka_dim: int | None = None, cache_items: int = 200_000
+    ) -> "PassageRetriever":
         """The profile's passage encoder (at ``matryoshka_dim``) and reranker, sharing one embedding cache."""
         if matryoshka_dim is not None and matryoshka_dim <= 0:
             raise ValueError(f"matryoshka_dim must be positive, got {matryoshka_dim}")
@@ -124,9 +144,15 @@ class PassageRetriever:
         reranker, reranker_choice = load_reranker(settings, top_n=None, cache=cache)
         return cls(cache, reranker, choice, reranker_choice)
 
-    def search(self, query: str, nodes: Sequence[BaseNode], options: PassageOptions | None = None,
-               variants: Sequence[str] = (), demotion: int = 0,
-               record_ranks: Mapping[str, int] | None = None) -> PassageSearch:
+    def search(
+        self,
+        query: str,
+        nodes: Sequence[BaseNode],
+        options: PassageOptions | None = None,
+        variants: Sequence[str] = (),
+        demotion: int = 0,
+        record_ranks: Mapping[str, int] | None = None,
+    ) -> PassageSearch:
         """The ``top_n`` best passages for ``query`` among ``nodes``; with ``variants`` (multi-query), each
         variant is retrieved too and the rankings are fused by reciprocal rank. ``demotion``: places animal and
         cell-line passages move down (``PassageOptions.preclinical_demotion`` in patient mode). ``record_ranks``:
@@ -136,8 +162,9 @@ class PassageRetriever:
         if not query.strip():
             raise ValueError("query is empty")
         variants = [v for v in variants if v.strip() and v != query]
-        two_stage = TwoStageRetriever(nodes, self.cache, self.reranker, options.top_k, options.top_k,
-                                      self.reranker_choice.model)
+        two_stage = TwoStageRetriever(
+            nodes, self.cache, self.reranker, options.top_k, options.top_k, self.reranker_choice.model
+        )
         result = PassageSearch(queries=[query, *variants])
         if variants:
             with result.stage("multi_query", queries=result.queries) as record:
@@ -152,7 +179,7 @@ class PassageRetriever:
             self._log_demoted(ordered, result, demotion)
         else:
             ordered = self._ordered(passages, result, demotion)
-        result.passages = ordered[:options.top_n]
+        result.passages = ordered[: options.top_n]
         if "rerank" in result.stages:  # the reranker ordered top_k; top_n of them go on
             result.stages["rerank"].info["kept"] = len(result.passages)
         return result
@@ -170,8 +197,10 @@ class PassageRetriever:
         many places down, behind human clinical evidence (patient mode)."""
         flagged = {p.node_id: p.pmid for p in passages if addresses_reader(p.text)}
         if flagged:
-            log.warn(f"{len(flagged)} passage(s) hold text addressed to the reader (links, markup, instructions; "
-                     f"PMID {', '.join(dict.fromkeys(flagged.values()))}): ranked last, never quoted")
+            log.warn(
+                f"{len(flagged)} passage(s) hold text addressed to the reader (links, markup, instructions; "
+                f"PMID {', '.join(dict.fromkeys(flagged.values()))}): ranked last, never quoted"
+            )
         last = len(passages) + demotion
         PassageRetriever._log_demoted(passages, log, demotion)
 

@@ -48,16 +48,19 @@ class RecordLayout:
         sentences = self.sentence_vectors(dim)
         if not self.chunks:
             return np.zeros((0, sentences.shape[1]), dtype=np.float32)
-        return unit_rows(np.stack([sentences[c.first:c.end].mean(axis=0) for c in self.chunks]))
+        return unit_rows(np.stack([sentences[c.first : c.end].mean(axis=0) for c in self.chunks]))
 
     def to_json(self) -> dict:
         return {"s": [list(s) for s in self.sentences], "c": [[c.section, c.first, c.end] for c in self.chunks]}
 
     @classmethod
     def from_json(cls, data: dict, vectors: np.ndarray, passages: np.ndarray | None = None) -> "RecordLayout":
-        return cls(sentences=[(int(a), int(b)) for a, b in data["s"]],
-                   chunks=[Chunk(section, int(first), int(end)) for section, first, end in data["c"]], vectors=vectors,
-                   passages=passages)
+        return cls(
+            sentences=[(int(a), int(b)) for a, b in data["s"]],
+            chunks=[Chunk(section, int(first), int(end)) for section, first, end in data["c"]],
+            vectors=vectors,
+            passages=passages,
+        )
 
 
 __all__ = ["Chunk", "RecordLayout"]

@@ -19,8 +19,14 @@ class ConceptFusionRetriever(QueryFusionRetriever):
     def __init__(self, retriever: BaseRetriever, variants: Sequence[str], top_n: int):
         self._variants = [QueryBundle(query_str=v) for v in variants]
         # The base class wants an LLM to generate queries; the variants are given, so none is ever called.
-        super().__init__([retriever], llm=PipelineLLM(None), mode=FUSION_MODES.RECIPROCAL_RANK,
-                         similarity_top_k=top_n, num_queries=len(self._variants) + 1, use_async=False)
+        super().__init__(
+            [retriever],
+            llm=PipelineLLM(None),
+            mode=FUSION_MODES.RECIPROCAL_RANK,
+            similarity_top_k=top_n,
+            num_queries=len(self._variants) + 1,
+            use_async=False,
+        )
 
     def _get_queries(self, original_query: str) -> list[QueryBundle]:
         return list(self._variants)

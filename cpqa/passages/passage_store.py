@@ -2,7 +2,7 @@
 
 One SQLite file (``$CPQA_HOME/index/passages.sqlite``), one row per record and segmenter configuration
 (``layouts``: the key covers the record's content, its source and the segmenter's settings, so a changed record or
-setting segments again). A row holds the layout (sentence offsets into ``seos.source_text(article)``, and each
+setting segments again). A row holds the layout (sentence offsets into ``records.source_text(article)``, and each
 chunk as a section label and a range of those sentences), the sentence vectors and the passage vectors as int8
 rows, one float32 scale each (``cpqa.passages.vector_codec``). The text is the record's own, read from the record,
 so nothing is stored twice.
@@ -61,19 +61,31 @@ class PassageStore:
         found: dict[str, RecordLayout] = {}
         with self._lock:
             for i in range(0, len(keys), _CHUNK):
-                chunk = list(keys[i:i + _CHUNK])
-                rows = self._conn.execute(f"SELECT key, layout, vectors, passages FROM layouts WHERE key IN "
-                                          f"({', '.join('?' * len(chunk))})", chunk).fetchall()
+                chunk = list(keys[i : i + _CHUNK])
+                rows = self._conn.execute(
+                    f"SELECT key, layout, vectors, passages FROM layouts WHERE key IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
                 for key, layout, vectors, passages in rows:
-                    found[key] = RecordLayout.from_json(json.loads(zlib.decompress(layout)), decode(vectors),
-                                                        decode(passages) if passages is not None else None)
+                    found[key] = RecordLayout.from_json(
+                        json.loads(zlib.decompress(layout)),
+                        decode(vectors),
+                        decode(passages) if passages is not None else None,
+                    )
         return found
 
     def put(self, items: Iterable[tuple[str, str | None, RecordLayout]]) -> None:
         """Store ``(key, pmid, layout)`` rows in one transaction."""
-        rows = [(key, pmid, zlib.compress(json.dumps(layout.to_json(), separators=(",", ":")).encode(), 6),
-                 encode(layout.vectors), encode(layout.passages) if layout.passages is not None else None)
-                for key, pmid, layout in items]
+        rows = [
+            (
+                key,
+                pmid,
+                zlib.compress(json.dumps(layout.to_json(), separators=(",", ":")).encode(), 6),
+                encode(layout.vectors),
+                encode(layout.passages) if layout.passages is not None else None,
+            )
+            for key, pmid, layout in items
+        ]
         with self._lock:
             self._conn.execute("BEGIN")
             self._conn.executemany("INSERT OR REPLACE INTO layouts VALUES (?, ?, ?, ?, ?)", rows)
@@ -84,9 +96,13 @@ class PassageStore:
         wanted, found = list(keys), set()
         with self._lock:
             for i in range(0, len(wanted), _CHUNK):
-                chunk = wanted[i:i + _CHUNK]
-                found.update(r[0] for r in self._conn.execute(
-                    f"SELECT key FROM layouts WHERE key IN ({', '.join('?' * len(chunk))})", chunk))
+                chunk = wanted[i : i + _CHUNK]
+                found.update(
+                    r[0]
+                    for r in self._conn.execute(
+                        f"SELECT key FROM layouts WHERE key IN ({', '.join('?' * len(chunk))})", chunk
+                    )
+                )
         return found
 
     def stats(self) -> dict[str, int]:
@@ -97,7 +113,8 @@ class PassageStore:
             records = self._conn.execute("SELECT count(*) FROM layouts").fetchone()[0]
             vectors = passages = 0
             for sentence_head, passage_head in self._conn.execute(
-                    "SELECT substr(vectors, 1, 8), substr(passages, 1, 8) FROM layouts"):
+                "SELECT substr(vectors, 1, 8), substr(passages, 1, 8) FROM layouts"
+            ):
                 vectors += shape(sentence_head)[0]
                 passages += shape(passage_head)[0] if passage_head is not None else 0
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())

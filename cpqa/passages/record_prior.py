@@ -19,8 +19,13 @@ from cpqa.passages.evidence import addresses_reader
 from cpqa.types import Passage, StageLog, StageRecord
 
 
-def with_record_prior(passages: Sequence[Passage], record_ranks: Mapping[str, int], options: PassageOptions,
-                      log: StageLog | None = None, demotion: int = 0) -> list[Passage]:
+def with_record_prior(
+    passages: Sequence[Passage],
+    record_ranks: Mapping[str, int],
+    options: PassageOptions,
+    log: StageLog | None = None,
+    demotion: int = 0,
+) -> list[Passage]:
     """``passages`` (best first) reordered by the record prior, at most ``options.per_record`` per record first; each
     keeps the reranker's score as ``rerank_score`` and takes the fused one as ``score``. ``demotion``: places an
     animal or cell-line study moves down, in the passage ranking and in the record ranking alike (patient mode)."""
@@ -44,7 +49,8 @@ def with_record_prior(passages: Sequence[Passage], record_ranks: Mapping[str, in
     ordered = [p for _, _, p in sorted(rescored, key=lambda item: (-item[0], item[1]))]
     if log is not None:
         log.stages.setdefault("rerank", StageRecord()).info.update(
-            record_prior=weight, records_by_best_passage=list(dict.fromkeys(p.pmid for p in ordered)))
+            record_prior=weight, records_by_best_passage=list(dict.fromkeys(p.pmid for p in ordered))
+        )
     return ordered
 
 

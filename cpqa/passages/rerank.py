@@ -74,8 +74,9 @@ class FusionReranker(BaseNodePostprocessor):
     def class_name(cls) -> str:
         return "FusionReranker"
 
-    def fused_scores(self, query: str, passages: list[str],
-                     vectors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def fused_scores(
+        self, query: str, passages: list[str], vectors: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(fused, dense, bm25) scores for ``passages`` (``vectors``: their passage vectors, when known)."""
         vectors = self._cache.encode(passages) if vectors is None else vectors
         query_vec = self._cache.encode([query])[0]
@@ -84,14 +85,18 @@ class FusionReranker(BaseNodePostprocessor):
         fused = self.dense_weight * _min_max(dense) + (1.0 - self.dense_weight) * _min_max(bm25)
         return fused, dense, bm25
 
-    def _postprocess_nodes(self, nodes: list[NodeWithScore],
-                           query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: Optional[QueryBundle] = None
+    ) -> list[NodeWithScore]:
         if query_bundle is None:
             raise ValueError("FusionReranker needs the query")
         if not nodes:
             return []
-        fused, _, _ = self.fused_scores(query_bundle.query_str, [_passage_text(n) for n in nodes],
-                                        node_vectors([n.node for n in nodes], self._cache))
+        fused, _, _ = self.fused_scores(
+            query_bundle.query_str,
+            [_passage_text(n) for n in nodes],
+            node_vectors([n.node for n in nodes], self._cache),
+        )
         return _ranked(nodes, fused, self.top_n)
 
 
@@ -110,20 +115,27 @@ class CrossEncoderReranker(BaseNodePostprocessor):
     def class_name(cls) -> str:
         return "CrossEncoderReranker"
 
-    def _postprocess_nodes(self, nodes: list[NodeWithScore],
-                           query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: Optional[QueryBundle] = None
+    ) -> list[NodeWithScore]:
         if query_bundle is None:
             raise ValueError("CrossEncoderReranker needs the query")
         if not nodes:
             return []
         pairs = [[query_bundle.query_str, _passage_text(n)] for n in nodes]
-        scores = np.asarray(self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False),
-                            dtype=np.float32).reshape(len(nodes))
+        scores = np.asarray(
+            self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False), dtype=np.float32
+        ).reshape(len(nodes))
         return _ranked(nodes, scores, self.top_n)
 
 
-def load_reranker(settings: Settings, *, top_n: int | None = DEFAULT_TOP_N, cache: EmbeddingCache | None = None,
-                  dense_weight: float = 0.5) -> tuple[BaseNodePostprocessor, ComponentChoice]:
+def load_reranker(
+    settings: Settings,
+    *,
+    top_n: int | None = DEFAULT_TOP_N,
+    cache: EmbeddingCache | None = None,
+    dense_weight: float = 0.5,
+) -> tuple[BaseNodePostprocessor, ComponentChoice]:
     """The reranker for the configured profile and the choice that picked it (for the trace).
 
     ``cache`` lets the fusion reranker share passage embeddings with the stage-1 retriever. Raises

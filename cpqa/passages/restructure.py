@@ -61,8 +61,9 @@ def evidence_sentences(passages: Sequence[Passage]) -> list[EvidenceSentence]:
             if span.words < MIN_SENTENCE_WORDS:
                 continue
             start, end = (p.start + span.start, p.start + span.end) if p.start is not None else (None, None)
-            out.append(EvidenceSentence(pmid=p.pmid, text=p.text[span.start:span.end], passage=i, start=start,
-                                        end=end))
+            out.append(
+                EvidenceSentence(pmid=p.pmid, text=p.text[span.start : span.end], passage=i, start=start, end=end)
+            )
     return out
 
 
@@ -73,8 +74,9 @@ def cluster(vectors: np.ndarray, similarity: float = DEFAULT_SIMILARITY) -> list
         return [0] * n
     from sklearn.cluster import AgglomerativeClustering
 
-    model = AgglomerativeClustering(n_clusters=None, metric="cosine", linkage="average",
-                                    distance_threshold=1.0 - similarity)
+    model = AgglomerativeClustering(
+        n_clusters=None, metric="cosine", linkage="average", distance_threshold=1.0 - similarity
+    )
     return [int(label) for label in model.fit_predict(unit_rows(vectors))]
 
 
@@ -106,8 +108,15 @@ def _relevance(question: str, texts: list[str], reranker: BaseNodePostprocessor)
     return scores
 
 
-def restructure(question: str, passages: Sequence[Passage], encoder: Encoder, reranker: BaseNodePostprocessor,
-                *, similarity: float = DEFAULT_SIMILARITY, per_topic: int = DEFAULT_PER_TOPIC) -> Restructured:
+def restructure(
+    question: str,
+    passages: Sequence[Passage],
+    encoder: Encoder,
+    reranker: BaseNodePostprocessor,
+    *,
+    similarity: float = DEFAULT_SIMILARITY,
+    per_topic: int = DEFAULT_PER_TOPIC,
+) -> Restructured:
     """Topics of the evidence, most relevant first, and the passages the answerer is given."""
     if per_topic < 1:
         raise ValueError("per_topic must be at least 1")
@@ -121,8 +130,7 @@ def restructure(question: str, passages: Sequence[Passage], encoder: Encoder, re
         members = [i for i, lab in enumerate(labels) if lab == label]
         centrality = textrank(vectors[members])
         best = sorted(np.argsort(-centrality, kind="stable")[:per_topic])
-        kept = [sentences[members[j]].model_copy(update={"centrality": round(float(centrality[j]), 6)})
-                for j in best]
+        kept = [sentences[members[j]].model_copy(update={"centrality": round(float(centrality[j]), 6)}) for j in best]
         topics.append(Topic(sentences=kept, size=len(members)))
     for topic, score in zip(topics, _relevance(question, [t.text for t in topics], reranker)):
         topic.relevance = score
@@ -140,10 +148,17 @@ def topic_passages(topics: Sequence[Topic], passages: Sequence[Passage]) -> list
         for pmid, group in by_pmid.items():
             source = passages[group[0].passage]
             spans = [(s.start, s.end) for s in group if s.start is not None]
-            out.append(source.model_copy(update={
-                "node_id": f"topic{t}:{pmid}", "text": " ".join(s.text for s in group),
-                "score": topic.relevance, "section": f"topic {t}" + (f" ({source.section})" if source.section else ""),
-                "start": min(a for a, _ in spans) if spans else None,
-                "end": max(b for _, b in spans) if spans else None, "sentences": None,
-            }))
+            out.append(
+                source.model_copy(
+                    update={
+                        "node_id": f"topic{t}:{pmid}",
+                        "text": " ".join(s.text for s in group),
+                        "score": topic.relevance,
+                        "section": f"topic {t}" + (f" ({source.section})" if source.section else ""),
+                        "start": min(a for a, _ in spans) if spans else None,
+                        "end": max(b for _, b in spans) if spans else None,
+                        "sentences": None,
+                    }
+                )
+            )
     return out

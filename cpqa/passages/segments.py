@@ -21,13 +21,16 @@ from llama_index.core.schema import TextNode
 from cpqa.models.encoders import EmbeddingCache, TextEncoder, unit_rows
 from cpqa.passages.layout import RecordLayout
 from cpqa.passages.passage_store import PassageStore
-from cpqa.passages.seos import SPECIAL_TOKENS, SEOSNodeParser, article_nodes, source_text
+from cpqa.passages.records import article_nodes, source_text
+from cpqa.passages.seos import SPECIAL_TOKENS, SEOSNodeParser
 from cpqa.types import Article, RetrievedDocument
 
 LAYOUT_VERSION = "layout3"  # sentence rules (cpqa.passages.sentences), chunks as sentence runs, passage vectors
 
 
-def embed_passages(encoder: TextEncoder | EmbeddingCache, items: Sequence[tuple[str, Sequence[int], RecordLayout]]) -> int:
+def embed_passages(
+    encoder: TextEncoder | EmbeddingCache, items: Sequence[tuple[str, Sequence[int], RecordLayout]]
+) -> int:
     """Set each layout's passage vectors, all chunks of all ``items`` (text, word pieces per sentence, layout) in one
     encoder call: a chunk's text, in windows of the encoder's token window when longer, the windows' vectors
     averaged by their word pieces. Returns the texts embedded."""
@@ -37,7 +40,7 @@ def embed_passages(encoder: TextEncoder | EmbeddingCache, items: Sequence[tuple[
     for number, (text, sizes, layout) in enumerate(items):
         for c, chunk in enumerate(layout.chunks):
             for first, end in _windows(sizes, chunk.first, chunk.end, window):
-                texts.append(text[layout.sentences[first][0]:layout.sentences[end - 1][1]])
+                texts.append(text[layout.sentences[first][0] : layout.sentences[end - 1][1]])
                 owners.append((number, c, sum(sizes[first:end])))
     if not texts:
         return 0
@@ -72,8 +75,13 @@ class SegmentCache:
     (cut to its dimension), which the extractive answer reads. Without one, passage vectors are the means of their
     sentences' vectors."""
 
-    def __init__(self, parser: SEOSNodeParser, store: PassageStore | None = None,
-                 vectors: EmbeddingCache | None = None, max_records: int = 4_000):
+    def __init__(
+        self,
+        parser: SEOSNodeParser,
+        store: PassageStore | None = None,
+        vectors: EmbeddingCache | None = None,
+        max_records: int = 4_000,
+    ):
         self.parser, self.store, self.vectors = parser, store, vectors
         self.max_records = max_records
         self.segmented = 0  # records this process segmented (not found in memory or in the store)
@@ -82,8 +90,9 @@ class SegmentCache:
         self._items: OrderedDict[str, RecordLayout] = OrderedDict()
         self._lock = threading.Lock()
         p = parser
-        self._settings = (f"{p.model.name}|{p.target}{p.unit}|{p.overlap}|{p.window}|{p.cutoff_sd}|{p.min_fraction}"
-                          f"|{LAYOUT_VERSION}")
+        self._settings = (
+            f"{p.model.name}|{p.target}{p.unit}|{p.overlap}|{p.window}|{p.cutoff_sd}|{p.min_fraction}|{LAYOUT_VERSION}"
+        )
 
     @property
     def dim(self) -> int | None:
@@ -133,16 +142,21 @@ class SegmentCache:
             text, sections = source_text(article)
             plan = self.parser.plan(text, sections)
             plans.append((text, sections, plan))
-            texts += [text[s.start:s.end] for spans in plan for s in spans]
+            texts += [text[s.start : s.end] for spans in plan for s in spans]
         vectors = self.parser.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
         layouts, offset = [], 0
         for text, sections, plan in plans:
             count = sum(len(spans) for spans in plan)
-            layouts.append(self.parser.lay_out(text, sections, plan, vectors[offset:offset + count]))
+            layouts.append(self.parser.lay_out(text, sections, plan, vectors[offset : offset + count]))
             offset += count
         if self.vectors is not None:
-            embedded = embed_passages(self.vectors, [(text, [span.size for spans in plan for span in spans],
-                                                              layout) for (text, _, plan), layout in zip(plans, layouts)])
+            embedded = embed_passages(
+                self.vectors,
+                [
+                    (text, [span.size for spans in plan for span in spans], layout)
+                    for (text, _, plan), layout in zip(plans, layouts)
+                ],
+            )
             with self._lock:
                 self.passages_embedded += embedded
         with self._lock:
@@ -150,11 +164,18 @@ class SegmentCache:
             self.sentences_embedded += len(texts)
         return layouts
 
-    def record_nodes(self, article: Article, source: str, layout: RecordLayout, category: str | None = None,
-                     evidence_type: str | None = None) -> list[TextNode]:
+    def record_nodes(
+        self,
+        article: Article,
+        source: str,
+        layout: RecordLayout,
+        category: str | None = None,
+        evidence_type: str | None = None,
+    ) -> list[TextNode]:
         """The record's nodes for one question, with passage vectors; its sentence vectors go to ``vectors``."""
-        nodes = article_nodes(article, layout, source=source, category=category,
-                              embeddings=layout.passage_vectors(self.dim))
+        nodes = article_nodes(
+            article, layout, source=source, category=category, embeddings=layout.passage_vectors(self.dim)
+        )
         for node in nodes:
             node.metadata["evidence_type"] = evidence_type
         if self.vectors is not None and layout.sentences:
@@ -164,6 +185,10 @@ class SegmentCache:
 
     def nodes(self, documents: Sequence[RetrievedDocument]) -> list[TextNode]:
         layouts = self.layouts([(d.article, d.candidate.source) for d in documents])
-        return [node for d, layout in zip(documents, layouts)
-                for node in self.record_nodes(d.article, d.candidate.source, layout, d.candidate.category,
-                                              d.candidate.evidence_type)]
+        return [
+            node
+            for d, layout in zip(documents, layouts)
+            for node in self.record_nodes(
+                d.article, d.candidate.source, layout, d.candidate.category, d.candidate.evidence_type
+            )
+        ]

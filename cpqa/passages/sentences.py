@@ -14,8 +14,10 @@ from __future__ import annotations
 import re
 
 # Abbreviations that end with a full stop inside a sentence (lower-cased, without their final stop).
-_ABBREVIATIONS = (r"e\.g|i\.e|et al|vs|cf|figs?|refs?|vol|approx|ca|dr|mrs?|ms|prof|inc|ltd|jr|sr|resp|s?spp?|subsp|var|"
-                  r"viz|al|eqs?|tab|suppl|dept|univ|incl|pts|nos|st\.dev|s\.d|s\.e")
+_ABBREVIATIONS = (
+    r"e\.g|i\.e|et al|vs|cf|figs?|refs?|vol|approx|ca|dr|mrs?|ms|prof|inc|ltd|jr|sr|resp|s?spp?|subsp|var|"
+    r"viz|al|eqs?|tab|suppl|dept|univ|incl|pts|nos|st\.dev|s\.d|s\.e"
+)
 _BOUNDARY = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?(?:[A-Z0-9]|[a-z]+[A-Z0-9]))|\.(?=[A-Z]{2,}[A-Z /&-]*:)")
 _ABBREVIATION_END = re.compile(rf"(?:(?<![\w-])(?:{_ABBREVIATIONS})|(?:^|(?<=[\s(]))[A-Za-z]|\bNo)\.$", re.I)
 _BROKEN_NUMBER = re.compile(r"\d\.\s+\d")
@@ -32,8 +34,7 @@ def sentence_bounds(text: str, start: int = 0, end: int | None = None) -> list[t
         mark = match.start() + 1  # just after the full stop (or other mark)
         if _ABBREVIATION_END.search(text, max(cursor, mark - _LOOKBACK), mark) or _BROKEN_NUMBER.match(text, mark - 2):
             continue
-        _add(text, cursor, mark if match.group(0).startswith(".") and len(match.group(0)) == 1 else match.end(),
-             bounds)
+        _add(text, cursor, mark if match.group(0).startswith(".") and len(match.group(0)) == 1 else match.end(), bounds)
         cursor = match.end()
     _add(text, cursor, end, bounds)
     return bounds

@@ -5,7 +5,8 @@ TextTiling's boundary detection with sentence embeddings instead of bag-of-words
 scores, and boundaries where the depth passes a cut-off taken from the distribution of depths.
 Topic segments are then packed into chunks of at most a number of the passage embedder's token windows (sentences
 measured in its word pieces; the passage vector reads a longer chunk window by window, so none of it goes unseen),
-with an optional overlap of whole sentences inside a segment. Every node carries exact character offsets into its source text.
+with an optional overlap of whole sentences inside a segment. Every node carries exact character offsets into its
+source text.
 """
 
 from __future__ import annotations
@@ -25,10 +26,20 @@ from cpqa.config import Settings, get_settings
 from cpqa.models.encoders import WORDS_PER_TOKEN, EmbeddingCache, TextEncoder, load_encoder
 from cpqa.passages.layout import Chunk, RecordLayout
 from cpqa.passages.sentences import sentence_bounds
-from cpqa.types import Article
 
-METADATA_KEYS = ("pmid", "pmcid", "section", "source", "category", "start", "end", "title", "year", "journal",
-                 "conclusion")
+METADATA_KEYS = (
+    "pmid",
+    "pmcid",
+    "section",
+    "source",
+    "category",
+    "start",
+    "end",
+    "title",
+    "year",
+    "journal",
+    "conclusion",
+)
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of a BERT-style window
 _WORD = re.compile(r"\S+")
 Sections = Sequence[tuple[str | None, int, int]]  # (title, start, end) of each part of a text segmented on its own
@@ -56,8 +67,15 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[S
 def _split_long(text: str, span: Span, max_words: int) -> list[Span]:
     """Cut a sentence longer than the model limit into pieces of at most ``max_words`` words."""
     words = [m.span() for m in _WORD.finditer(text, span.start, span.end)]
-    return [Span(words[i][0], words[min(i + max_words, len(words)) - 1][1], min(max_words, len(words) - i),
-                 min(max_words, len(words) - i)) for i in range(0, len(words), max_words)]
+    return [
+        Span(
+            words[i][0],
+            words[min(i + max_words, len(words)) - 1][1],
+            min(max_words, len(words) - i),
+            min(max_words, len(words) - i),
+        )
+        for i in range(0, len(words), max_words)
+    ]
 
 
 def window_similarities(embeddings: np.ndarray, window: int) -> np.ndarray:
@@ -65,8 +83,8 @@ def window_similarities(embeddings: np.ndarray, window: int) -> np.ndarray:
     n = len(embeddings)
     sims = np.ones(max(n - 1, 0), dtype=np.float64)
     for g in range(1, n):
-        left = embeddings[max(0, g - window):g].mean(axis=0)
-        right = embeddings[g:g + window].mean(axis=0)
+        left = embeddings[max(0, g - window) : g].mean(axis=0)
+        right = embeddings[g : g + window].mean(axis=0)
         denom = float(np.linalg.norm(left) * np.linalg.norm(right)) or 1.0
         sims[g - 1] = float(left @ right) / denom
     return sims
@@ -109,17 +127,20 @@ def pick_boundaries(depths: np.ndarray, cutoff_sd: float) -> list[int]:
 class SEOSNodeParser(NodeParser):
     """Semantic segmentation with sentence overlap and chunk sizes fitted to the embedding model."""
 
-    target_words: int | None = Field(default=None, description="chunk bound in words (sizes then count words); "
-                                                                 "None: window_fill of the token window")
+    target_words: int | None = Field(
+        default=None, description="chunk bound in words (sizes then count words); None: window_fill of the token window"
+    )
     overlap_words: int | None = Field(default=None, description="overlap bound in words; None: overlap_fill")
     # Cross-validated on the chunking dev benchmark (docs/results.md, issue 27): halves tuned on one, judged on the
     # other. A passage vector reads the whole chunk, window by window, so a chunk may pass the embedder's window:
     # at 3 windows chunks hold a topic segment (about 235 words on the benchmark), and the grid went on to 4.
-    window_fill: float = Field(default=3.0, gt=0, description="a chunk fills at most this share of the passage "
-                                                              "embedder's token window")
+    window_fill: float = Field(
+        default=3.0, gt=0, description="a chunk fills at most this share of the passage embedder's token window"
+    )
     overlap_fill: float = Field(default=0.0, ge=0, lt=1, description="overlap bound as a share of the chunk bound")
-    window_tokens: int | None = Field(default=None, description="the passage embedder's token window; None: the "
-                                                                "sentence embedder's")
+    window_tokens: int | None = Field(
+        default=None, description="the passage embedder's token window; None: the sentence embedder's"
+    )
     window: int = Field(default=3, ge=1, description="sentences on each side of a gap")
     cutoff_sd: float = Field(default=1.0, description="boundary cut-off: mean + cutoff_sd * std of valley depths")
     min_fraction: float = Field(default=0.25, ge=0, le=1, description="segments under this share of the target merge")
@@ -164,8 +185,9 @@ class SEOSNodeParser(NodeParser):
     def overlap(self) -> int:
         value = round(self.overlap_fill * self.target) if self.overlap_words is None else self.overlap_words
         if value >= self.target:
-            raise ValueError(f"overlap ({value} {self.unit}) must be smaller than the chunk target "
-                             f"({self.target} {self.unit})")
+            raise ValueError(
+                f"overlap ({value} {self.unit}) must be smaller than the chunk target ({self.target} {self.unit})"
+            )
         return value
 
     @property
@@ -177,10 +199,11 @@ class SEOSNodeParser(NodeParser):
         """Whole sentences, sized in ``unit``; only a sentence over the model limit is cut, at word boundaries."""
         out: list[Span] = []
         for span in split_sentences(text, start, end):
-            out.extend(_split_long(text, span, self.max_sentence_words) if span.words > self.max_sentence_words
-                       else [span])
+            out.extend(
+                _split_long(text, span, self.max_sentence_words) if span.words > self.max_sentence_words else [span]
+            )
         if self.unit == "tokens" and out:
-            counts = self.model.token_counts([text[s.start:s.end] for s in out])
+            counts = self.model.token_counts([text[s.start : s.end] for s in out])
             out = [Span(s.start, s.end, s.words, n) for s, n in zip(out, counts)]
         return out
 
@@ -189,12 +212,13 @@ class SEOSNodeParser(NodeParser):
         sight fast: per-call overhead dominates a record's few sentences)."""
         return self._encoder.encode(list(texts))
 
-    def gap_scores(self, text: str, sentences: Sequence[Span],
-                   vectors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def gap_scores(
+        self, text: str, sentences: Sequence[Span], vectors: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(window similarity, depth score) at each gap between consecutive sentences (``vectors``: theirs, if
         already embedded)."""
         if vectors is None:
-            vectors = self.embed([text[s.start:s.end] for s in sentences])
+            vectors = self.embed([text[s.start : s.end] for s in sentences])
         sims = window_similarities(vectors, self.window)
         return sims, depth_scores(sims)
 
@@ -247,7 +271,7 @@ class SEOSNodeParser(NodeParser):
         offset = 0
         for (title, _, _), spans in zip(sections, plan):
             index = {span.start: offset + i for i, span in enumerate(spans)}
-            for segment in self.segment(text, spans, vectors[offset:offset + len(spans)]):
+            for segment in self.segment(text, spans, vectors[offset : offset + len(spans)]):
                 chunks += [Chunk(title, index[c[0].start], index[c[-1].start] + 1) for c in self.pack(segment)]
             offset += len(spans)
         return RecordLayout([(s.start, s.end) for spans in plan for s in spans], chunks, vectors)
@@ -256,7 +280,7 @@ class SEOSNodeParser(NodeParser):
         """Sentences, chunks and sentence vectors of ``text`` (one section spanning it by default)."""
         sections = sections or [(None, 0, len(text))]
         plan = self.plan(text, sections)
-        return self.lay_out(text, sections, plan, self.embed([text[s.start:s.end] for spans in plan for s in spans]))
+        return self.lay_out(text, sections, plan, self.embed([text[s.start : s.end] for spans in plan for s in spans]))
 
     def chunk_spans(self, text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
         """Character ranges of the chunks of ``text[start:end]``."""
@@ -281,8 +305,9 @@ class SEOSNodeParser(NodeParser):
         return nodes
 
 
-def layout_nodes(parent_id: str, metadata: dict[str, Any], text: str, layout: RecordLayout,
-                 embeddings: np.ndarray | None = None) -> list[TextNode]:
+def layout_nodes(
+    parent_id: str, metadata: dict[str, Any], text: str, layout: RecordLayout, embeddings: np.ndarray | None = None
+) -> list[TextNode]:
     """The layout's chunks as LlamaIndex nodes of ``text``: exact offsets, the parent's metadata (``METADATA_KEYS``),
     each chunk's sentences relative to its text (the extractive answer quotes them without splitting again) and,
     given ``embeddings``, its passage vector as the node's embedding."""
@@ -290,15 +315,23 @@ def layout_nodes(parent_id: str, metadata: dict[str, Any], text: str, layout: Re
     for i, chunk in enumerate(layout.chunks):
         start, end = layout.chunk_span(chunk)
         meta = {key: metadata.get(key) for key in METADATA_KEYS}
-        meta.update(section=chunk.section, start=start, end=end,
-                    sentences=[[a - start, b - start] for a, b in layout.sentences[chunk.first:chunk.end]])
+        meta.update(
+            section=chunk.section,
+            start=start,
+            end=end,
+            sentences=[[a - start, b - start] for a, b in layout.sentences[chunk.first : chunk.end]],
+        )
         key = f"{parent_id}\x00{start}\x00{end}".encode()
-        node = TextNode(id_=hashlib.sha1(key).hexdigest(), text=text[start:end], metadata=meta,
-                        start_char_idx=start, end_char_idx=end,
-                        embedding=embeddings[i].tolist() if embeddings is not None else None,
-                        excluded_embed_metadata_keys=[k for k in (*METADATA_KEYS, "sentences")
-                                                      if k not in ("title", "section")],
-                        excluded_llm_metadata_keys=["start", "end", "sections", "sentences", "conclusion"])
+        node = TextNode(
+            id_=hashlib.sha1(key).hexdigest(),
+            text=text[start:end],
+            metadata=meta,
+            start_char_idx=start,
+            end_char_idx=end,
+            embedding=embeddings[i].tolist() if embeddings is not None else None,
+            excluded_embed_metadata_keys=[k for k in (*METADATA_KEYS, "sentences") if k not in ("title", "section")],
+            excluded_llm_metadata_keys=["start", "end", "sections", "sentences", "conclusion"],
+        )
         node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=parent_id)
         nodes.append(node)
     return nodes
@@ -316,82 +349,6 @@ def _merge_small(segments: list[list[Span]], strength: list[float], min_size: in
         left = strength[i - 1] if i > 0 else math.inf
         right = strength[i] if i < len(strength) else math.inf
         j = i - 1 if left <= right else i  # merge across boundary j (between segments j and j+1)
-        segments[j:j + 2] = [segments[j] + segments[j + 1]]
+        segments[j : j + 2] = [segments[j] + segments[j + 1]]
         del strength[j]
     return segments
-
-
-def source_text(article: Article) -> tuple[str, list[tuple[str | None, int, int]]]:
-    """The text SEOS offsets refer to, and its sections as ``(title, start, end)``.
-
-    The abstract comes first, exactly as ``Article.abstract``; each body section follows after a blank
-    line, its title on a line of its own (outside the section's range, kept as metadata).
-    """
-    parts: list[str] = []
-    sections: list[tuple[str | None, int, int]] = []
-    cursor = 0
-
-    def add(piece: str, title: str | None) -> None:
-        nonlocal cursor
-        if parts:
-            parts.append("\n\n")
-            cursor += 2
-        if title and article.body_sections:
-            parts.append(title + "\n")
-            cursor += len(title) + 1
-        parts.append(piece)
-        sections.append((title, cursor, cursor + len(piece)))
-        cursor += len(piece)
-
-    if article.abstract:  # without a body, each chunk is named after the abstract labels it covers
-        add(article.abstract, "Abstract" if article.body_sections else None)
-    for number, body in enumerate(article.body_sections, 1):
-        paragraphs = "\n\n".join(p.strip() for p in body.paragraphs if p.strip())
-        if paragraphs:
-            add(paragraphs, body.title or f"Section {number}")
-    return "".join(parts), sections
-
-
-def _abstract_labels(article: Article, start: int, end: int) -> str | None:
-    """The labels of the abstract sections that ``[start, end)`` overlaps, e.g. "RESULTS; CONCLUSIONS"."""
-    labels, cursor = [], 0
-    for section in article.abstract_sections:
-        length = len(f"{section.label}: {section.text}" if section.label else section.text)
-        if section.label and cursor < end and start < cursor + length:
-            labels.append(section.label)
-        cursor += length + 1
-    return "; ".join(labels) or "Abstract"
-
-
-def article_nodes(article: Article, layout: RecordLayout, *, source: str = "D1", category: str | None = None,
-                  embeddings: np.ndarray | None = None) -> list[TextNode]:
-    """The nodes of ``article`` laid out as ``layout`` (of ``source_text(article)``); a chunk of an abstract without
-    body sections is named after the abstract labels it covers."""
-    text, _ = source_text(article)
-    metadata = {"pmid": article.pmid, "pmcid": article.pmcid, "source": source, "category": category,
-                "title": article.title, "year": article.year, "journal": article.journal}
-    nodes = layout_nodes(f"article:{article.key}", metadata, text, layout, embeddings)
-    conclusion = record_conclusion(article)
-    for node in nodes:
-        if node.metadata["section"] is None:
-            node.metadata["section"] = _abstract_labels(article, node.metadata["start"], node.metadata["end"])
-        if conclusion and conclusion not in node.text:  # the record's answer, beside a passage that lacks it
-            node.metadata["conclusion"] = conclusion
-    return nodes
-
-
-def record_conclusion(article: Article) -> str | None:
-    """The record's conclusions (its abstract's CONCLUSIONS sections), for an answerer reading another passage."""
-    parts = [s.text for s in article.abstract_sections
-             if (s.nlm_category or "").upper() == "CONCLUSIONS" or "CONCLUSION" in (s.label or "").upper()]
-    return " ".join(parts) or None
-
-
-def segment_article(article: Article, *, source: str = "D1", category: str | None = None,
-                    parser: SEOSNodeParser | None = None) -> list[TextNode]:
-    """SEOS nodes of one article: the abstract, then each full-text section segmented on its own."""
-    parser = parser or SEOSNodeParser.from_settings()
-    text, sections = source_text(article)
-    if not text:
-        return []
-    return article_nodes(article, parser.layout(text, sections), source=source, category=category)

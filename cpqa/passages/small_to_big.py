@@ -2,7 +2,7 @@
 
 Two modes. ``neighbours``: the passage and the ``window`` SEOS passages before and after it in the same
 section. ``section``: the whole enclosing section (for a PubMed abstract, the whole abstract; for a PMC full
-text, the body section). Both work on character offsets into ``cpqa.passages.seos.source_text(article)``, the text
+text, the body section). Both work on character offsets into ``cpqa.passages.records.source_text(article)``, the text
 SEOS offsets refer to, so the context given is exact source text. Expanded passages of one document that
 overlap are merged into the higher-ranked one, so no evidence is given twice. A section longer than
 ``max_words`` falls back to neighbours. ``SmallToBigPostprocessor`` (``cpqa.passages.context``) applies it as a
@@ -16,7 +16,7 @@ from typing import Iterable, Literal, Mapping, Sequence
 
 from llama_index.core.schema import BaseNode
 
-from cpqa.passages.seos import source_text
+from cpqa.passages.records import source_text
 from cpqa.types import Article, Passage
 
 Mode = Literal["neighbours", "section"]
@@ -37,8 +37,15 @@ def enclosing(spans: Sequence[Span], start: int, end: int) -> Span | None:
     return None
 
 
-def expand_span(span: Span, siblings: Sequence[Span], sections: Sequence[Span], mode: Mode, window: int = 1,
-                text: str | None = None, max_words: int = MAX_SECTION_WORDS) -> Span:
+def expand_span(
+    span: Span,
+    siblings: Sequence[Span],
+    sections: Sequence[Span],
+    mode: Mode,
+    window: int = 1,
+    text: str | None = None,
+    max_words: int = MAX_SECTION_WORDS,
+) -> Span:
     """The context span for a retrieved ``span``: its enclosing section, or it and ``window`` neighbouring
     siblings (the passages of the same document, by start) on each side, never crossing its section."""
     if window < 1:
@@ -46,7 +53,7 @@ def expand_span(span: Span, siblings: Sequence[Span], sections: Sequence[Span], 
     start, end = span
     section = enclosing(sections, start, end) or (start, end)
     if mode == "section":
-        words = len(text[section[0]:section[1]].split()) if text is not None else 0
+        words = len(text[section[0] : section[1]].split()) if text is not None else 0
         if words <= max_words:  # a passage that overruns its section keeps its own end
             return min(start, section[0]), max(end, section[1])
     elif mode != "neighbours":
@@ -105,9 +112,14 @@ def article_sources(articles: Iterable[Article]) -> dict[str, SourceText]:
     return out
 
 
-def expand_passages(passages: Sequence[Passage], sources: Mapping[str, SourceText],
-                    siblings: Mapping[str, list[Span]], mode: Mode = "neighbours", window: int = 1,
-                    max_words: int = MAX_SECTION_WORDS) -> list[Passage]:
+def expand_passages(
+    passages: Sequence[Passage],
+    sources: Mapping[str, SourceText],
+    siblings: Mapping[str, list[Span]],
+    mode: Mode = "neighbours",
+    window: int = 1,
+    max_words: int = MAX_SECTION_WORDS,
+) -> list[Passage]:
     """The answerer's context for ``passages`` (best first): each widened to its neighbours or section.
 
     ``sources`` maps a passage's PMID (or PMCID) to its document's text and sections; ``siblings`` to the spans of
@@ -119,8 +131,9 @@ def expand_passages(passages: Sequence[Passage], sources: Mapping[str, SourceTex
             wide.append((f"\x00{i}", (0, 0)))  # unique key: never merged
             continue
         text, sections = sources[key]
-        wide.append((key, expand_span((p.start, p.end), siblings.get(key, []), sections, mode, window, text,
-                                      max_words)))
+        wide.append(
+            (key, expand_span((p.start, p.end), siblings.get(key, []), sections, mode, window, text, max_words))
+        )
     out: list[Passage] = []
     for rank, (a, b) in merge_ranked(wide):
         p = passages[rank]
@@ -128,6 +141,15 @@ def expand_passages(passages: Sequence[Passage], sources: Mapping[str, SourceTex
         if key not in sources:
             out.append(p)
             continue
-        out.append(p.model_copy(update={"text": sources[key][0][a:b], "start": a, "end": b, "sentences": None,
-                                        "node_id": f"{p.node_id}:{mode}"}))
+        out.append(
+            p.model_copy(
+                update={
+                    "text": sources[key][0][a:b],
+                    "start": a,
+                    "end": b,
+                    "sentences": None,
+                    "node_id": f"{p.node_id}:{mode}",
+                }
+            )
+        )
     return out

@@ -18,11 +18,13 @@ from pydantic import BaseModel, Field
 from cpqa.rewrite.vocabulary import Kind, Term, Vocabulary, normalize_word, phrase_key
 from cpqa.stopwords import STOPWORDS
 
-Intent = Literal["treatment", "diagnosis", "prognosis", "risk", "side_effects", "screening", "prevention",
-                 "mechanism", "general"]
+Intent = Literal[
+    "treatment", "diagnosis", "prognosis", "risk", "side_effects", "screening", "prevention", "mechanism", "general"
+]
 
 # Words that occur in questions but identify no document on their own.
-WEAK_WORDS = frozenset("""
+WEAK_WORDS = frozenset(
+    """
 able affect among analysis another answer approach associated association based benefit better case cause
 change clinical compared comparison concept condition consider current data day design designed develop
 different does earlier early effect effective enough evaluation evidence factor favorable find good great help
@@ -32,7 +34,8 @@ person place play population possible potential predict present problem provide 
 reduce relation relationship relevant result risk role safe same scale should significant similar specific
 still study subset suggest take there time truly type use used useful using value way well what work worth
 year
-""".split())
+""".split()
+)
 
 # An abbreviation in brackets, a word (letters in any script, digits, inner - ' /), or one other character.
 _TOKEN = re.compile(r"\(\s*([^\W\d_][\w-]{1,9})\s*\)|([^\W_]+(?:[-'/][^\W_]+)*)|(\S)")
@@ -42,11 +45,29 @@ _INTENT_CUES: tuple[tuple[Intent, tuple[str, ...]], ...] = (
     ("screening", ("screen", "mammogra", "colonoscop", "pap smear", "early detection")),
     ("prevention", ("prevent", "reduce the risk", "lower the risk", "avoid")),
     ("diagnosis", ("diagnos", "detect", "biopsy", "imaging", "test", "marker", "staging", "sign", "symptom")),
-    ("prognosis", ("prognos", "survival", "surviv", "outcome", "recurren", "relapse", "life expectancy", "predict",
-                   "mortality")),
+    (
+        "prognosis",
+        ("prognos", "survival", "surviv", "outcome", "recurren", "relapse", "life expectancy", "predict", "mortality"),
+    ),
     ("risk", ("risk", "cause", "associated", "incidence", "hereditary", "inherit", "genetic", "exposure")),
-    ("treatment", ("treat", "therap", "drug", "chemo", "surgery", "surgical", "radiation", "manage", "cure",
-                   "dose", "dosage", "adjuvant", "resection")),
+    (
+        "treatment",
+        (
+            "treat",
+            "therap",
+            "drug",
+            "chemo",
+            "surgery",
+            "surgical",
+            "radiation",
+            "manage",
+            "cure",
+            "dose",
+            "dosage",
+            "adjuvant",
+            "resection",
+        ),
+    ),
     ("mechanism", ("mechanism", "pathway", "express", "mutation", "receptor", "gene")),
 )
 
@@ -70,8 +91,10 @@ class ProcessedQuestion(BaseModel):
     corrections: dict[str, str] = Field(default_factory=dict)
 
 
-_INTENT_PATTERNS = [(intent, re.compile(r"\b(?:" + "|".join(map(re.escape, cues)) + ")", re.IGNORECASE))
-                    for intent, cues in _INTENT_CUES]
+_INTENT_PATTERNS = [
+    (intent, re.compile(r"\b(?:" + "|".join(map(re.escape, cues)) + ")", re.IGNORECASE))
+    for intent, cues in _INTENT_CUES
+]
 
 
 def detect_intent(text: str) -> Intent:
@@ -152,8 +175,12 @@ def process_question(question: str, vocab: Vocabulary) -> ProcessedQuestion:
     for wrong, right in corrections.items():
         normalized = re.sub(rf"\b{re.escape(wrong)}\b", right, normalized, flags=re.IGNORECASE)
     normalized = " ".join(normalized.split())
-    return ProcessedQuestion(normalized=normalized, concepts=list(concepts.values()),
-                             intent=detect_intent(normalized), corrections=corrections)
+    return ProcessedQuestion(
+        normalized=normalized,
+        concepts=list(concepts.values()),
+        intent=detect_intent(normalized),
+        corrections=corrections,
+    )
 
 
 def _corrected(words: list[str], vocab: Vocabulary, corrections: dict[str, str]) -> list[str]:
@@ -185,7 +212,7 @@ def _add_words(words: list[str], vocab: Vocabulary, add) -> None:
         match = vocab.longest_match(norms, i)
         if match:
             term, n = match
-            add(_known(" ".join(words[i:i + n]), term))
+            add(_known(" ".join(words[i : i + n]), term))
             i += n
             continue
         word = words[i]
@@ -205,8 +232,14 @@ def is_weak(word: str) -> bool:
 
 def _known(surface: str, term: Term, extra: list[str] = ()) -> Concept:
     phrases = _distinct([_as_phrase(surface), term.name, *extra])
-    return Concept(text=surface, phrases=phrases, synonyms=_distinct(term.synonyms, exclude=phrases),
-                   mesh=term.mesh, kind=term.kind, core=term.kind == "disease")
+    return Concept(
+        text=surface,
+        phrases=phrases,
+        synonyms=_distinct(term.synonyms, exclude=phrases),
+        mesh=term.mesh,
+        kind=term.kind,
+        core=term.kind == "disease",
+    )
 
 
 def _as_phrase(text: str) -> str:

@@ -16,8 +16,11 @@ from pydantic import BaseModel, Field
 from cpqa.rewrite.concepts import Concept, process_question
 from cpqa.rewrite.vocabulary import Vocabulary, phrase_key
 
-_ANAPHOR = re.compile(r"\b(its|it|they|them|their|this|that|these|those|the drug|the treatment|the medicine|"
-                      r"the therapy|the cancer|the tumou?r|the disease)\b", re.IGNORECASE)
+_ANAPHOR = re.compile(
+    r"\b(its|it|they|them|their|this|that|these|those|the drug|the treatment|the medicine|"
+    r"the therapy|the cancer|the tumou?r|the disease)\b",
+    re.IGNORECASE,
+)
 _FOLLOW_UP = re.compile(r"^\s*(what|how)\s+about\b|^\s*and\b|^\s*(also|then)\b", re.IGNORECASE)
 
 
@@ -67,4 +70,4 @@ def _substitute(question: str, entity: str, joiner: str) -> str:
     match = _ANAPHOR.search(question)
     if match is None:
         return f"{question.rstrip(' ?.!')} {joiner} {entity}" + ("?" if question.endswith("?") else "")
-    return question[:match.start()] + entity + question[match.end():]
+    return question[: match.start()] + entity + question[match.end() :]

@@ -17,8 +17,11 @@ def concept_queries(rewrite: RewriteResult, limit: int = 4) -> list[str]:
         alternatives = [a for a in [concept.mesh, *concept.synonyms] if a and a.lower() != concept.text.lower()]
         position = lowered.find(concept.text.lower())
         for alternative in alternatives[:1]:
-            variant = (base[:position] + alternative + base[position + len(concept.text):] if position >= 0
-                       else f"{base} {alternative}")
+            variant = (
+                base[:position] + alternative + base[position + len(concept.text) :]
+                if position >= 0
+                else f"{base} {alternative}"
+            )
             if variant not in queries:
                 queries.append(variant)
         if len(queries) >= limit:

@@ -29,8 +29,17 @@ from cpqa.types import ComponentChoice
 MAX_EXPRESSION_CHARS = 8000
 MAX_HISTORY_TURNS = 6
 MIN_LEVELS = 3
-INTENTS = ["treatment", "diagnosis", "prognosis", "risk", "side_effects", "screening", "prevention", "mechanism",
-           "general"]
+INTENTS = [
+    "treatment",
+    "diagnosis",
+    "prognosis",
+    "risk",
+    "side_effects",
+    "screening",
+    "prevention",
+    "mechanism",
+    "general",
+]
 
 LADDER_TOOL = ToolSpec(
     name="query_ladder",
@@ -42,7 +51,9 @@ LADDER_TOOL = ToolSpec(
             "search_intent": {"type": "string", "description": "a self-contained question to search for"},
             "intent": {"type": "string", "enum": INTENTS},
             "concepts": {
-                "type": "array", "minItems": 1, "maxItems": 10,
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 10,
                 "items": {
                     "type": "object",
                     "properties": {
@@ -55,8 +66,13 @@ LADDER_TOOL = ToolSpec(
                 },
             },
             "relations": {"type": "array", "items": {"type": "string"}},
-            "ladder": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 8,
-                       "description": "PubMed Boolean expressions, most specific first"},
+            "ladder": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 1,
+                "maxItems": 8,
+                "description": "PubMed Boolean expressions, most specific first",
+            },
         },
         "required": ["normalized", "search_intent", "intent", "concepts", "ladder"],
     },
@@ -135,16 +151,24 @@ class Rewriter:
             notes.append("no searchable concept in the question")
         entities = [c.text for c in processed.concepts if c.kind in ("disease", "treatment")]
         relations = [f"{processed.intent}({', '.join(entities)})"] if entities else []
-        return RewriteResult(question=question, normalized=corrected.normalized,
-                             search_intent=distilled.search_intent, concepts=processed.concepts,
-                             intent=processed.intent, relations=relations, ladder=ladder, method="rules",
-                             notes=notes)
+        return RewriteResult(
+            question=question,
+            normalized=corrected.normalized,
+            search_intent=distilled.search_intent,
+            concepts=processed.concepts,
+            intent=processed.intent,
+            relations=relations,
+            ladder=ladder,
+            method="rules",
+            notes=notes,
+        )
 
     # ------------------------------------------------------------------ Claude
     def _messages(self, question: str, history: list[str], problem: str | None) -> list[dict]:
         # Escaped like the answerer's evidence, so user text cannot close the <question> / <history> delimiters.
-        text = self.user_template.format(history="\n".join(f"- {escape(t)}" for t in history) or "(none)",
-                                         question=escape(question))
+        text = self.user_template.format(
+            history="\n".join(f"- {escape(t)}" for t in history) or "(none)", question=escape(question)
+        )
         if problem:
             text += f"\nYour previous answer could not be used ({problem}). Call the tool again, following its schema."
         return [{"role": "user", "content": text}]
@@ -153,8 +177,9 @@ class Rewriter:
         problem: str | None = None
         for attempt in (1, 2):
             try:
-                data = self.llm.call_tool(self.system_prompt, self._messages(question, history, problem),
-                                          LADDER_TOOL, max_tokens=2048)
+                data = self.llm.call_tool(
+                    self.system_prompt, self._messages(question, history, problem), LADDER_TOOL, max_tokens=2048
+                )
                 result = self._from_tool(question, data, notes)
             except LLMError as exc:
                 message = self.settings.redact(str(exc))
@@ -189,27 +214,41 @@ class Rewriter:
         if len(ladder) < MIN_LEVELS and concepts:
             filler = [level for level in build_ladder(concepts) if level not in ladder]
             if filler:
-                notes.append(f"{min(len(filler), MIN_LEVELS - len(ladder))} rule-built level(s) added "
-                             f"from {self.llm.label}'s concepts")
-            ladder += filler[-(MIN_LEVELS - len(ladder)):] if ladder else filler
+                notes.append(
+                    f"{min(len(filler), MIN_LEVELS - len(ladder))} rule-built level(s) added "
+                    f"from {self.llm.label}'s concepts"
+                )
+            ladder += filler[-(MIN_LEVELS - len(ladder)) :] if ladder else filler
         if not ladder:
             return None
         normalized = " ".join(str(data.get("normalized") or "").split()) or question
         intent = data.get("intent") if data.get("intent") in INTENTS else detect_intent(normalized)
         return RewriteResult(
-            question=question, normalized=normalized,
+            question=question,
+            normalized=normalized,
             search_intent=" ".join(str(data.get("search_intent") or "").split()) or normalized,
-            concepts=concepts, intent=intent, relations=[str(r) for r in data.get("relations") or []][:10],
-            ladder=ladder, method="llm", notes=notes)
+            concepts=concepts,
+            intent=intent,
+            relations=[str(r) for r in data.get("relations") or []][:10],
+            ladder=ladder,
+            method="llm",
+            notes=notes,
+        )
 
 
 def _concept(item: dict[str, Any]) -> Concept:
     role = item.get("role", "supporting")
     text = " ".join(str(item["text"]).split())
     mesh = item.get("mesh")
-    return Concept(text=text, phrases=[text], synonyms=[str(s) for s in item.get("synonyms") or [] if str(s).strip()],
-                   mesh=str(mesh).strip() or None if mesh else None, core=role == "core", weak=role == "weak",
-                   kind="disease" if role == "core" else "other")
+    return Concept(
+        text=text,
+        phrases=[text],
+        synonyms=[str(s) for s in item.get("synonyms") or [] if str(s).strip()],
+        mesh=str(mesh).strip() or None if mesh else None,
+        core=role == "core",
+        weak=role == "weak",
+        kind="disease" if role == "core" else "other",
+    )
 
 
 _TAG = re.compile(r"\[([^\[\]]*)\]")
@@ -238,7 +277,7 @@ def _drop_unknown_tags(text: str) -> str:
 def _close_quotes(text: str) -> str:
     if text.count('"') % 2:
         i = text.rfind('"')
-        text = text[:i] + text[i + 1:]
+        text = text[:i] + text[i + 1 :]
     return text
 
 
@@ -267,4 +306,3 @@ def _balance_parentheses(text: str) -> str:
             depth += 1
         out.append(ch)
     return "".join(out) + ")" * depth
-

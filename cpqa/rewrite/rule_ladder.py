@@ -180,6 +180,10 @@ def build_ladder(concepts: list[Concept]) -> list[str]:
     levels += [_bag_of_words(everything), _widest(everything)]
     ladder = list(dict.fromkeys(level for level in levels if level))
     if len(ladder) < 3:  # one short concept: the last resort searches every field
-        ladder.append(_or(_terms([w for c in everything for w in _words(c)], ALL_FIELDS)
-                          + [m for c in everything for m in _mesh(c)]))
+        ladder.append(
+            _or(
+                _terms([w for c in everything for w in _words(c)], ALL_FIELDS)
+                + [m for c in everything for m in _mesh(c)]
+            )
+        )
     return list(dict.fromkeys(ladder))

@@ -27,15 +27,42 @@ Kind = Literal["disease", "treatment", "intent", "other"]
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 # British -> US spellings that matter in cancer text (applied inside words).
-_SPELLING = (("tumour", "tumor"), ("oesophag", "esophag"), ("oestrogen", "estrogen"), ("haem", "hem"),
-             ("anaem", "anem"), ("leukaem", "leukem"), ("paediatr", "pediatr"), ("foetal", "fetal"),
-             ("oedema", "edema"), ("isation", "ization"))
+_SPELLING = (
+    ("tumour", "tumor"),
+    ("oesophag", "esophag"),
+    ("oestrogen", "estrogen"),
+    ("haem", "hem"),
+    ("anaem", "anem"),
+    ("leukaem", "leukem"),
+    ("paediatr", "pediatr"),
+    ("foetal", "fetal"),
+    ("oedema", "edema"),
+    ("isation", "ization"),
+)
 # Plurals that the suffix rules get wrong.
-_IRREGULAR = {"metastases": "metastasis", "diagnoses": "diagnosis", "prognoses": "prognosis",
-              "analyses": "analysis", "neoplasia": "neoplasia", "women": "woman", "men": "man",
-              "children": "child", "data": "data", "criteria": "criterion", "nuclei": "nucleus",
-              "carcinomata": "carcinoma", "womens": "woman", "mens": "man", "lymphomata": "lymphoma", "stomata": "stoma", "feet": "foot",
-              "diabetes": "diabetes", "herpes": "herpes", "series": "series", "species": "species"}
+_IRREGULAR = {
+    "metastases": "metastasis",
+    "diagnoses": "diagnosis",
+    "prognoses": "prognosis",
+    "analyses": "analysis",
+    "neoplasia": "neoplasia",
+    "women": "woman",
+    "men": "man",
+    "children": "child",
+    "data": "data",
+    "criteria": "criterion",
+    "nuclei": "nucleus",
+    "carcinomata": "carcinoma",
+    "womens": "woman",
+    "mens": "man",
+    "lymphomata": "lymphoma",
+    "stomata": "stoma",
+    "feet": "foot",
+    "diabetes": "diabetes",
+    "herpes": "herpes",
+    "series": "series",
+    "species": "species",
+}
 _NO_SINGULAR = ("ss", "us", "is", "ous", "ics", "sis", "xis", "as", "ys")
 
 
@@ -69,7 +96,8 @@ def phrase_key(text: str) -> str:
 
 
 def natural_mesh_name(name: str) -> str:
-    """MeSH's inverted form in reading order: ``Carcinoma, Non-Small-Cell Lung`` -> ``Non-Small-Cell Lung Carcinoma``."""
+    """MeSH's inverted form in reading order: ``Carcinoma, Non-Small-Cell Lung`` ->
+    ``Non-Small-Cell Lung Carcinoma``."""
     parts = [p.strip() for p in name.split(",")]
     if len(parts) == 2 and parts[1]:
         return f"{parts[1]} {parts[0]}"
@@ -176,7 +204,7 @@ class Vocabulary:
     def longest_match(self, words: list[str], start: int) -> tuple[Term, int] | None:
         """The longest known phrase starting at ``words[start]`` (normalised words), and its length."""
         for n in range(min(self.max_words, len(words) - start), 0, -1):
-            term = self._index.get(" ".join(words[start:start + n]))
+            term = self._index.get(" ".join(words[start : start + n]))
             if term is not None:
                 return term, n
         return None
@@ -214,7 +242,7 @@ class Vocabulary:
 
 
 def _deletions(word: str) -> set[str]:
-    return {word[:i] + word[i + 1:] for i in range(len(word))}
+    return {word[:i] + word[i + 1 :] for i in range(len(word))}
 
 
 def _merge_by_heading(terms: Iterable[Term]) -> list[Term]:
@@ -274,8 +302,12 @@ def load_vocabulary(settings: Settings, term_links: bool = False) -> Vocabulary:
 
 @lru_cache(maxsize=4)
 def _load_cached(files: tuple[tuple[str, int, int], ...]) -> Vocabulary:
-    tables = [[Term.model_validate(item) for item in json.loads(Path(path).read_text(encoding="utf-8"))]
-              for path, _, _ in files]
+    tables = [
+        [Term.model_validate(item) for item in json.loads(Path(path).read_text(encoding="utf-8"))]
+        for path, _, _ in files
+    ]
     # Built-ins first: their intent and treatment entries should win over same-named table rows.
-    return Vocabulary([*BUILTIN, *(term for table in tables for term in table)],
-                      source="+".join(["builtin", *(Path(path).name for path, _, _ in files)]))
+    return Vocabulary(
+        [*BUILTIN, *(term for table in tables for term in table)],
+        source="+".join(["builtin", *(Path(path).name for path, _, _ in files)]),
+    )

@@ -20,14 +20,59 @@ from pathlib import Path
 
 from cpqa.stopwords import STOPWORDS
 
-COUNTRIES = ("US", "GB", "CA", "AU", "IE", "NZ", "IN", "PH", "NG", "ZA", "DE", "FR", "IT", "ES", "NL", "SE", "NO",
-             "DK", "FI", "PL", "PT", "BR", "MX", "AR", "CO", "CN", "HK", "TW", "JP", "KR", "VN", "TR", "EG", "SA",
-             "IL", "RU", "UA", "GR", "PK", "BD", "ID", "MY", "KE", "GH")
+COUNTRIES = (
+    "US",
+    "GB",
+    "CA",
+    "AU",
+    "IE",
+    "NZ",
+    "IN",
+    "PH",
+    "NG",
+    "ZA",
+    "DE",
+    "FR",
+    "IT",
+    "ES",
+    "NL",
+    "SE",
+    "NO",
+    "DK",
+    "FI",
+    "PL",
+    "PT",
+    "BR",
+    "MX",
+    "AR",
+    "CO",
+    "CN",
+    "HK",
+    "TW",
+    "JP",
+    "KR",
+    "VN",
+    "TR",
+    "EG",
+    "SA",
+    "IL",
+    "RU",
+    "UA",
+    "GR",
+    "PK",
+    "BD",
+    "ID",
+    "MY",
+    "KE",
+    "GH",
+)
 GIVEN_PER_COUNTRY, FAMILY_PER_COUNTRY = 400, 800
 _GIVEN = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
 _FAMILY = r"[A-Z][a-z]+(?:['-][A-Z]?[a-z]+)?"
-_PAIR = re.compile(rf"\b({_GIVEN})\s+({_FAMILY})\b(?!\s+(?:syndrome|disease|sign|sequence|test|score|scale|"
-                   r"criteria|classification|procedure|operation|tumou?r|lymphoma|sarcoma|cells?|method|law|effect)\b)")
+_PAIR = re.compile(
+    rf"\b({_GIVEN})\s+({_FAMILY})\b(?!\s+(?:syndrome|disease|sign|sequence|test|score|scale|"
+    r"criteria|classification|procedure|operation|tumou?r|lymphoma|sarcoma|cells?|method|law|effect)\b)"
+)
 
 
 @lru_cache(maxsize=1)
@@ -43,9 +88,14 @@ def _lists() -> tuple[frozenset[str], frozenset[str]]:
 def full_names(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that read as a given name followed by a family name."""
     given, family = _lists()
-    return [m.span() for m in _PAIR.finditer(text)
-            if m.group(1) in given and m.group(2) in family
-            and m.group(1).lower() not in STOPWORDS and m.group(2).lower() not in STOPWORDS]
+    return [
+        m.span()
+        for m in _PAIR.finditer(text)
+        if m.group(1) in given
+        and m.group(2) in family
+        and m.group(1).lower() not in STOPWORDS
+        and m.group(2).lower() not in STOPWORDS
+    ]
 
 
 def build(out: Path) -> tuple[int, int]:
@@ -57,8 +107,7 @@ def build(out: Path) -> tuple[int, int]:
     for country in COUNTRIES:
         for names in data.get_top_names(n=GIVEN_PER_COUNTRY, country_alpha2=country).get(country, {}).values():
             given.update(n for n in names if re.fullmatch(_GIVEN, n))
-        for names in data.get_top_names(n=FAMILY_PER_COUNTRY, country_alpha2=country,
-                                        use_first_names=False).values():
+        for names in data.get_top_names(n=FAMILY_PER_COUNTRY, country_alpha2=country, use_first_names=False).values():
             family.update(n for n in names if re.fullmatch(_FAMILY, n))
     with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as handle:
         handle.writelines(f"G {n}\n" for n in sorted(given))

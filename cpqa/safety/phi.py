@@ -83,7 +83,7 @@ def _replace_name(match: re.Match) -> str:
         return match.group(0)
     offset = match.start("name") - match.start(0)
     whole = match.group(0)
-    return whole[:offset] + "[name]" + whole[offset + end:]
+    return whole[:offset] + "[name]" + whole[offset + end :]
 
 
 _Rule = tuple[str, re.Pattern, str | Callable[[re.Match], str]]
@@ -134,15 +134,20 @@ _RULES: list[_Rule] = [
         ),
         "[address]",
     ),
-    (ADDRESS, re.compile(r"\b(?:P\.?\s?O\.?\s+Box|zip(?:\s+code)?|postcode)\s*:?\s*[A-Z0-9-]{3,10}\b", re.I),
-     "[address]"),
+    (
+        ADDRESS,
+        re.compile(r"\b(?:P\.?\s?O\.?\s+Box|zip(?:\s+code)?|postcode)\s*:?\s*[A-Z0-9-]{3,10}\b", re.I),
+        "[address]",
+    ),
     (ADDRESS, re.compile(r"(?<=, )[A-Z]{2}\s+\d{5}(?:-\d{4})?\b"), "[address]"),
     # Names announced by the writer ("my name is", "I'm Maria", "call me Jo", "my wife Anna", "Mrs. Jones").
     (
         NAME,
-        re.compile(r"\b(?:my\s+name\s+is|my\s+name's|name:|call\s+me|signed,?)\s+"
-                   r"(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,3})",
-                   re.IGNORECASE),
+        re.compile(
+            r"\b(?:my\s+name\s+is|my\s+name's|name:|call\s+me|signed,?)\s+"
+            r"(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,3})",
+            re.IGNORECASE,
+        ),
         _replace_name,
     ),
     (NAME, re.compile(rf"\b(?:I'm|I\s+am|Im)\s+(?P<name>{_CAP_NAME}(?:\s+{_CAP_NAME}){{0,2}})"), _replace_name),
@@ -190,8 +195,11 @@ def _phone_numbers(text: str) -> tuple[str, int]:
     valid numbers only, so doses, dates and lab values stay."""
     import phonenumbers
 
-    spans = {(m.start, m.end) for region in PHONE_REGIONS
-             for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID)}
+    spans = {
+        (m.start, m.end)
+        for region in PHONE_REGIONS
+        for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID)
+    }
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + "[phone]" + text[end:]
     return text, len(spans)
@@ -207,11 +215,13 @@ def _unannounced_names(text: str) -> tuple[str, int]:
 
 _PLACEHOLDER = re.compile(r"\[(?:name|email|record number|id number|phone|date of birth|date|address)\]")
 # Words that only announce a personal detail: a clause left with nothing else said nothing about the question.
-_ANNOUNCING = frozenset("""
+_ANNOUNCING = frozenset(
+    """
     my name is name's names this here it i im i'm am was were born on in at of the a an and or call me signed
     email e-mail phone number mobile cell tel address live lives living contact reach date birth birthday dob
     mrn record id no hi hello dear writing from is be said says told tells asked wrote writes
-    """.split())
+    """.split()
+)
 _CLAUSE = re.compile(r"[^.!?;,:]*(?:[.!?;,:]+|$)")
 
 

@@ -1,7 +1,8 @@
 """Screening a question before anything else sees it, and keeping secrets out of logs.
 
 ``check_question`` cleans the text (control characters, length, quoting characters), removes personal details
-(:mod:`cpqa.safety.phi`), checks the language, and raises urgent-care and personal-dosing flags (:mod:`cpqa.safety.triage`).
+(:mod:`cpqa.safety.phi`), checks the language, and raises urgent-care and personal-dosing flags
+(:mod:`cpqa.safety.triage`).
 The pipeline uses only ``Screened.question`` from then on: for NCBI, Anthropic, traces and logs.
 """
 
@@ -23,9 +24,16 @@ if TYPE_CHECKING:  # the encoder stays unloaded until a pipeline brings one
     from cpqa.safety.meaning import MeaningTriage
 
 __all__ = [
-    "InvalidQuestion", "Screened", "check_question", "prepare", "scrub_phi", "PHIRedaction", "install_log_redaction",
+    "InvalidQuestion",
+    "Screened",
+    "check_question",
+    "prepare",
+    "scrub_phi",
+    "PHIRedaction",
+    "install_log_redaction",
     "SecretRedactor",
-    "MAX_QUESTION_CHARS", "ENGLISH_ONLY",
+    "MAX_QUESTION_CHARS",
+    "ENGLISH_ONLY",
 ]
 
 MAX_QUESTION_CHARS = 2000
@@ -35,11 +43,15 @@ ENGLISH_ONLY = (
 )
 
 
-DECISION_REFERRAL = ("Whether a treatment is right for you is a decision to make with your care team, who know your "
-                     "situation. What follows is what the research reports in general, to take to them.")
-DOSING_REFERRAL = ("Your question is about your own dose or about stopping or changing your own treatment. Only "
-                   "your care team can answer that for you: please ask them before you take, stop or change "
-                   "anything. What follows is what the research reports in general.")
+DECISION_REFERRAL = (
+    "Whether a treatment is right for you is a decision to make with your care team, who know your "
+    "situation. What follows is what the research reports in general, to take to them."
+)
+DOSING_REFERRAL = (
+    "Your question is about your own dose or about stopping or changing your own treatment. Only "
+    "your care team can answer that for you: please ask them before you take, stop or change "
+    "anything. What follows is what the research reports in general."
+)
 
 
 class InvalidQuestion(ValueError):
@@ -62,12 +74,27 @@ class Screened(BaseModel):
 def first_messages(screened: Screened) -> list[str]:
     """What a display shows the moment screening ends, before any search: the urgent-care message first, then the
     dosing referral and the notices (personal details removed, question shortened, language)."""
-    referral = DOSING_REFERRAL if screened.personal_dosing else DECISION_REFERRAL if screened.personal_decision else None
+    referral = (
+        DOSING_REFERRAL if screened.personal_dosing else DECISION_REFERRAL if screened.personal_decision else None
+    )
     return [m for m in (screened.urgent, referral) if m] + list(screened.notices)
 
 
-_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
-                         "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'", "\u00b4": "'", "`": "'"})
+_QUOTES = str.maketrans(
+    {
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u2032": "'",
+        "\u00b4": "'",
+        "`": "'",
+    }
+)
 
 
 def _clean(text: str) -> str:
@@ -93,7 +120,7 @@ def _truncate(text: str, limit: int = MAX_QUESTION_CHARS) -> str:
     asked = next((s for s in reversed(sentences) if s.rstrip().endswith("?")), sentences[-1])
     asked = _cut(asked, limit // 2)  # a runaway "sentence" cannot crowd out everything else
     room = limit - len(asked) - len(" ... ")
-    head = _cut(text[:text.rfind(asked)].rstrip(), room)
+    head = _cut(text[: text.rfind(asked)].rstrip(), room)
     return f"{head} ... {asked}" if head else asked
 
 
@@ -108,17 +135,38 @@ def _cut(text: str, limit: int) -> str:
 
 # ---------------------------------------------------------------- language
 # Languages a patient here is likely to write in besides English; the detector weighs English against them.
-_LANGUAGES = ("ENGLISH", "SPANISH", "FRENCH", "GERMAN", "PORTUGUESE", "ITALIAN", "DUTCH", "POLISH", "SWEDISH",
-              "DANISH", "BOKMAL", "FINNISH", "TURKISH", "VIETNAMESE", "ROMANIAN", "CZECH", "HUNGARIAN", "INDONESIAN",
-              "TAGALOG", "CROATIAN", "SLOVAK", "CATALAN")
+_LANGUAGES = (
+    "ENGLISH",
+    "SPANISH",
+    "FRENCH",
+    "GERMAN",
+    "PORTUGUESE",
+    "ITALIAN",
+    "DUTCH",
+    "POLISH",
+    "SWEDISH",
+    "DANISH",
+    "BOKMAL",
+    "FINNISH",
+    "TURKISH",
+    "VIETNAMESE",
+    "ROMANIAN",
+    "CZECH",
+    "HUNGARIAN",
+    "INDONESIAN",
+    "TAGALOG",
+    "CROATIAN",
+    "SLOVAK",
+    "CATALAN",
+)
 FOREIGN_CONFIDENCE = 0.9  # a question counts as not English only when the detector is this sure of another language
 _TOKEN = re.compile(r"[^\W\d_]+", re.UNICODE)
 # English function words: the grammar of a question, whatever its medical terms (which n-gram models misread).
 _ENGLISH_GRAMMAR = frozenset(
     "the a an is are was were be been what which who how why when where does do did can could should would will i my "
     "me you your it this that these those of to in for on with and or not no have has had there their about from "
-    "after before than more most any some other its if at by will very".split()) - frozenset(
-    "a an in no be on do i me".split())  # words other languages spell the same way are no evidence of English
+    "after before than more most any some other its if at by will very".split()
+) - frozenset("a an in no be on do i me".split())  # words other languages spell the same way are no evidence of English
 
 
 @lru_cache(maxsize=1)
@@ -126,8 +174,11 @@ def _detector():
     """lingua's detector over ``_LANGUAGES`` (n-gram models, loaded once: about half a second)."""
     from lingua import Language, LanguageDetectorBuilder
 
-    return LanguageDetectorBuilder.from_languages(*(getattr(Language, n) for n in _LANGUAGES)) \
-        .with_low_accuracy_mode().build()
+    return (
+        LanguageDetectorBuilder.from_languages(*(getattr(Language, n) for n in _LANGUAGES))
+        .with_low_accuracy_mode()
+        .build()
+    )
 
 
 def prepare() -> None:
@@ -171,7 +222,8 @@ def check_question(text: str | None, meaning: "MeaningTriage | None" = None) -> 
     if removed:
         notices.append(
             "Personal details were removed from your question before it was searched or sent anywhere: "
-            + ", ".join(removed) + "."
+            + ", ".join(removed)
+            + "."
         )
     question = _truncate(scrubbed)
     if len(question) < len(scrubbed):

@@ -26,7 +26,8 @@ _SOMEONE = re.compile(
     r"\b(?:i|i'm|im|i've|i'd|me|my|mine|myself|we|our|us|he|she|his|her|him|they|their|husband|wife|son|daughter|"
     r"mother|father|mom|mum|dad|partner|friend|baby|child)\b|\bright\s+now\b|\bnow\b|\btoday\b|\btonight\b|"
     r"\bthis\s+(?:morning|evening|afternoon)\b|\bsince\b|\bago\b|\bcurrently\b",
-    _I)
+    _I,
+)
 
 
 _CHEMO = re.compile(
@@ -66,7 +67,8 @@ RED_FLAGS: tuple[RedFlag, ...] = (
         re.compile(
             r"chest\s+(?:pain|tightness|pressure|hurts?|hurting|aches?|aching|is\s+(?:tight|hurting|painful|sore))|"
             rf"(?:pain|tight(?:ness)?|pressure|heaviness|crushing)\s+{_W}(?:in|on|across)\s+(?:my\s+|his\s+|her\s+|the\s+)?"
-            r"chest|(?:tight|crushing|heavy)\s+chest", _I
+            r"chest|(?:tight|crushing|heavy)\s+chest",
+            _I,
         ),
     ),
     RedFlag(
@@ -79,39 +81,51 @@ RED_FLAGS: tuple[RedFlag, ...] = (
             r"(?:face|body)|worst\s+headache|thunderclap|sudden(?:ly)?\s+(?:\w+\s+){0,2}headache|"
             r"(?:sudden(?:ly)?|new(?:ly)?|very|become|became|getting)\s+(?:\w+\s+)?confus|"
             r"(?:sudden(?:ly)?|lost)\s+(?:\w+\s+){0,3}(?:vision|sight)|vision\s+(?:\w+\s+){0,2}(?:suddenly|went)|"
-            r"blind\s+in\s+one\s+eye", _I
+            r"blind\s+in\s+one\s+eye",
+            _I,
         ),
     ),
     RedFlag("a seizure", re.compile(r"\bseizures?\b|\bconvuls|\bhad\s+a\s+fit\b|\bfitting\b", _I)),
     RedFlag(
         "fainting or unresponsiveness",
-        re.compile(r"\bfaint(?:ed|ing)?\b|pass(?:ed)?\s+out|black(?:ed)?\s+out|lost\s+consciousness|unconscious|"
-                   r"not\s+respond(?:ing)?|unresponsive", _I),
+        re.compile(
+            r"\bfaint(?:ed|ing)?\b|pass(?:ed)?\s+out|black(?:ed)?\s+out|lost\s+consciousness|unconscious|"
+            r"not\s+respond(?:ing)?|unresponsive",
+            _I,
+        ),
     ),
     RedFlag(
         "a swollen or painful leg (a possible blood clot)",
         re.compile(
             r"(?:legs?|calf|calves|thigh)\s+(?:\w+\s+){0,4}(?:swollen|swelling|swell|puffy|bigger|red|hot)|"
-            r"(?:swollen|swelling|painful|red,?\s+(?:and\s+)?hot)\s+(?:\w+\s+){0,2}(?:legs?|calf|calves|thigh)", _I
+            r"(?:swollen|swelling|painful|red,?\s+(?:and\s+)?hot)\s+(?:\w+\s+){0,2}(?:legs?|calf|calves|thigh)",
+            _I,
         ),
     ),
     RedFlag(
         "a severe allergic reaction",
-        re.compile(r"(?:throat|tongue|lips?|face|eyes)\s+(?:\w+\s+){0,3}swell|swell(?:ing)?\s+(?:of\s+)?(?:my\s+)?"
-                   r"(?:throat|tongue|lips?)|\bhives\b|anaphyla|allergic\s+reaction", _I),
+        re.compile(
+            r"(?:throat|tongue|lips?|face|eyes)\s+(?:\w+\s+){0,3}swell|swell(?:ing)?\s+(?:of\s+)?(?:my\s+)?"
+            r"(?:throat|tongue|lips?)|\bhives\b|anaphyla|allergic\s+reaction",
+            _I,
+        ),
     ),
     RedFlag(
         "severe vomiting or diarrhoea (dehydration)",
         re.compile(
             r"(?:can'?t|cannot|unable\s+to|not\s+(?:been\s+)?able\s+to)\s+(?:keep\s+(?:any(?:thing)?\s+)?(?:\w+\s+)?down|"
             r"stop\s+(?:vomiting|throwing\s+up))|(?:haven'?t|have\s+not|not)\s+(?:\w+\s+)?(?:peed|urinated|passed\s+urine)|"
-            r"diarrh(?:o)?ea\s+(?:\w+\s+){0,3}(?:\d+|many|several|ten|eight|six|seven)\s+times|severe\s+diarrh", _I
+            r"diarrh(?:o)?ea\s+(?:\w+\s+){0,3}(?:\d+|many|several|ten|eight|six|seven)\s+times|severe\s+diarrh",
+            _I,
         ),
     ),
     RedFlag(
         "sudden severe abdominal pain",
-        re.compile(r"(?:sudden|severe|extreme|unbearable|excruciating)\s+(?:\w+\s+){0,2}(?:abdominal|stomach|belly|tummy)"
-                   r"\s+pain|(?:belly|abdomen|stomach)\s+is\s+(?:hard|rigid)", _I),
+        re.compile(
+            r"(?:sudden|severe|extreme|unbearable|excruciating)\s+(?:\w+\s+){0,2}(?:abdominal|stomach|belly|tummy)"
+            r"\s+pain|(?:belly|abdomen|stomach)\s+is\s+(?:hard|rigid)",
+            _I,
+        ),
     ),
     RedFlag(
         "trouble breathing",
@@ -123,8 +137,9 @@ RED_FLAGS: tuple[RedFlag, ...] = (
             _I,
         ),
     ),
-    RedFlag("possible spinal cord compression", _BACK_PAIN,
-            re.compile(f"{_CORD_SIGNS.pattern}|{_CONTINENCE.pattern}", _I)),
+    RedFlag(
+        "possible spinal cord compression", _BACK_PAIN, re.compile(f"{_CORD_SIGNS.pattern}|{_CONTINENCE.pattern}", _I)
+    ),
     RedFlag("loss of bladder or bowel control", _CONTINENCE, _CORD_SIGNS),
     RedFlag(
         "heavy bleeding",
@@ -165,8 +180,11 @@ SELF_HARM_SIGN = "thoughts of suicide or self-harm"
 def red_flags(text: str) -> list[str]:
     """Names of the red flags the text mentions, in a fixed order."""
     someone = names_someone(text)
-    found = [flag.name for flag in RED_FLAGS
-             if someone and flag.pattern.search(text) and (flag.requires is None or flag.requires.search(text))]
+    found = [
+        flag.name
+        for flag in RED_FLAGS
+        if someone and flag.pattern.search(text) and (flag.requires is None or flag.requires.search(text))
+    ]
     if "possible spinal cord compression" in found and "loss of bladder or bowel control" in found:
         found.remove("loss of bladder or bowel control")
     if SELF_HARM.search(text):
@@ -228,8 +246,10 @@ def is_personal_dosing(text: str) -> bool:
     return bool(PERSONAL_DOSING.search(text))
 
 
-_DECIDE = (r"take|have|get|start|do|go\s+for|choose|pick|join|try|refuse|decline|switch|undergo|continue|accept|"
-           r"consider|opt|be\s+treated|enrol+|enter|skip|agree")
+_DECIDE = (
+    r"take|have|get|start|do|go\s+for|choose|pick|join|try|refuse|decline|switch|undergo|continue|accept|"
+    r"consider|opt|be\s+treated|enrol+|enter|skip|agree"
+)
 _DECISION_FORMS = (
     # "Should I take olaparib?", "Must I have chemo first?", "Should my mother have surgery?"
     rf"\b(?:should|must|shall|ought)\s+{_WHO}\s+(?:\w+\s+)?(?:{_DECIDE})\b",

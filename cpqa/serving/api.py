@@ -49,8 +49,15 @@ class SearchRequest(BaseModel):
     max_docs: int | None = Field(default=None, ge=1, le=200)
 
 
-def create_app(pipeline: Pipeline, *, token: str | None = None, rate_per_minute: float = 60.0, burst: int = 20,
-               max_body: int = 64 * 1024, threads: int = 8) -> FastAPI:
+def create_app(
+    pipeline: Pipeline,
+    *,
+    token: str | None = None,
+    rate_per_minute: float = 60.0,
+    burst: int = 20,
+    max_body: int = 64 * 1024,
+    threads: int = 8,
+) -> FastAPI:
     """The API over ``pipeline`` (loaded once by the caller). ``token``: bearer token every request but ``/health``
     and the docs must carry; ``rate_per_minute`` per client address (0: no limit); ``max_body`` in bytes;
     ``threads``: questions answered at once."""
@@ -60,9 +67,13 @@ def create_app(pipeline: Pipeline, *, token: str | None = None, rate_per_minute:
         anyio.to_thread.current_default_thread_limiter().total_tokens = threads
         yield
 
-    app = FastAPI(title="CPQA", version="1", lifespan=lifespan,
-                  description="Cancer questions answered from PubMed and PMC evidence, every claim cited. General "
-                              "information from published research, not medical advice.")
+    app = FastAPI(
+        title="CPQA",
+        version="1",
+        lifespan=lifespan,
+        description="Cancer questions answered from PubMed and PMC evidence, every claim cited. General "
+        "information from published research, not medical advice.",
+    )
     bucket = TokenBucket(rate_per_minute, burst) if rate_per_minute > 0 else None
     app.add_middleware(Guard, token=token, max_body=max_body, bucket=bucket)
 
@@ -72,19 +83,30 @@ def create_app(pipeline: Pipeline, *, token: str | None = None, rate_per_minute:
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "profile": pipeline.profile, "records": pipeline.store.count(),
-                "term_backend": "local store" if pipeline.client is None else "E-utilities",
-                "models": {k: v.model_dump() for k, v in pipeline.models.items()}}
+        return {
+            "status": "ok",
+            "profile": pipeline.profile,
+            "records": pipeline.store.count(),
+            "term_backend": "local store" if pipeline.client is None else "E-utilities",
+            "models": {k: v.model_dump() for k, v in pipeline.models.items()},
+        }
 
     @app.post("/v1/ask")
     async def ask(body: AskRequest, request: Request):
-        overrides = {"mode": body.mode, "years": body.years, "top_n": body.top_n,
-                     "sources": tuple(body.sources) if body.sources else None}
+        overrides = {
+            "mode": body.mode,
+            "years": body.years,
+            "top_n": body.top_n,
+            "sources": tuple(body.sources) if body.sources else None,
+        }
         _options(pipeline, **overrides)  # bad options are a 422 before anything runs
         check_question(body.question)  # an empty or letterless question likewise
         if "text/event-stream" in request.headers.get("accept", ""):
-            return StreamingResponse(_events(pipeline, body, overrides), media_type="text/event-stream",
-                                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+            return StreamingResponse(
+                _events(pipeline, body, overrides),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+            )
         result = await asyncio.to_thread(pipeline.ask, body.question, body.history, **overrides)
         return JSONResponse(json.loads(result.model_dump_json()))
 
@@ -113,15 +135,23 @@ def _options(pipeline: Pipeline, **overrides):
 
 def _search(pipeline: Pipeline, body: SearchRequest) -> dict[str, Any]:
     screened = check_question(body.question, pipeline.triage)  # personal details never reach a search
-    options = _options(pipeline, years=body.years, max_docs=body.max_docs,
-                       sources=tuple(body.sources) if body.sources else None)
+    options = _options(
+        pipeline, years=body.years, max_docs=body.max_docs, sources=tuple(body.sources) if body.sources else None
+    )
     rewrite = pipeline.rewriter.rewrite(screened.question, term_links=options.rewrite.term_links)
-    found = pipeline.documents.search(DocumentQuery(query_str=rewrite.search_intent or screened.question,
-                                                    rewrite=rewrite), options.documents)
-    return {"question": screened.question, "urgent": screened.urgent, "notices": screened.notices,
-            "search_intent": rewrite.search_intent, "ladder": [lv.model_dump() for lv in found.ladder],
-            "candidates": [c.model_dump() for c in found.candidates], "lost_paths": found.lost_paths,
-            "warnings": found.warnings}
+    found = pipeline.documents.search(
+        DocumentQuery(query_str=rewrite.search_intent or screened.question, rewrite=rewrite), options.documents
+    )
+    return {
+        "question": screened.question,
+        "urgent": screened.urgent,
+        "notices": screened.notices,
+        "search_intent": rewrite.search_intent,
+        "ladder": [lv.model_dump() for lv in found.ladder],
+        "candidates": [c.model_dump() for c in found.candidates],
+        "lost_paths": found.lost_paths,
+        "warnings": found.warnings,
+    }
 
 
 def _record(pipeline: Pipeline, pmid: str) -> dict[str, Any] | None:

@@ -72,8 +72,9 @@ class Guard:
                 receive = replay
             await self.app(scope, receive, send_logged)
         finally:
-            ACCESS_LOG.info("%s %s %d %.0fms", scope["method"], scope["path"], status[0],
-                            (time.perf_counter() - started) * 1000.0)
+            ACCESS_LOG.info(
+                "%s %s %d %.0fms", scope["method"], scope["path"], status[0], (time.perf_counter() - started) * 1000.0
+            )
 
     async def _buffered(self, receive):
         """A ``receive`` replaying the whole body, read here; None when it is over the limit."""
@@ -97,14 +98,19 @@ class Guard:
         if self.token and path not in OPEN_PATHS:
             scheme, _, value = request.headers.get("authorization", "").partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), self.token.encode()):
-                return _error(401, "a bearer token is required (Authorization: Bearer <CPQA_API_TOKEN>)",
-                              {"WWW-Authenticate": "Bearer"})
+                return _error(
+                    401,
+                    "a bearer token is required (Authorization: Bearer <CPQA_API_TOKEN>)",
+                    {"WWW-Authenticate": "Bearer"},
+                )
         if self.bucket is not None and path not in OPEN_PATHS:
             wait = self.bucket.take(request.client.host if request.client else "unknown")
             if wait:
                 return _error(429, "too many requests; slow down", {"Retry-After": str(max(1, round(wait)))})
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
-            return _error(413 if declared.isdigit() else 400,
-                          f"request body over {self.max_body} bytes" if declared.isdigit() else "bad Content-Length")
+            return _error(
+                413 if declared.isdigit() else 400,
+                f"request body over {self.max_body} bytes" if declared.isdigit() else "bad Content-Length",
+            )
         return None

@@ -77,12 +77,28 @@ class BackgroundASGIServer(BackgroundServer):
 
     thread_name = "asgi-server"
 
-    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, *, backlog: int = BACKLOG,
-                 header_timeout: float = HEADER_TIMEOUT, keep_alive: float = 5.0):
+    def __init__(
+        self,
+        app: Any,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        backlog: int = BACKLOG,
+        header_timeout: float = HEADER_TIMEOUT,
+        keep_alive: float = 5.0,
+    ):
         self._socket = socket.create_server((host, port), backlog=backlog)
         protocol = type("HeaderDeadline", (HeaderDeadlineH11,), {"header_timeout": header_timeout})
-        config = uvicorn.Config(app, http=protocol, backlog=backlog, lifespan="off", log_level="warning",
-                                access_log=False, timeout_keep_alive=keep_alive, timeout_graceful_shutdown=5)
+        config = uvicorn.Config(
+            app,
+            http=protocol,
+            backlog=backlog,
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            timeout_keep_alive=keep_alive,
+            timeout_graceful_shutdown=5,
+        )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 
@@ -92,8 +108,9 @@ class BackgroundASGIServer(BackgroundServer):
         return f"http://{host}:{port}"
 
     def start(self) -> "BackgroundASGIServer":
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
-                                        name=self.thread_name, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, name=self.thread_name, daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + 30
         while not self._server.started:

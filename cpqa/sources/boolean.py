@@ -17,16 +17,35 @@ from typing import Union
 
 # Field tag (lower case, as written between brackets) -> canonical field.
 FIELD_TAGS = {
-    "tiab": "tiab", "title/abstract": "tiab",
-    "ti": "ti", "title": "ti",
-    "ab": "ab", "abstract": "ab",
-    "mh": "mh", "mesh": "mh", "mesh terms": "mh", "mh:noexp": "mh", "mesh terms:noexp": "mh",
-    "majr": "majr", "mesh major topic": "majr", "majr:noexp": "majr", "mesh major topic:noexp": "majr",
-    "pt": "pt", "publication type": "pt",
-    "dp": "dp", "pdat": "dp", "date - publication": "dp", "publication date": "dp",
-    "tw": "tw", "text word": "tw", "text words": "tw",
-    "ot": "ot", "other term": "ot", "keyword": "ot",
-    "all": "all", "all fields": "all",
+    "tiab": "tiab",
+    "title/abstract": "tiab",
+    "ti": "ti",
+    "title": "ti",
+    "ab": "ab",
+    "abstract": "ab",
+    "mh": "mh",
+    "mesh": "mh",
+    "mesh terms": "mh",
+    "mh:noexp": "mh",
+    "mesh terms:noexp": "mh",
+    "majr": "majr",
+    "mesh major topic": "majr",
+    "majr:noexp": "majr",
+    "mesh major topic:noexp": "majr",
+    "pt": "pt",
+    "publication type": "pt",
+    "dp": "dp",
+    "pdat": "dp",
+    "date - publication": "dp",
+    "publication date": "dp",
+    "tw": "tw",
+    "text word": "tw",
+    "text words": "tw",
+    "ot": "ot",
+    "other term": "ot",
+    "keyword": "ot",
+    "all": "all",
+    "all fields": "all",
 }
 OPERATORS = ("AND", "OR", "NOT")
 MAX_TOKENS = 2000
@@ -93,15 +112,15 @@ def _tokenize(query: str) -> list[_Token]:
             if end < 0:
                 raise BooleanQueryError("unterminated quoted phrase", i, query)
             prefix = end + 1 < n and query[end + 1] == "*"
-            tokens.append(_Token("phrase", query[i + 1:end], i, prefix))
+            tokens.append(_Token("phrase", query[i + 1 : end], i, prefix))
             i = end + 2 if prefix else end + 1
         elif ch == "[":
             end = query.find("]", i + 1)
             if end < 0:
                 raise BooleanQueryError("unterminated field tag", i, query)
-            tag = " ".join(query[i + 1:end].lower().split())
+            tag = " ".join(query[i + 1 : end].lower().split())
             if tag not in FIELD_TAGS:
-                raise BooleanQueryError(f"unknown field tag [{query[i + 1:end]}]", i, query)
+                raise BooleanQueryError(f"unknown field tag [{query[i + 1 : end]}]", i, query)
             tokens.append(_Token("tag", FIELD_TAGS[tag], i))
             i = end + 1
         elif ch == "]":
@@ -117,8 +136,9 @@ def _tokenize(query: str) -> list[_Token]:
                 prefix = word.endswith("*")
                 word = word.rstrip("*") if prefix else word
                 if "*" in word:
-                    raise BooleanQueryError("truncation '*' is only allowed at the end of a term",
-                                            start + word.index("*"), query)
+                    raise BooleanQueryError(
+                        "truncation '*' is only allowed at the end of a term", start + word.index("*"), query
+                    )
                 tokens.append(_Token("word", word, start, prefix))
     return tokens
 
@@ -168,8 +188,9 @@ class _Parser:
     def deeper(self, token: _Token) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise self.error(f"query nested too deeply (more than {MAX_DEPTH} levels of parentheses "
-                             "or operator changes)", token)
+            raise self.error(
+                f"query nested too deeply (more than {MAX_DEPTH} levels of parentheses or operator changes)", token
+            )
 
     def operand(self) -> Node:
         token = self.peek()
@@ -220,8 +241,7 @@ class _Parser:
 
     def words(self, group: list[_Token], last: Node | None = None) -> Node:
         """Bare words over all fields, ANDed left to right (punctuation-only words are dropped)."""
-        nodes: list[Node] = [Term(w.value, "all", w.prefix, w.pos) for w in group
-                             if any(c.isalnum() for c in w.value)]
+        nodes: list[Node] = [Term(w.value, "all", w.prefix, w.pos) for w in group if any(c.isalnum() for c in w.value)]
         if last is not None:
             nodes.append(last)
         if not nodes:
@@ -246,9 +266,13 @@ class _Parser:
         start, sep, end = value.partition(":")
         if not sep and (colon := self.peek()) is not None and colon.kind == "word" and colon.value == ":":
             self.i += 1
-            upper = [t for t in self.tokens[self.i:self.i + 2]]
-            if len(upper) < 2 or upper[0].kind not in ("word", "phrase") or upper[1].kind != "tag" \
-                    or upper[1].value != "dp":
+            upper = [t for t in self.tokens[self.i : self.i + 2]]
+            if (
+                len(upper) < 2
+                or upper[0].kind not in ("word", "phrase")
+                or upper[1].kind != "tag"
+                or upper[1].value != "dp"
+            ):
                 raise self.error("expected a date with [dp] after ':'", colon)
             self.i += 2
             end = upper[0].value
@@ -261,10 +285,14 @@ class _Parser:
     @staticmethod
     def check_date(value: str, position: int, query: str) -> str:
         match = _DATE.fullmatch(value)
-        if not match or (match.group(2) and not 1 <= int(match.group(2)) <= 12) \
-                or (match.group(3) and not 1 <= int(match.group(3)) <= 31):
-            raise BooleanQueryError(f"invalid date {value!r} (use YYYY, YYYY/MM, YYYY/MM/DD or a range A:B)",
-                                    position, query)
+        if (
+            not match
+            or (match.group(2) and not 1 <= int(match.group(2)) <= 12)
+            or (match.group(3) and not 1 <= int(match.group(3)) <= 31)
+        ):
+            raise BooleanQueryError(
+                f"invalid date {value!r} (use YYYY, YYYY/MM, YYYY/MM/DD or a range A:B)", position, query
+            )
         return "/".join(p if i == 0 else f"{int(p):02d}" for i, p in enumerate(match.groups()) if p)
 
 

@@ -20,8 +20,10 @@ import unicodedata
 
 CLEANING = "clean1"
 
-_TAGS = ("a|abbr|b|blockquote|body|br|button|code|div|em|embed|font|form|h[1-6]|head|hr|html|i|iframe|img|input|li|"
-         "link|meta|object|ol|p|pre|script|span|strong|style|sub|sup|svg|table|td|th|tr|u|ul")
+_TAGS = (
+    "a|abbr|b|blockquote|body|br|button|code|div|em|embed|font|form|h[1-6]|head|hr|html|i|iframe|img|input|li|"
+    "link|meta|object|ol|p|pre|script|span|strong|style|sub|sup|svg|table|td|th|tr|u|ul"
+)
 _BLOCK_TAG = re.compile(r"<\s*/?\s*(?:br|p|div|li|tr|td|th|h[1-6]|hr|blockquote|table|ul|ol)\b[^>]*>", re.I)
 _TAG = re.compile(rf"<\s*/?\s*(?:{_TAGS})\b[^>]*>", re.I)
 _MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")

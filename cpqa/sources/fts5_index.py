@@ -37,47 +37,62 @@ class Fts5Index(TextIndex):
         count, rows = _run(conn, query, limit)
         return count, [r[0] for r in rows]
 
-    def score(self, conn: sqlite3.Connection, node: Node, ids: dict[int, str], weights: Sequence[float],
-              depth: int) -> dict[str, float]:
+    def score(
+        self, conn: sqlite3.Connection, node: Node, ids: dict[int, str], weights: Sequence[float], depth: int
+    ) -> dict[str, float]:
         """One ranked pass over the matches (a per-row FTS5 seek costs ~0.5 ms a row): rows outside the best
         ``depth`` matches are left out."""
         match = rank_match(node)
         if not match:
             return {}
         columns = ", ".join(str(float(w)) for w in weights)
-        rows = conn.execute(f"SELECT rowid, bm25(articles_fts, {columns}) AS score FROM articles_fts "
-                            "WHERE articles_fts MATCH ? ORDER BY score LIMIT ?", (match, depth)).fetchall()
+        rows = conn.execute(
+            f"SELECT rowid, bm25(articles_fts, {columns}) AS score FROM articles_fts "
+            "WHERE articles_fts MATCH ? ORDER BY score LIMIT ?",
+            (match, depth),
+        ).fetchall()
         return {ids[row_id]: -score for row_id, score in rows if row_id in ids}
 
 
 def _run(conn: sqlite3.Connection, query: CompiledQuery, limit: tuple[int, int]) -> tuple[int, list[tuple]]:
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
     if query.fts_match is not None and not query.date_ranges:
-        count = conn.execute("SELECT count(*) FROM articles_fts WHERE articles_fts MATCH ?",
-                             (query.fts_match,)).fetchone()[0]
+        count = conn.execute(
+            "SELECT count(*) FROM articles_fts WHERE articles_fts MATCH ?", (query.fts_match,)
+        ).fetchone()[0]
         rows = conn.execute(
             f"SELECT a.pmid FROM (SELECT rowid AS id, bm25(articles_fts, {weights}) AS score FROM articles_fts "
             "WHERE articles_fts MATCH ? ORDER BY score, rowid DESC LIMIT ? OFFSET ?) r JOIN articles a ON a.id = r.id "
-            "ORDER BY r.score, r.id DESC", (query.fts_match, *limit)).fetchall()
+            "ORDER BY r.score, r.id DESC",
+            (query.fts_match, *limit),
+        ).fetchall()
     elif query.fts_match is not None:  # FTS hits filtered by date: one pass, no set operations
         dates = "".join(" AND a.dp_key BETWEEN ? AND ?" for _ in query.date_ranges)
         bounds = [b for pair in query.date_ranges for b in pair]
-        source = ("FROM articles_fts JOIN articles a INDEXED BY articles_meta ON a.id = articles_fts.rowid "
-                  f"WHERE articles_fts MATCH ?{dates}")
+        source = (
+            "FROM articles_fts JOIN articles a INDEXED BY articles_meta ON a.id = articles_fts.rowid "
+            f"WHERE articles_fts MATCH ?{dates}"
+        )
         count = conn.execute(f"SELECT count(*) {source}", (query.fts_match, *bounds)).fetchone()[0]
-        rows = conn.execute(f"SELECT a.pmid, bm25(articles_fts, {weights}) AS score {source} "
-                            "ORDER BY score, a.id DESC LIMIT ? OFFSET ?",
-                            (query.fts_match, *bounds, *limit)).fetchall()
+        rows = conn.execute(
+            f"SELECT a.pmid, bm25(articles_fts, {weights}) AS score {source} "
+            "ORDER BY score, a.id DESC LIMIT ? OFFSET ?",
+            (query.fts_match, *bounds, *limit),
+        ).fetchall()
     else:
         count = conn.execute(f"SELECT count(*) FROM ({query.hits_sql})", query.params).fetchone()[0]
         if query.rank_match:
-            ranked = (f"LEFT JOIN (SELECT rowid AS id, bm25(articles_fts, {weights}) AS score FROM articles_fts "
-                      "WHERE articles_fts MATCH ?) r ON r.id = h.id")
+            ranked = (
+                f"LEFT JOIN (SELECT rowid AS id, bm25(articles_fts, {weights}) AS score FROM articles_fts "
+                "WHERE articles_fts MATCH ?) r ON r.id = h.id"
+            )
             params = [*query.params, query.rank_match, *limit]
         else:
             ranked, params = "LEFT JOIN (SELECT NULL AS id, NULL AS score) r ON 0", [*query.params, *limit]
         rows = conn.execute(
             f"SELECT a.pmid FROM ({query.hits_sql}) h JOIN articles a INDEXED BY articles_meta ON a.id = h.id {ranked} "
             "ORDER BY r.score IS NULL, r.score, CASE WHEN r.score IS NULL THEN a.dp_key END DESC, a.id DESC "
-            "LIMIT ? OFFSET ?", params).fetchall()
+            "LIMIT ? OFFSET ?",
+            params,
+        ).fetchall()
     return count, rows

@@ -52,8 +52,9 @@ class BackgroundHTTPServer(BackgroundServer):
         return f"http://{host}:{port}"
 
     def start(self: Self) -> Self:
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name=self.thread_name,
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name=self.thread_name, daemon=True
+        )
         self._thread.start()
         return self
 

@@ -24,17 +24,19 @@ from cpqa.types import SearchResult
 
 DOCTYPES = {
     "eSearchResult": '<!DOCTYPE eSearchResult PUBLIC "-//NLM//DTD esearch 20060628//EN" '
-                     '"https://eutils.ncbi.nlm.nih.gov/eutils/dtd/20060628/esearch.dtd">',
+    '"https://eutils.ncbi.nlm.nih.gov/eutils/dtd/20060628/esearch.dtd">',
     "eFetchResult": '<!DOCTYPE eFetchResult PUBLIC "-//NLM//DTD efetch 20131226//EN" '
-                    '"https://eutils.ncbi.nlm.nih.gov/eutils/dtd/20131226/efetch.dtd">',
+    '"https://eutils.ncbi.nlm.nih.gov/eutils/dtd/20131226/efetch.dtd">',
 }
 XML_HEAD = '<?xml version="1.0" encoding="UTF-8" ?>\n'
 WINDOW = 9999  # PubMed esearch serves the first 9,999 records of a result (offsets 0-9,998), whatever retmax says
-RETSTART_ERROR = ("Search Backend failed: Exception:\n'retstart' cannot be larger than 9998. For PubMed, ESearch can "
-                  "only retrieve the first 9,999 records matching the query. To obtain more than 9,999 PubMed "
-                  "records, consider using EDirect that contains additional logic to batch PubMed search results "
-                  "automatically so that an arbitrary number can be retrieved. For details see "
-                  "https://www.ncbi.nlm.nih.gov/books/NBK25499/")
+RETSTART_ERROR = (
+    "Search Backend failed: Exception:\n'retstart' cannot be larger than 9998. For PubMed, ESearch can "
+    "only retrieve the first 9,999 records matching the query. To obtain more than 9,999 PubMed "
+    "records, consider using EDirect that contains additional logic to batch PubMed search results "
+    "automatically so that an arbitrary number can be retrieved. For details see "
+    "https://www.ncbi.nlm.nih.gov/books/NBK25499/"
+)
 _DATE = re.compile(r"^\d{4}(?:[/-](?:0?[1-9]|1[0-2])(?:[/-](?:0?[1-9]|[12]\d|3[01]))?)?$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -47,15 +49,24 @@ class EutilsError(ValueError):
         self.root = root
 
 
-def esearch_xml(result: SearchResult, retstart: int, translation: str,
-                errors: list[tuple[str, str]] = (), warnings: list[tuple[str, str]] = ()) -> bytes:
+def esearch_xml(
+    result: SearchResult,
+    retstart: int,
+    translation: str,
+    errors: list[tuple[str, str]] = (),
+    warnings: list[tuple[str, str]] = (),
+) -> bytes:
     """An eSearchResult document in NCBI's element order (see the esearch DTD)."""
     ids = "".join(f"<Id>{escape(p)}</Id>\n" for p in result.pmids)
-    parts = [XML_HEAD, DOCTYPES["eSearchResult"], "\n",
-             f"<eSearchResult><Count>{result.count}</Count><RetMax>{len(result.pmids)}</RetMax>"
-             f"<RetStart>{retstart}</RetStart>",
-             f"<IdList>\n{ids}</IdList>" if ids else "<IdList/>",
-             f"<TranslationSet/><QueryTranslation>{escape(translation)}</QueryTranslation>"]
+    parts = [
+        XML_HEAD,
+        DOCTYPES["eSearchResult"],
+        "\n",
+        f"<eSearchResult><Count>{result.count}</Count><RetMax>{len(result.pmids)}</RetMax>"
+        f"<RetStart>{retstart}</RetStart>",
+        f"<IdList>\n{ids}</IdList>" if ids else "<IdList/>",
+        f"<TranslationSet/><QueryTranslation>{escape(translation)}</QueryTranslation>",
+    ]
     if errors:
         parts.append("<ErrorList>" + "".join(f"<{t}>{escape(v)}</{t}>" for t, v in errors) + "</ErrorList>")
     if warnings:
@@ -104,7 +115,9 @@ class Mirror:
         warnings: list[tuple[str, str]] = []
         if retstart + retmax > WINDOW:
             retmax = WINDOW - retstart
-            warnings.append(("OutputMessage", f"Restrictions achieved. start and count adjusted to {retstart}, {retmax}"))
+            warnings.append(
+                ("OutputMessage", f"Restrictions achieved. start and count adjusted to {retstart}, {retmax}")
+            )
         sort = params.get("sort", "relevance")
         if sort not in ("relevance", ""):
             warnings.append(("OutputMessage", f"sort={sort} is not supported by the mirror; relevance order used"))
@@ -114,14 +127,21 @@ class Mirror:
         try:
             node = parse(term)
         except BooleanQueryError as exc:  # NCBI answers an unusable term with zero hits and an error list
-            return esearch_xml(SearchResult(count=0, pmids=[]), retstart, term, errors=[("PhraseNotFound", term)],
-                               warnings=[*warnings, ("OutputMessage", f"Invalid query: {exc}"),
-                                         ("OutputMessage", "No items found.")])
+            return esearch_xml(
+                SearchResult(count=0, pmids=[]),
+                retstart,
+                term,
+                errors=[("PhraseNotFound", term)],
+                warnings=[*warnings, ("OutputMessage", f"Invalid query: {exc}"), ("OutputMessage", "No items found.")],
+            )
         result = self.store.search(term, retmax=retmax, retstart=retstart, mindate=mindate, maxdate=maxdate)
         errors = []
         if result.count == 0:
-            errors = [("PhraseNotFound", t.text) for t in dict.fromkeys(positive_terms(node, negated_too=True))
-                      if self.store.search(to_query(t), retmax=0).count == 0]
+            errors = [
+                ("PhraseNotFound", t.text)
+                for t in dict.fromkeys(positive_terms(node, negated_too=True))
+                if self.store.search(to_query(t), retmax=0).count == 0
+            ]
             warnings.append(("OutputMessage", "No items found."))
         return esearch_xml(result, retstart, result.query_translation or term, errors=errors, warnings=warnings)
 

@@ -45,8 +45,9 @@ def request_params(query_string: bytes, body: bytes) -> dict[str, str]:
     try:
         for raw in (query_string, body):
             if raw:
-                for key, values in parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True,
-                                            max_num_fields=MAX_FIELDS).items():
+                for key, values in parse_qs(
+                    raw.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FIELDS
+                ).items():
                     params.setdefault(key, []).extend(values)
     except ValueError:
         raise Rejected(400, f"more than {MAX_FIELDS} parameters") from None
@@ -74,10 +75,19 @@ async def read_body(scope: dict, receive: Callable, limit: int) -> bytes:
 class MirrorApp:
     """The ASGI app: routes, limits and the deadline around ``Mirror``."""
 
-    def __init__(self, mirror: Mirror, *, workers: int = WORKERS, max_body: int = MAX_BODY,
-                 deadline: float = DEADLINE, max_pending: int = MAX_PENDING):
-        self.routes = {"esearch.fcgi": (mirror.esearch, "eSearchResult"),
-                       "efetch.fcgi": (mirror.efetch, "eFetchResult")}
+    def __init__(
+        self,
+        mirror: Mirror,
+        *,
+        workers: int = WORKERS,
+        max_body: int = MAX_BODY,
+        deadline: float = DEADLINE,
+        max_pending: int = MAX_PENDING,
+    ):
+        self.routes = {
+            "esearch.fcgi": (mirror.esearch, "eSearchResult"),
+            "efetch.fcgi": (mirror.efetch, "eFetchResult"),
+        }
         self.max_body, self.deadline, self.max_pending = max_body, deadline, max_pending
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="eutils-mirror")
         self._pending = 0  # touched only on the event loop's thread
@@ -86,9 +96,17 @@ class MirrorApp:
         if scope["type"] != "http":
             return
         status, content_type, body, headers = await self._respond(scope, receive)
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode()),
-                                *((k.encode(), v.encode()) for k, v in headers)]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", content_type.encode()),
+                    (b"content-length", str(len(body)).encode()),
+                    *((k.encode(), v.encode()) for k, v in headers),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     async def _respond(self, scope: dict, receive: Callable) -> tuple[int, str, bytes, tuple]:
@@ -135,9 +153,18 @@ class MirrorServer(BackgroundASGIServer):
 
     thread_name = "eutils-mirror"
 
-    def __init__(self, store_path: str | Path, host: str = "127.0.0.1", port: int = 0, *, workers: int = WORKERS,
-                 max_body: int = MAX_BODY, deadline: float = DEADLINE, header_timeout: float = HEADER_TIMEOUT,
-                 backlog: int = BACKLOG):
+    def __init__(
+        self,
+        store_path: str | Path,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        workers: int = WORKERS,
+        max_body: int = MAX_BODY,
+        deadline: float = DEADLINE,
+        header_timeout: float = HEADER_TIMEOUT,
+        backlog: int = BACKLOG,
+    ):
         self.store = Store(store_path)
         self.mirror = Mirror(self.store)
         self.app = MirrorApp(self.mirror, workers=workers, max_body=max_body, deadline=deadline)

@@ -15,7 +15,6 @@ import hashlib
 import sqlite3
 import threading
 import time
-import zlib
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
@@ -23,8 +22,7 @@ from typing import Iterable, Iterator, Sequence
 
 from cpqa.sources.boolean import parse, to_query
 from cpqa.sources.clean_text import CLEANING
-from cpqa.sources.ncbi.pubmed_xml import article_to_pubmed_xml
-from cpqa.sources.ncbi.xmlio import as_pmcid
+from cpqa.sources.store_reads import StoreReads, id_chunks
 from cpqa.sources.store_rows import Kind, Row, UpsertSummary, fts_values, merge_parts, record_kind, unpack
 from cpqa.sources.fts5_index import SCHEMA as FTS5_SCHEMA, Fts5Index
 from cpqa.sources.store_search import BM25_WEIGHTS, date_key, restrict_dates
@@ -36,7 +34,8 @@ __all__ = ["Store", "UpsertSummary", "Kind"]
 BATCH_SIZE = 2000
 _CHUNK = 500  # ids per IN (...) query
 _MAX_IDLE = 8  # pooled connections kept open
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS articles (
     id INTEGER PRIMARY KEY,
     pmid TEXT UNIQUE,
@@ -52,19 +51,16 @@ CREATE INDEX IF NOT EXISTS articles_dp_pmid ON articles(dp_key) WHERE pmid IS NO
 -- Covers id -> (date, PMID) lookups, so filtering and ranking never read the rows' blobs.
 CREATE INDEX IF NOT EXISTS articles_meta ON articles(id, dp_key, pmid);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-""" + FTS5_SCHEMA
-
-
-def _chunks(items: list, size: int = _CHUNK) -> Iterator[list]:
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
+"""
+    + FTS5_SCHEMA
+)
 
 
 class StoreDamaged(sqlite3.DatabaseError):
     """The store file is not a usable SQLite database; the message names the file and the way out."""
 
 
-class Store:
+class Store(StoreReads):
     """SQLite store at ``path``; use as a context manager or call ``close()``. ``engine`` (``fts5`` or
     ``tantivy``) chooses the search index of a new store; given for an existing store that has the other one, the
     index is rebuilt in the engine asked for. Left out, a store keeps the engine it has (``fts5`` when new)."""
@@ -83,9 +79,11 @@ class Store:
                 conn.executescript(_SCHEMA)
                 row = conn.execute("SELECT value FROM meta WHERE key='search_engine'").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise StoreDamaged(f"the evidence store {self.path} is damaged ({exc}): move it aside and ingest again "
-                               "(`cpqa ingest pubmed FILE...`, then `cpqa index build`), or restore it from a "
-                               "backup") from None
+            raise StoreDamaged(
+                f"the evidence store {self.path} is damaged ({exc}): move it aside and ingest again "
+                "(`cpqa ingest pubmed FILE...`, then `cpqa index build`), or restore it from a "
+                "backup"
+            ) from None
         had = row[0] if row else "fts5"
         self.engine = engine or had
         self._text = open_text_index(self.engine, self.path)
@@ -193,7 +191,7 @@ class Store:
         rows: dict[str, Row] = {}
         cols = "id, pmid, pmcid, pm_data, pm_raw, pm_hash, pmc_data, pmc_raw, pmc_hash"
         for column, values in (("pmid", pmids), ("pmcid", pmcids)):
-            for chunk in _chunks(values):
+            for chunk in id_chunks(values):
                 marks = ",".join("?" * len(chunk))
                 for r in conn.execute(f"SELECT {cols} FROM articles WHERE {column} IN ({marks})", chunk):
                     row = Row(r[0], r[1], r[2], r[3:])
@@ -203,11 +201,23 @@ class Store:
                         rows[f"pmc:{row.pmcid}"] = row
         return rows
 
-    def _apply(self, rows: dict[str, Row], touched: dict, article: Article, raw: bytes | None, kind: Kind,
-               next_id: int, summary: UpsertSummary) -> int:
+    def _apply(
+        self,
+        rows: dict[str, Row],
+        touched: dict,
+        article: Article,
+        raw: bytes | None,
+        kind: Kind,
+        next_id: int,
+        summary: UpsertSummary,
+    ) -> int:
         if not article.pmid and not (kind == "pmc" and article.pmcid):
-            summary.skipped.append((article.key or article.title[:60] or "(untitled)",
-                                    "no PMID" if kind == "pubmed" else "no PMID or PMCID"))
+            summary.skipped.append(
+                (
+                    article.key or article.title[:60] or "(untitled)",
+                    "no PMID" if kind == "pubmed" else "no PMID or PMCID",
+                )
+            )
             return next_id
         row = rows.get(f"pmid:{article.pmid}") if article.pmid else None
         if row is None and article.pmcid:
@@ -216,8 +226,9 @@ class Store:
                 row = candidate
         # The cleaning version is part of the digest: records parsed under another one count as changed, so
         # re-ingesting a file cleans them (cpqa.sources.clean_text).
-        digest = hashlib.sha1(CLEANING.encode() + (raw if raw is not None else article.model_dump_json().encode())
-                              ).hexdigest()
+        digest = hashlib.sha1(
+            CLEANING.encode() + (raw if raw is not None else article.model_dump_json().encode())
+        ).hexdigest()
         if row is None:
             row = Row(next_id, new=True)
             next_id += 1
@@ -245,8 +256,21 @@ class Store:
         for row, old_fts in touched:
             merged = row.article
             dp = _dp_key(merged)
-            upserts.append((row.id, row.pmid, row.pmcid, dp, row.packed["pubmed"], row.raw["pubmed"],
-                            row.hash["pubmed"], row.packed["pmc"], row.raw["pmc"], row.hash["pmc"], now))
+            upserts.append(
+                (
+                    row.id,
+                    row.pmid,
+                    row.pmcid,
+                    dp,
+                    row.packed["pubmed"],
+                    row.raw["pubmed"],
+                    row.hash["pubmed"],
+                    row.packed["pmc"],
+                    row.raw["pmc"],
+                    row.hash["pmc"],
+                    now,
+                )
+            )
             if old_fts is not None:
                 deletes.append((row.id, None, old_fts))
             if row.pmid:
@@ -260,12 +284,14 @@ class Store:
         wanted = sorted({str(p) for p in pmids})
         removed = 0
         with self._writes(), self._transaction() as conn:
-            for chunk in _chunks(wanted):
+            for chunk in id_chunks(wanted):
                 marks = ",".join("?" * len(chunk))
-                rows = conn.execute(f"SELECT id, pm_data, pmc_data FROM articles WHERE pmid IN ({marks})",
-                                    chunk).fetchall()
-                self._text.remove(conn, [(rid, None, fts_values(merge_parts(unpack(pm), unpack(pmc))))
-                                         for rid, pm, pmc in rows])
+                rows = conn.execute(
+                    f"SELECT id, pm_data, pmc_data FROM articles WHERE pmid IN ({marks})", chunk
+                ).fetchall()
+                self._text.remove(
+                    conn, [(rid, None, fts_values(merge_parts(unpack(pm), unpack(pmc)))) for rid, pm, pmc in rows]
+                )
                 conn.executemany("DELETE FROM articles WHERE id = ?", [(r[0],) for r in rows])
                 removed += len(rows)
         return removed
@@ -299,88 +325,10 @@ class Store:
             self._text.built(conn)
             conn.execute("INSERT OR REPLACE INTO meta VALUES('search_engine', ?)", (self.engine,))
 
-    # ------------------------------------------------------------ reading
-    @staticmethod
-    def _parts_after(conn: sqlite3.Connection, where: str, last: int, limit: int) -> Iterator[tuple[int, Article]]:
-        """Up to ``limit`` (id, merged article) rows with id > ``last``, restricted by ``where``."""
-        clause = f"{where} AND id > ?" if where else "WHERE id > ?"
-        for rid, pm, pmc in conn.execute(f"SELECT id, pm_data, pmc_data FROM articles {clause} ORDER BY id LIMIT ?",
-                                         (last, limit)).fetchall():
-            yield rid, merge_parts(unpack(pm), unpack(pmc))
-
-    def get(self, pmid: str) -> Article | None:
-        return self.get_many([pmid]).get(str(pmid))
-
-    def get_many(self, pmids: Iterable[str]) -> dict[str, Article]:
-        return self._articles_by("pmid", [str(p) for p in pmids])
-
-    def get_by_pmcid(self, pmcid: str) -> Article | None:
-        value = as_pmcid(pmcid)
-        return self._articles_by("pmcid", [value]).get(value)
-
-    def _articles_by(self, column: str, keys: list[str]) -> dict[str, Article]:
-        found: dict[str, Article] = {}
-        with self._read() as conn:
-            for chunk in _chunks(sorted(set(keys))):
-                marks = ",".join("?" * len(chunk))
-                for key, pm, pmc in conn.execute(
-                        f"SELECT {column}, pm_data, pmc_data FROM articles WHERE {column} IN ({marks}) "
-                        "ORDER BY pmid IS NULL", chunk):
-                    found.setdefault(key, merge_parts(unpack(pm), unpack(pmc)))
-        return found
-
-    def raw_xml(self, pmids: Iterable[str]) -> dict[str, bytes]:
-        """Each record's PubMed XML as stored (NCBI's own bytes), or rendered from the article when
-        the record arrived without XML."""
-        found: dict[str, bytes] = {}
-        with self._read() as conn:
-            for chunk in _chunks(sorted({str(p) for p in pmids})):
-                marks = ",".join("?" * len(chunk))
-                for pmid, raw, pm, pmc in conn.execute(
-                        f"SELECT pmid, pm_raw, pm_data, pmc_data FROM articles WHERE pmid IN ({marks})", chunk):
-                    found[pmid] = zlib.decompress(raw) if raw else article_to_pubmed_xml(
-                        merge_parts(unpack(pm), unpack(pmc)))
-        return found
-
-    def raw_pmc_xml(self, pmcids: Iterable[str]) -> dict[str, bytes]:
-        """Each PMC article's JATS as stored, keyed by "PMC..." id; ids without full text are absent."""
-        wanted = sorted({as_pmcid(p) for p in pmcids})
-        found: dict[str, bytes] = {}
-        with self._read() as conn:
-            for chunk in _chunks(wanted):
-                marks = ",".join("?" * len(chunk))
-                for pmcid, raw in conn.execute(f"SELECT pmcid, pmc_raw FROM articles WHERE pmcid IN ({marks}) "
-                                               "AND pmc_raw IS NOT NULL", chunk):
-                    found.setdefault(pmcid, zlib.decompress(raw))
-        return found
-
-    def count(self) -> int:
-        with self._conn() as conn:
-            return conn.execute("SELECT count(*) FROM articles").fetchone()[0]
-
-    def last_row_id(self) -> int:
-        """The newest row's id (0 when empty): with ``count``, tells derived indexes whether records were added."""
-        with self._conn() as conn:
-            return conn.execute("SELECT coalesce(max(id), 0) FROM articles").fetchone()[0]
-
-    def pmids(self) -> list[str]:
-        with self._conn() as conn:
-            return [r[0] for r in conn.execute("SELECT pmid FROM articles WHERE pmid IS NOT NULL ORDER BY id")]
-
-    def iter_articles(self, batch_size: int = 1000) -> Iterator[Article]:
-        """Every article in storage order, read in batches (each batch its own short read)."""
-        last = 0
-        while True:
-            with self._conn() as conn:
-                batch = list(self._parts_after(conn, "", last, batch_size))
-            if not batch:
-                return
-            yield from (article for _, article in batch)
-            last = batch[-1][0]
-
     # ------------------------------------------------------------ search
-    def search(self, term: str, retmax: int = 20, retstart: int = 0, mindate: str | None = None,
-               maxdate: str | None = None) -> SearchResult:
+    def search(
+        self, term: str, retmax: int = 20, retstart: int = 0, mindate: str | None = None, maxdate: str | None = None
+    ) -> SearchResult:
         """PubMed Boolean search: total count and PMIDs ranked by BM25 (ties: latest stored first; hits
         without a text term, e.g. a bare date range, newest publication first). Raises
         ``BooleanQueryError`` for a malformed query or date."""
@@ -390,8 +338,9 @@ class Store:
             count, pmids = self._text.search(conn, node, limit)
         return SearchResult(count=count, pmids=pmids, query_translation=to_query(node))
 
-    def score(self, term: str, pmids: Sequence[str], weights: Sequence[float] = BM25_WEIGHTS,
-              depth: int = 10_000) -> dict[str, float]:
+    def score(
+        self, term: str, pmids: Sequence[str], weights: Sequence[float] = BM25_WEIGHTS, depth: int = 10_000
+    ) -> dict[str, float]:
         """Field-weighted BM25 of each of ``pmids`` for the text terms of ``term`` (higher is better; one weight
         per FTS column, ``FTS_COLUMNS`` order). PMIDs matching none of the terms are left out, and on FTS5 those
         outside the best ``depth`` matches too."""
@@ -400,8 +349,13 @@ class Store:
         if not wanted:
             return {}
         with self._read() as conn:
-            ids = {row_id: pmid for chunk in _chunks(wanted) for row_id, pmid in conn.execute(
-                f"SELECT id, pmid FROM articles WHERE pmid IN ({', '.join('?' * len(chunk))})", chunk)}
+            ids = {
+                row_id: pmid
+                for chunk in id_chunks(wanted)
+                for row_id, pmid in conn.execute(
+                    f"SELECT id, pmid FROM articles WHERE pmid IN ({', '.join('?' * len(chunk))})", chunk
+                )
+            }
             return self._text.score(conn, node, ids, weights, depth)
 
 

@@ -32,8 +32,9 @@ class UpsertSummary:
 class Row:
     """An article row while a batch is applied; a side's JSON is unpacked only when needed."""
 
-    def __init__(self, id: int, pmid: str | None = None, pmcid: str | None = None,
-                 blobs: tuple = (None,) * 6, new: bool = False):
+    def __init__(
+        self, id: int, pmid: str | None = None, pmcid: str | None = None, blobs: tuple = (None,) * 6, new: bool = False
+    ):
         self.id, self.pmid, self.pmcid, self.new = id, pmid, pmcid, new
         self.packed: dict[str, bytes | None] = {"pubmed": blobs[0], "pmc": blobs[3]}
         self.raw: dict[str, bytes | None] = {"pubmed": blobs[1], "pmc": blobs[4]}
@@ -60,8 +61,10 @@ def merge_parts(pm: Article | None, pmc: Article | None) -> Article:
     """PubMed metadata first; the PMC side adds full text, article type and whatever PubMed lacks."""
     if pm is None or pmc is None:
         return pm or pmc or Article()
-    update = {name: getattr(pm, name) or getattr(pmc, name) for name in (
-        "pmcid", "doi", "title", "abstract_sections", "keywords", "journal", "publication_types")}
+    update = {
+        name: getattr(pm, name) or getattr(pmc, name)
+        for name in ("pmcid", "doi", "title", "abstract_sections", "keywords", "journal", "publication_types")
+    }
     if not pm.pub_date and not pm.year:
         update.update(pub_date=pmc.pub_date, year=pmc.year)
     update.update(article_type=pmc.article_type, body_sections=pmc.body_sections)
@@ -71,10 +74,14 @@ def merge_parts(pm: Article | None, pmc: Article | None) -> Article:
 def fts_values(article: Article) -> tuple[str, ...]:
     """The indexed text of an article, in ``FTS_COLUMNS`` order."""
     sep = f" {SEPARATOR} "
-    return (article.title, article.abstract, sep.join(article.keywords),
-            sep.join(h.descriptor for h in article.mesh),
-            sep.join(h.descriptor for h in article.mesh if h.is_major),
-            sep.join(article.publication_types))
+    return (
+        article.title,
+        article.abstract,
+        sep.join(article.keywords),
+        sep.join(h.descriptor for h in article.mesh),
+        sep.join(h.descriptor for h in article.mesh if h.is_major),
+        sep.join(article.publication_types),
+    )
 
 
 def pack(article: Article) -> bytes:

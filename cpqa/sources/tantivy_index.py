@@ -31,8 +31,12 @@ WRITER_HEAP = 128_000_000
 
 
 def _analyzer(stem: bool) -> tantivy.TextAnalyzer:
-    builder = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(64))
-               .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.ascii_fold()))
+    builder = (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(64))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+    )
     return (builder.filter(tantivy.Filter.stemmer("english")) if stem else builder).build()
 
 
@@ -85,8 +89,9 @@ class TantivyIndex(TextIndex):
             try:
                 self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=1)
             except ValueError as exc:
-                raise RuntimeError(f"the search index {self.path} is being written by another process "
-                                   f"({exc}); wait for it to finish") from None
+                raise RuntimeError(
+                    f"the search index {self.path} is being written by another process ({exc}); wait for it to finish"
+                ) from None
         return self._writer
 
     def add(self, conn: sqlite3.Connection, rows: Sequence[IndexedRow]) -> None:
@@ -109,8 +114,10 @@ class TantivyIndex(TextIndex):
         assert self._writer is not None
         self._writer.commit()
         conn.execute("UPDATE meta SET value = '0' WHERE key = 'tantivy_pending'")
-        conn.execute("INSERT OR REPLACE INTO meta VALUES('tantivy_generation', "
-                     "coalesce((SELECT value FROM meta WHERE key = 'tantivy_generation'), 0) + 1)")
+        conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES('tantivy_generation', "
+            "coalesce((SELECT value FROM meta WHERE key = 'tantivy_generation'), 0) + 1)"
+        )
         self._dirty = False
         self._index.reload()
 
@@ -158,14 +165,16 @@ class TantivyIndex(TextIndex):
         retmax, retstart = limit
         ordering = {} if positive_terms(node) else {"order_by_field": "dp"}  # no text to rank by: newest first
         # tantivy refuses a limit of 0 (it panics): ask for one hit and drop it
-        result = searcher.search(self._query(node, BM25_WEIGHTS), max(1, retmax), count=True, offset=retstart,
-                                 **ordering)
+        result = searcher.search(
+            self._query(node, BM25_WEIGHTS), max(1, retmax), count=True, offset=retstart, **ordering
+        )
         hits = result.hits[:retmax]
         rids = searcher.fast_field_values("rid", [address for _, address in hits]) if hits else []
         return result.count, _pmids(conn, rids)
 
-    def score(self, conn: sqlite3.Connection, node: Node, ids: dict[int, str], weights: Sequence[float],
-              depth: int) -> dict[str, float]:
+    def score(
+        self, conn: sqlite3.Connection, node: Node, ids: dict[int, str], weights: Sequence[float], depth: int
+    ) -> dict[str, float]:
         """Exact for every row in ``ids`` (tantivy scores just those rows; ``depth`` is not needed)."""
         terms = positive_terms(node)
         if not terms or not ids:
@@ -173,8 +182,7 @@ class TantivyIndex(TextIndex):
         searcher = self._searcher(conn)
         ranked = Query.boolean_query([(Occur.Should, self._term(t, weights)) for t in terms])
         only = Query.const_score_query(Query.term_set_query(self.schema, "rid", sorted(ids)), 0.0)
-        result = searcher.search(Query.boolean_query([(Occur.Must, ranked), (Occur.Must, only)]), len(ids),
-                                 count=False)
+        result = searcher.search(Query.boolean_query([(Occur.Must, ranked), (Occur.Must, only)]), len(ids), count=False)
         rids = searcher.fast_field_values("rid", [address for _, address in result.hits])
         return {ids[rid]: score for (score, _), rid in zip(result.hits, rids)}
 
@@ -183,8 +191,9 @@ class TantivyIndex(TextIndex):
         if isinstance(node, Term):
             return self._term(node, weights)
         if isinstance(node, DateRange):
-            dates = Query.range_query(self.schema, "dp", FieldType.Integer, int(date_key(node.start)),
-                                      int(date_key(node.end, upper=True)))
+            dates = Query.range_query(
+                self.schema, "dp", FieldType.Integer, int(date_key(node.start)), int(date_key(node.end, upper=True))
+            )
             return Query.const_score_query(dates, 0.0)
         items = [self._query(item, weights) for item in chain(node)]
         if node.op == "NOT":

@@ -26,6 +26,7 @@ def check_engine(engine: str) -> str:
         raise ValueError(f"unknown search engine {engine!r}: choose one of {', '.join(ENGINES)}")
     return engine
 
+
 # (row id, publication date key or None, indexed text in FTS_COLUMNS order)
 IndexedRow = tuple[int, str | None, tuple[str, ...]]
 
@@ -53,8 +54,9 @@ class TextIndex:
         hits without a text term (a bare date range), newest first."""
         raise NotImplementedError
 
-    def score(self, conn: sqlite3.Connection, node: Node, ids: dict[int, str], weights: Sequence[float],
-              depth: int) -> dict[str, float]:
+    def score(
+        self, conn: sqlite3.Connection, node: Node, ids: dict[int, str], weights: Sequence[float], depth: int
+    ) -> dict[str, float]:
         """Field-weighted BM25 (one weight per FTS column) of the rows ``ids`` (row id -> PMID) for ``node``'s
         text terms, higher is better; rows matching none are left out."""
         raise NotImplementedError
@@ -77,4 +79,3 @@ class TextIndex:
 
     def close(self) -> None:
         self.release()
-

@@ -27,9 +27,16 @@ from typing import Any, Callable
 from cpqa.sources.httpserver import BackgroundHTTPServer
 
 STANDIN_LABEL = "Stand-in reply, not written by Claude"
-ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-               404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-               500: "api_error", 529: "overloaded_error"}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
 _PMID = re.compile(r"(?:PMID[:\s]*|\[)(\d{4,9})\b")
 _ids = itertools.count(1)
 
@@ -62,8 +69,11 @@ class Reply:
     @classmethod
     def error(cls, status: int, retry_after: float | None = None, message: str | None = None) -> "Reply":
         kind = ERROR_TYPES.get(status, "api_error")
-        body = {"type": "error", "error": {"type": kind, "message": message or f"stand-in {kind}"},
-                "request_id": f"req_standin_{next(_ids):06d}"}
+        body = {
+            "type": "error",
+            "error": {"type": kind, "message": message or f"stand-in {kind}"},
+            "request_id": f"req_standin_{next(_ids):06d}",
+        }
         headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else {}
         return cls(status=status, body=json.dumps(body).encode(), headers=headers)
 
@@ -94,12 +104,19 @@ class Reply:
             if block["type"] == "tool_use" and block["name"] is None:
                 block["name"] = _requested_tool(request).get("name", "tool")
         return {
-            "id": f"msg_standin_{next(_ids):06d}", "type": "message", "role": "assistant",
-            "model": request.get("model", "claude-standin"), "content": content,
-            "stop_reason": self.stop_reason, "stop_sequence": None,
-            "usage": {"input_tokens": max(1, len(json.dumps(request)) // 4),
-                      "output_tokens": max(1, len(json.dumps(content)) // 4),
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            "id": f"msg_standin_{next(_ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": request.get("model", "claude-standin"),
+            "content": content,
+            "stop_reason": self.stop_reason,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": max(1, len(json.dumps(request)) // 4),
+                "output_tokens": max(1, len(json.dumps(content)) // 4),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
         }
 
     def render(self, request: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
@@ -112,22 +129,45 @@ class Reply:
         message = self.message(request)
         content, usage = message["content"], message["usage"]
         start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-        events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start}),
-                                                    ("ping", {"type": "ping"})]
+        events: list[tuple[str, dict[str, Any]]] = [
+            ("message_start", {"type": "message_start", "message": start}),
+            ("ping", {"type": "ping"}),
+        ]
         for index, block in enumerate(content):
             if block["type"] == "tool_use":
-                opening, kind, key, body = {**block, "input": {}}, "input_json_delta", "partial_json", \
-                    json.dumps(block["input"])
+                opening, kind, key, body = (
+                    {**block, "input": {}},
+                    "input_json_delta",
+                    "partial_json",
+                    json.dumps(block["input"]),
+                )
             else:
                 opening, kind, key, body = {"type": "text", "text": ""}, "text_delta", "text", block.get("text", "")
-            events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                                   "content_block": opening}))
+            events.append(
+                ("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening})
+            )
             for i in range(0, len(body), chunk):
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                       "delta": {"type": kind, key: body[i:i + chunk]}}))
+                events.append(
+                    (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": kind, key: body[i : i + chunk]},
+                        },
+                    )
+                )
             events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-        events.append(("message_delta", {"type": "message_delta", "usage": {"output_tokens": usage["output_tokens"]},
-                                         "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}}))
+        events.append(
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "usage": {"output_tokens": usage["output_tokens"]},
+                    "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                },
+            )
+        )
         events.append(("message_stop", {"type": "message_stop"}))
         return events
 
@@ -219,8 +259,9 @@ class AnthropicStandIn(BackgroundHTTPServer):
 
     thread_name = "anthropic-standin"
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0,
-                 default: Callable[[dict[str, Any]], Reply] = default_responder):
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, default: Callable[[dict[str, Any]], Reply] = default_responder
+    ):
         self.default = default
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -228,7 +269,6 @@ class AnthropicStandIn(BackgroundHTTPServer):
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
-
 
     @property
     def url(self) -> str:
@@ -267,8 +307,10 @@ def _handler_for(standin: AnthropicStandIn) -> type[BaseHTTPRequestHandler]:
             if problem:
                 return self._send(Reply.error(400, message=problem), request)
             # Header names only: the key the client sends is never recorded.
-            names = {k.lower(): ("[set]" if k.lower() in {"x-api-key", "authorization"} else v)
-                     for k, v in self.headers.items()}
+            names = {
+                k.lower(): ("[set]" if k.lower() in {"x-api-key", "authorization"} else v)
+                for k, v in self.headers.items()
+            }
             self._send(standin._next(request, names), request)
 
         def _send(self, reply: Reply, request: dict[str, Any]) -> None:
@@ -291,7 +333,7 @@ def _handler_for(standin: AnthropicStandIn) -> type[BaseHTTPRequestHandler]:
             """Server-sent events, one chunk each; a cut stream ends without the terminating chunk."""
             events = reply.events(request)
             if reply.cut_after is not None:
-                events = events[:reply.cut_after]
+                events = events[: reply.cut_after]
                 if reply.cut_error is not None:
                     kind = ERROR_TYPES.get(reply.cut_error, "api_error")
                     events.append(("error", {"type": "error", "error": {"type": kind, "message": f"stand-in {kind}"}}))
@@ -324,8 +366,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Serve the Anthropic Messages API stand-in (default responder).")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--responder", default=None, metavar="MODULE:FUNCTION",
-                        help="a callable(request_json) -> Reply to use instead of the default responder")
+    parser.add_argument(
+        "--responder",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="a callable(request_json) -> Reply to use instead of the default responder",
+    )
     args = parser.parse_args(argv)
     responder = default_responder
     if args.responder:

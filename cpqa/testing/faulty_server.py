@@ -19,11 +19,13 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 from cpqa.sources.httpserver import BackgroundHTTPServer
 
-ZERO_HITS = (b'<?xml version="1.0" encoding="UTF-8" ?>\n<!DOCTYPE eSearchResult PUBLIC "-//NLM//DTD esearch 20060628//EN"'
-             b' "https://eutils.ncbi.nlm.nih.gov/eutils/dtd/20060628/esearch.dtd">\n<eSearchResult><Count>0</Count>'
-             b'<RetMax>0</RetMax><RetStart>0</RetStart><IdList/><TranslationSet/><QueryTranslation>(abcXYZ[All Fields])'
-             b'</QueryTranslation><ErrorList><PhraseNotFound>abcXYZ</PhraseNotFound></ErrorList><WarningList>'
-             b'<OutputMessage>No items found.</OutputMessage></WarningList></eSearchResult>\n')
+ZERO_HITS = (
+    b'<?xml version="1.0" encoding="UTF-8" ?>\n<!DOCTYPE eSearchResult PUBLIC "-//NLM//DTD esearch 20060628//EN"'
+    b' "https://eutils.ncbi.nlm.nih.gov/eutils/dtd/20060628/esearch.dtd">\n<eSearchResult><Count>0</Count>'
+    b"<RetMax>0</RetMax><RetStart>0</RetStart><IdList/><TranslationSet/><QueryTranslation>(abcXYZ[All Fields])"
+    b"</QueryTranslation><ErrorList><PhraseNotFound>abcXYZ</PhraseNotFound></ErrorList><WarningList>"
+    b"<OutputMessage>No items found.</OutputMessage></WarningList></eSearchResult>\n"
+)
 MALFORMED = b'<?xml version="1.0" encoding="UTF-8" ?>\n<eSearchResult><Count>3</Count><IdList><Id>1</Id></IdLi'
 
 
@@ -99,7 +101,6 @@ class FaultyServer(BackgroundHTTPServer):
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
 
-
     @property
     def url(self) -> str:
         return self.base_url + "/"
@@ -153,8 +154,9 @@ def _handler_for(server: FaultyServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(fault.delay)
             try:
                 if fault.kind == "passthrough":
-                    status, headers, data = server._forward(self.command, self.path, body,
-                                                            self.headers.get("Content-Type"))
+                    status, headers, data = server._forward(
+                        self.command, self.path, body, self.headers.get("Content-Type")
+                    )
                     self._send(status, headers, data)
                 elif fault.kind == "truncate":
                     self.send_response(200)

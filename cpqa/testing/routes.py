@@ -22,14 +22,20 @@ CALLS = NCBI_CALLS + CLAUDE_CALLS
 FAULTS = ("429", "5xx", "timeout", "truncated", "malformed")  # per call; "refused" is per service
 CLAUDE_TOOLS = {"query_ladder": "claude_rewrite", "give_answer": "claude_answer"}
 
-_TRUNCATED_JSON = json.dumps({"id": "msg_truncated", "type": "message", "role": "assistant", "content": [
-    {"type": "text", "text": "a reply cut off in transit " * 20}]}).encode()
+_TRUNCATED_JSON = json.dumps(
+    {
+        "id": "msg_truncated",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "a reply cut off in transit " * 20}],
+    }
+).encode()
 _MALFORMED = {
     "esearch": None,  # FaultyServer's own malformed eSearchResult
     "efetch_pubmed": b'<?xml version="1.0" ?>\n<PubmedArticleSet><PubmedArticle><MedlineCitation Status="MEDLINE">'
-                     b'<PMID Version="1">1</PMID><Article><ArticleTitle>cut sho',
+    b'<PMID Version="1">1</PMID><Article><ArticleTitle>cut sho',
     "efetch_pmc": b'<?xml version="1.0" ?>\n<pmc-articleset><article article-type="review-article"><front>'
-                  b'<article-meta><article-id pub-id-type="pmc">1',
+    b'<article-meta><article-id pub-id-type="pmc">1',
     "claude_rewrite": b'{"id": "msg_malformed", "type": "message", "content": [{"type": "tool_use", "input": {',
     "claude_answer": b'{"id": "msg_malformed", "type": "message", "content": [{"type": "tool_use", "input": {',
 }
@@ -82,8 +88,9 @@ class RoutedFaultyServer(FaultyServer):
         super().__init__(upstream, host=host, port=port)
         self._failing: dict[str, Fault] = {}
         handler = self._server.RequestHandlerClass
-        self._server.RequestHandlerClass = type("OneShot" + handler.__name__, (handler,),
-                                                {"protocol_version": "HTTP/1.0"})
+        self._server.RequestHandlerClass = type(
+            "OneShot" + handler.__name__, (handler,), {"protocol_version": "HTTP/1.0"}
+        )
 
     def fail(self, call: str, fault: Fault) -> None:
         with self._lock:

@@ -36,8 +36,10 @@ TINY_MODELS = (MEDCPT_QUERY, MEDCPT_ARTICLE, MEDCPT_CROSS, PUBMEDBERT_MATRYOSHKA
 
 # Sizes: the real models are BERT-base; "tiny" keeps the architecture and shrinks every size, so loading and a
 # forward pass over a few thousand abstracts take seconds.
-SIZES = {"tiny": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64},
-         "base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}}
+SIZES = {
+    "tiny": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64},
+    "base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072},
+}
 HIDDEN_SIZE = SIZES["tiny"]["hidden_size"]
 MAX_POSITIONS = 512  # the product truncates at 512 tokens, as the real models do
 
@@ -173,5 +175,14 @@ def build_tiny_paper_models(cache_dir: str | Path) -> dict[str, Path]:
     return build_paper_models(cache_dir, "tiny")
 
 
-__all__ = ["HIDDEN_SIZE", "MEDCPT_ARTICLE", "MEDCPT_CROSS", "MEDCPT_QUERY", "PUBMEDBERT_MATRYOSHKA", "SIZES",
-           "TINY_MODELS", "build_paper_models", "build_tiny_paper_models"]
+__all__ = [
+    "HIDDEN_SIZE",
+    "MEDCPT_ARTICLE",
+    "MEDCPT_CROSS",
+    "MEDCPT_QUERY",
+    "PUBMEDBERT_MATRYOSHKA",
+    "SIZES",
+    "TINY_MODELS",
+    "build_paper_models",
+    "build_tiny_paper_models",
+]

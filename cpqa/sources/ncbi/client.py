@@ -135,10 +135,15 @@ def parse_esearch(data: bytes) -> SearchResult:
     count = root.findtext("Count")
     if count is None or not count.strip().isdigit():
         raise XmlFormatError("esearch answer has no Count")
-    warnings = [f"{e.tag}: {(e.text or '').strip()}" for lst in ("ErrorList", "WarningList")
-                for e in root.findall(f"{lst}/*")]
-    return SearchResult(count=int(count), pmids=[i.text.strip() for i in root.findall("IdList/Id") if i.text],
-                        query_translation=root.findtext("QueryTranslation"), warnings=warnings)
+    warnings = [
+        f"{e.tag}: {(e.text or '').strip()}" for lst in ("ErrorList", "WarningList") for e in root.findall(f"{lst}/*")
+    ]
+    return SearchResult(
+        count=int(count),
+        pmids=[i.text.strip() for i in root.findall("IdList/Id") if i.text],
+        query_translation=root.findtext("QueryTranslation"),
+        warnings=warnings,
+    )
 
 
 class EutilsClient:
@@ -154,13 +159,26 @@ class EutilsClient:
         self.requests_made = 0
 
     # ------------------------------------------------------------ public API
-    def search(self, term: str, retmax: int = 20, retstart: int = 0, mindate: int | str | None = None,
-               maxdate: int | str | None = None, sort: str = "relevance") -> SearchResult:
+    def search(
+        self,
+        term: str,
+        retmax: int = 20,
+        retstart: int = 0,
+        mindate: int | str | None = None,
+        maxdate: int | str | None = None,
+        sort: str = "relevance",
+    ) -> SearchResult:
         """esearch db=pubmed; ``mindate``/``maxdate`` (YYYY, YYYY/MM or YYYY/MM/DD) limit the publication date."""
         if not term or not term.strip():
             raise ValueError("empty search term")
-        params: dict[str, str | int] = {"db": "pubmed", "term": term, "retmax": retmax, "retstart": retstart,
-                                        "sort": sort, "retmode": "xml"}
+        params: dict[str, str | int] = {
+            "db": "pubmed",
+            "term": term,
+            "retmax": retmax,
+            "retstart": retstart,
+            "sort": sort,
+            "retmode": "xml",
+        }
         if mindate is not None or maxdate is not None:
             # NCBI needs both ends of a date range.
             params.update(datetype="pdat", mindate=str(mindate or 1800), maxdate=str(maxdate or 3000))
@@ -174,8 +192,11 @@ class EutilsClient:
         missing = [p for p in wanted if p not in found]
         for start in range(0, len(missing), EFETCH_BATCH):
             batch = missing[start : start + EFETCH_BATCH]
-            records = self._call("efetch.fcgi", {"db": "pubmed", "id": ",".join(batch), "retmode": "xml"},
-                                 lambda data: list(iter_pubmed_records(data)))
+            records = self._call(
+                "efetch.fcgi",
+                {"db": "pubmed", "id": ",".join(batch), "retmode": "xml"},
+                lambda data: list(iter_pubmed_records(data)),
+            )
             self._keep(records)
             found.update({a.pmid: a for a, _ in records if a.pmid in batch})
         return {p: found[p] for p in wanted if p in found}
@@ -191,8 +212,9 @@ class EutilsClient:
         for start in range(0, len(missing), EFETCH_BATCH):
             batch = missing[start : start + EFETCH_BATCH]
             ids = ",".join(p[3:] for p in batch)
-            records = self._call("efetch.fcgi", {"db": "pmc", "id": ids, "retmode": "xml"},
-                                 lambda data: list(iter_pmc_records(data)))
+            records = self._call(
+                "efetch.fcgi", {"db": "pmc", "id": ids, "retmode": "xml"}, lambda data: list(iter_pmc_records(data))
+            )
             self._keep(records)
             found.update({a.pmcid: a for a, _ in records if a.pmcid in batch})
         return {p: found[p] for p in wanted if p in found}
@@ -221,8 +243,9 @@ class EutilsClient:
 
     def _wait(self, state: RetryCallState) -> float:
         s = self.settings
-        backoff = wait_exponential_jitter(initial=s.cpqa_http_backoff, max=s.cpqa_http_backoff_max,
-                                          jitter=s.cpqa_http_backoff / 2)(state)
+        backoff = wait_exponential_jitter(
+            initial=s.cpqa_http_backoff, max=s.cpqa_http_backoff_max, jitter=s.cpqa_http_backoff / 2
+        )(state)
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, _Retryable) and exc.retry_after is not None:
             backoff = max(backoff, exc.retry_after)
@@ -232,20 +255,28 @@ class EutilsClient:
         """Stop when attempts run out, or when the server asks for a longer wait than we allow."""
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, _Retryable) and (exc.retry_after or 0) > self.settings.cpqa_http_backoff_max:
-            exc.reason += (f"; the server asked to wait {exc.retry_after:g}s, more than "
-                           f"cpqa_http_backoff_max={self.settings.cpqa_http_backoff_max:g}s")
+            exc.reason += (
+                f"; the server asked to wait {exc.retry_after:g}s, more than "
+                f"cpqa_http_backoff_max={self.settings.cpqa_http_backoff_max:g}s"
+            )
             return True
         return state.attempt_number > self.settings.cpqa_http_retries
 
     def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
-        log.warning("E-utilities attempt %d failed (%s); retrying", state.attempt_number,
-                    self.settings.redact(str(exc)))
+        log.warning(
+            "E-utilities attempt %d failed (%s); retrying", state.attempt_number, self.settings.redact(str(exc))
+        )
 
     def _call(self, endpoint: str, params: dict, parse: Callable[[bytes], T]) -> T:
         """One E-utilities call with rate limiting and retries; ``parse`` turns the body into the result."""
-        retrying = Retrying(stop=self._stop, wait=self._wait, retry=retry_if_exception_type(_Retryable),
-                            before_sleep=self._log_retry, reraise=True)
+        retrying = Retrying(
+            stop=self._stop,
+            wait=self._wait,
+            retry=retry_if_exception_type(_Retryable),
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
         try:
             for attempt in retrying:
                 with attempt:
@@ -253,8 +284,11 @@ class EutilsClient:
         except _Retryable as exc:
             attempts = retrying.statistics.get("attempt_number", 1)
             cls = NCBIError if exc.malformed else NCBIUnavailable
-            raise cls(self.settings.redact(f"E-utilities {endpoint} failed after {attempts} "
-                                           f"attempt{'s' if attempts > 1 else ''}: {exc.reason}")) from None
+            raise cls(
+                self.settings.redact(
+                    f"E-utilities {endpoint} failed after {attempts} attempt{'s' if attempts > 1 else ''}: {exc.reason}"
+                )
+            ) from None
         raise AssertionError("unreachable")  # pragma: no cover (tenacity either returns or raises)
 
     def _attempt(self, endpoint: str, params: dict, parse: Callable[[bytes], T]) -> T:
@@ -275,8 +309,9 @@ class EutilsClient:
         if status == 429 or status >= 500:
             raise _Retryable(f"HTTP {status}", retry_after=parse_retry_after(reply.headers.get("Retry-After")))
         if status >= 400:
-            raise NCBIError(self.settings.redact(f"E-utilities {endpoint} answered HTTP {status}: "
-                                                 f"{_short(reply.content)}"))
+            raise NCBIError(
+                self.settings.redact(f"E-utilities {endpoint} answered HTTP {status}: {_short(reply.content)}")
+            )
         error = error_document(reply.content)
         if error is not None:
             if _TRANSIENT_ERROR.search(error) and not _PARAMETER_ERROR.search(error):  # "Search Backend failed"
@@ -290,5 +325,5 @@ class EutilsClient:
 
 def _short(body: bytes, limit: int = 200) -> str:
     """The start of an error body as one line (NCBI's JSON / XML error texts are short)."""
-    text = body[:limit * 2].decode("utf-8", "replace")
+    text = body[: limit * 2].decode("utf-8", "replace")
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text)).strip()[:limit]

@@ -12,18 +12,37 @@ from cpqa.sources.ncbi.xmlio import XmlSource, as_pmcid, iter_records, text, to_
 from cpqa.types import AbstractSection, Article, BodySection
 
 ROOT_TAGS = ("pmc-articleset",)
-DOCTYPE = (b'<!DOCTYPE pmc-articleset PUBLIC "-//NLM//DTD ARTICLE SET 2.0//EN" '
-           b'"https://dtd.nlm.nih.gov/ncbi/pmc/articleset/nlm-articleset-2.0.dtd">')
+DOCTYPE = (
+    b'<!DOCTYPE pmc-articleset PUBLIC "-//NLM//DTD ARTICLE SET 2.0//EN" '
+    b'"https://dtd.nlm.nih.gov/ncbi/pmc/articleset/nlm-articleset-2.0.dtd">'
+)
 
 # JATS article-type -> the PubMed publication type it corresponds to, so [pt] finds PMC-only records.
 _PUBLICATION_TYPE = {
-    "review-article": "Review", "systematic-review": "Systematic Review", "meta-analysis": "Meta-Analysis",
-    "research-article": "Journal Article", "case-report": "Case Reports", "editorial": "Editorial",
-    "letter": "Letter", "correction": "Published Erratum", "retraction": "Retraction of Publication",
+    "review-article": "Review",
+    "systematic-review": "Systematic Review",
+    "meta-analysis": "Meta-Analysis",
+    "research-article": "Journal Article",
+    "case-report": "Case Reports",
+    "editorial": "Editorial",
+    "letter": "Letter",
+    "correction": "Published Erratum",
+    "retraction": "Retraction of Publication",
 }
 # Floating material whose text is not running prose.
-_SKIP = {"fig", "table-wrap", "disp-formula", "inline-formula", "graphic", "media", "supplementary-material",
-         "ref-list", "fn-group", "table", "alternatives"}
+_SKIP = {
+    "fig",
+    "table-wrap",
+    "disp-formula",
+    "inline-formula",
+    "graphic",
+    "media",
+    "supplementary-material",
+    "ref-list",
+    "fn-group",
+    "table",
+    "alternatives",
+}
 _PROSE_CONTAINERS = {"list", "list-item", "boxed-text", "disp-quote", "statement", "def-list", "def-item", "def"}
 _DATE_PREFERENCE = ("ppub", "epub", "collection", "epub-ppub", "pub", "")
 
@@ -42,8 +61,10 @@ def parse_pmc_xml(data: bytes) -> list[Article]:
 def parse_article(elem: etree._Element) -> Article:
     meta = elem.find("front/article-meta")
     article_type = elem.get("article-type") or None
-    article = Article(article_type=article_type,
-                      publication_types=[_PUBLICATION_TYPE[article_type]] if article_type in _PUBLICATION_TYPE else [])
+    article = Article(
+        article_type=article_type,
+        publication_types=[_PUBLICATION_TYPE[article_type]] if article_type in _PUBLICATION_TYPE else [],
+    )
     if meta is not None:
         for aid in meta.iterfind("article-id"):
             kind, value = aid.get("pub-id-type"), text(aid)
@@ -62,8 +83,12 @@ def parse_article(elem: etree._Element) -> Article:
         article.year = int(article.pub_date[:4]) if article.pub_date else None
     journal = elem.find("front/journal-meta")
     if journal is not None:
-        article.journal = (text(journal.find("journal-title-group/journal-title")) or text(journal.find("journal-title"))
-                           or text(journal.find("journal-id[@journal-id-type='nlm-ta']")) or None)
+        article.journal = (
+            text(journal.find("journal-title-group/journal-title"))
+            or text(journal.find("journal-title"))
+            or text(journal.find("journal-id[@journal-id-type='nlm-ta']"))
+            or None
+        )
     body = elem.find("body")
     if body is not None:
         article.body_sections = _body_sections(body)

@@ -16,11 +16,15 @@ RECORD_TAGS = ("PubmedArticle", "PubmedBookArticle", "MedlineCitation")
 ROOT_TAGS = ("PubmedArticleSet", "MedlineCitationSet")
 
 # A DOCTYPE that Bio.Entrez ships the DTD for (Bio/Entrez/DTDs/pubmed_250101.dtd).
-DOCTYPE = (b'<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
-           b'"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">')
+DOCTYPE = (
+    b'<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
+    b'"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">'
+)
 
-_MONTHS = {m: i for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)
+}
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _DATE_CREATED = re.compile(rb"<DateCreated>.*?</DateCreated>", re.S)
 _MEDLINE_DATE = re.compile(r"\b(1[5-9]\d\d|20\d\d)(?:\s+([A-Za-z]{3})[a-z]*(?:\s+(\d{1,2})\b)?)?")
@@ -66,8 +70,11 @@ def parse_record(elem: etree._Element) -> Article:
                 article.doi = text(eloc) or None
     article.mesh = [_mesh_heading(h) for h in citation.iterfind("MeshHeadingList/MeshHeading")]
     article.keywords = [text(k) for k in citation.iterfind("KeywordList/Keyword") if text(k)]
-    article.retracted_by = [text(c.find("PMID")) for c in citation.iterfind("CommentsCorrectionsList/CommentsCorrections")
-                            if c.get("RefType") == "RetractionIn" and text(c.find("PMID"))]
+    article.retracted_by = [
+        text(c.find("PMID"))
+        for c in citation.iterfind("CommentsCorrectionsList/CommentsCorrections")
+        if c.get("RefType") == "RetractionIn" and text(c.find("PMID"))
+    ]
     for other in citation.iterfind("OtherID"):
         value = text(other)
         if value.startswith("PMC") and not article.pmcid:
@@ -83,10 +90,13 @@ def _parse_book(elem: etree._Element) -> Article:
         return Article()
     book = doc.find("Book")
     title = text(doc.find("ArticleTitle")) or text(book.find("BookTitle") if book is not None else None)
-    article = Article(pmid=text(doc.find("PMID")) or None, title=title,
-                      abstract_sections=_abstract(doc.find("Abstract")),
-                      publication_types=[text(p) for p in doc.iterfind("PublicationType")],
-                      keywords=[text(k) for k in doc.iterfind("KeywordList/Keyword") if text(k)])
+    article = Article(
+        pmid=text(doc.find("PMID")) or None,
+        title=title,
+        abstract_sections=_abstract(doc.find("Abstract")),
+        publication_types=[text(p) for p in doc.iterfind("PublicationType")],
+        keywords=[text(k) for k in doc.iterfind("KeywordList/Keyword") if text(k)],
+    )
     if book is not None:
         article.journal = text(book.find("Publisher/PublisherName")) or None
         article.pub_date = _pub_date(book.find("PubDate"))
@@ -102,18 +112,25 @@ def _abstract(abstract: etree._Element | None) -> list[AbstractSection]:
     for node in abstract.iterfind("AbstractText"):
         body = text(node)
         if body:
-            sections.append(AbstractSection(label=node.get("Label") or None,
-                                            nlm_category=node.get("NlmCategory") or None, text=body))
+            sections.append(
+                AbstractSection(
+                    label=node.get("Label") or None, nlm_category=node.get("NlmCategory") or None, text=body
+                )
+            )
     return sections
 
 
 def _mesh_heading(heading: etree._Element) -> MeshHeading:
     desc = heading.find("DescriptorName")
     return MeshHeading(
-        descriptor=text(desc), ui=desc.get("UI") if desc is not None else None,
+        descriptor=text(desc),
+        ui=desc.get("UI") if desc is not None else None,
         major=desc is not None and desc.get("MajorTopicYN") == "Y",
-        qualifiers=[MeshQualifier(name=text(q), ui=q.get("UI"), major=q.get("MajorTopicYN") == "Y")
-                    for q in heading.iterfind("QualifierName")])
+        qualifiers=[
+            MeshQualifier(name=text(q), ui=q.get("UI"), major=q.get("MajorTopicYN") == "Y")
+            for q in heading.iterfind("QualifierName")
+        ],
+    )
 
 
 def _article_ids(article: Article, id_list: etree._Element | None) -> None:

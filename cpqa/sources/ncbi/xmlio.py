@@ -58,9 +58,17 @@ def iter_records(source: XmlSource, tags: Iterable[str], roots: Iterable[str]) -
     wanted = set(tags)
     allowed = wanted | set(roots)
     with open_source(source) as stream:
-        parser = etree.iterparse(stream, events=("end",), tag=tuple(wanted), huge_tree=True,
-                                 resolve_entities=False, load_dtd=False, no_network=True,
-                                 remove_comments=True, remove_pis=True)
+        parser = etree.iterparse(
+            stream,
+            events=("end",),
+            tag=tuple(wanted),
+            huge_tree=True,
+            resolve_entities=False,
+            load_dtd=False,
+            no_network=True,
+            remove_comments=True,
+            remove_pis=True,
+        )
         try:
             for _, elem in parser:
                 if _has_wanted_ancestor(elem, wanted):
@@ -77,8 +85,9 @@ def iter_records(source: XmlSource, tags: Iterable[str], roots: Iterable[str]) -
             raise XmlFormatError(f"damaged gzip input: {exc}") from None
         root = parser.root
         if root is not None and root.tag not in allowed:
-            raise XmlFormatError(f"unexpected root element <{root.tag}>; expected one of "
-                                 + ", ".join(f"<{t}>" for t in sorted(allowed)))
+            raise XmlFormatError(
+                f"unexpected root element <{root.tag}>; expected one of " + ", ".join(f"<{t}>" for t in sorted(allowed))
+            )
 
 
 def _has_wanted_ancestor(elem: etree._Element, wanted: set[str]) -> bool:

@@ -1,0 +1,42 @@
+"""What the reader is told beside the evidence: disclaimers per mode, the labels of answers no language model wrote,
+and the notices and referrals an answer may carry."""
+
+from __future__ import annotations
+
+DISCLAIMERS: dict[str, str] = {
+    "patient": (
+        "This is general information from published research, not medical advice. "
+        "Talk to your care team before making any decision about your treatment."
+    ),
+    "clinician": (
+        "Evidence summary generated from retrieved literature; verify against the cited sources "
+        "and current guidelines before clinical use."
+    ),
+}
+ASK_CARE_TEAM = (
+    "Please ask your care team (your oncologist, nurse or pharmacist) about your own dose or before stopping "
+    "or changing any treatment: published evidence cannot tell you what is right for you."
+)
+EXTRACTIVE_LABEL = (
+    "Evidence extracts, not written by a language model: the sentences from the retrieved "
+    "studies that best match your question, quoted as published."
+)
+NO_EVIDENCE = (
+    "No evidence was found for this question, so no answer can be given. Try rephrasing it, or ask your care team."
+)
+THIN_EVIDENCE = (
+    "The evidence found does not answer this question closely enough to quote an answer. "
+    "Try rephrasing it, or ask your care team."
+)
+UNSUPPORTED = "The evidence found does not support an answer to this question."
+STREAM_CUT = (
+    "The connection to the language model broke while the answer was being written: this is the part that "
+    "arrived, checked against the evidence like any answer. Ask again for the whole answer."
+)
+NO_KEY_NOTICE = (
+    "No language model is configured, so this answer quotes the most relevant evidence instead of a written summary."
+)
+BASELINE_LABEL = "retrieval-only baseline"
+BASELINE_NOTICE = (
+    f"Option chosen by the {BASELINE_LABEL}: each option scored by its similarity to the evidence, no language model."
+)
