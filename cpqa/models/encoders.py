@@ -270,22 +270,27 @@ def _load(
     runtime: Runtime = "torch",
     onnx_cache: Path | None = None,
 ) -> TextEncoder:
-    common = {"device": device, "runtime": runtime, "onnx_cache": onnx_cache}
-    if model == MINILM:
-        # all-MiniLM-L6-v2 was trained on 128-token inputs and truncates at 256 word pieces.
-        return _transformers_encoder(MINILM, minilm_path(), max_tokens=256, **common)
-    try:
-        if model == MEDCPT_QUERY:
-            return _transformers_encoder(model, model, max_tokens=64, **common)
-        if model == MEDCPT_ARTICLE:
-            return _transformers_encoder(model, model, max_tokens=512, pairs=True, **common)
+    def encoder(model_id: str, max_tokens: int, pairs: bool = False, truncate_dim: int | None = None) -> TextEncoder:
         return _transformers_encoder(
             model,
-            model,
-            max_tokens=512,
-            **common,
-            truncate_dim=matryoshka_dim if model == PUBMEDBERT_MATRYOSHKA else None,
+            model_id,
+            max_tokens,
+            pairs=pairs,
+            truncate_dim=truncate_dim,
+            device=device,
+            runtime=runtime,
+            onnx_cache=onnx_cache,
         )
+
+    if model == MINILM:
+        # all-MiniLM-L6-v2 was trained on 128-token inputs and truncates at 256 word pieces.
+        return encoder(minilm_path(), max_tokens=256)
+    try:
+        if model == MEDCPT_QUERY:
+            return encoder(model, max_tokens=64)
+        if model == MEDCPT_ARTICLE:
+            return encoder(model, max_tokens=512, pairs=True)
+        return encoder(model, max_tokens=512, truncate_dim=matryoshka_dim if model == PUBMEDBERT_MATRYOSHKA else None)
     except (OSError, ValueError) as exc:  # transformers raises OSError when weights cannot be had
         raise ModelUnavailable(f"{model}: {exc}") from exc
 
@@ -395,7 +400,8 @@ class EmbeddingCache:
         with self._lock:
             self.hits += len(keys) - len(missing)
             self.misses += len(missing)
-            rows = [self._items.get(k) for k in keys]
-        if any(r is None for r in rows):  # evicted between the two locks: encode those again
+            found = [self._items.get(k) for k in keys]
+        rows = [r for r in found if r is not None]
+        if len(rows) < len(found):  # evicted between the two locks: encode those again
             return self.encoder.encode(list(texts), batch_size=batch_size)
         return np.stack(rows) if rows else np.zeros((0, self.encoder.dim), dtype=np.float32)

@@ -93,7 +93,7 @@ class PassageStore:
 
     def has(self, keys: Iterable[str]) -> set[str]:
         """Which of ``keys`` are stored."""
-        wanted, found = list(keys), set()
+        wanted, found = list(keys), set[str]()
         with self._lock:
             for i in range(0, len(wanted), _CHUNK):
                 chunk = wanted[i : i + _CHUNK]
