@@ -1,8 +1,11 @@
 """Every knob of the query pipeline in one typed object, one nested section per stage (paper-qa style).
 
 ``Settings`` (``cpqa.config``) holds the environment and secrets; ``PipelineOptions`` holds how a question is
-processed, and is recorded in every trace. Field names are unique across sections, so a caller may override any
-knob by its bare name (``pipeline.ask(q, years=5, hyde=True)``); ``with_overrides`` routes it to its section.
+processed, and is recorded in every trace. Every tuned value is a field here, its tuned value the only default: the
+stages read their section, and a part built outside a pipeline takes its defaults from these classes. Field names
+are unique across sections, so a caller may override any knob by its bare name (``pipeline.ask(q, years=5,
+hyde=True)``; ``cpqa ask --option years=5``); ``with_overrides`` routes it to its section. A deployment writes them in
+a TOML file, one table per section (``cpqa.options_file``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,22 @@ LadderRanking = Literal["ladder", "rrf", "weighted", "bestmatch"]
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class SafetyOptions(_Section):
+    """Stage 1: the screen. Triage by meaning fires when a question is this close (cosine) to an urgent prototype
+    and this much closer to it than to any ordinary question (``cpqa eval safety``, docs/results.md)."""
+
+    triage_threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="cosine to the nearest urgent prototype")
+    triage_margin: float = Field(
+        default=0.1, ge=0.0, le=1.0, description="... ahead of the nearest ordinary question by at least this"
+    )
+    foreign_confidence: float = Field(
+        default=0.9,
+        gt=0.0,
+        le=1.0,
+        description="a question counts as not English only when the language detector is this sure of another",
+    )
 
 
 class RewriteOptions(_Section):
@@ -85,7 +104,10 @@ class DocumentOptions(_Section):
         description="'bestmatch': BM25 weight of title, abstract and MeSH (local store; "
         "equal weights beat title 4 / MeSH 2 on the tuning split)",
     )
-    rrf_k: int = Field(default=10, ge=1)
+    ladder_rrf_k: int = Field(
+        default=60, ge=1, description="'rrf' / 'weighted': the RRF constant fusing the ladder's levels (the paper's)"
+    )
+    rrf_k: int = Field(default=10, ge=1, description="the RRF constant fusing the paths")
     e1_weight: float = Field(default=1.5, ge=0.0, description="0 leaves the path out")
     e2_weight: float = Field(default=1.0, ge=0.0, description="0 leaves the path out")
     bm25_weight: float = Field(
@@ -153,22 +175,87 @@ class PassageOptions(_Section):
     )
 
 
+class SegmentationOptions(_Section):
+    """Stage 4a: SEOS, cross-validated on the chunking dev benchmark (docs/results.md, issue 27): halves tuned on one,
+    judged on the other. A passage vector reads the whole chunk, window by window, so a chunk may pass the embedder's
+    window. Fixed when the pipeline loads: the passage store keeps the layouts these settings made."""
+
+    window_fill: float = Field(
+        default=3.0, gt=0, description="a chunk fills at most this share of the passage embedder's token window"
+    )
+    overlap_fill: float = Field(default=0.0, ge=0, lt=1, description="overlap bound as a share of the chunk bound")
+    gap_window: int = Field(default=3, ge=1, description="sentences on each side of a gap when scoring its depth")
+    cutoff_sd: float = Field(default=1.0, description="boundary cut-off: mean + cutoff_sd * std of valley depths")
+    min_fraction: float = Field(default=0.25, ge=0, le=1, description="segments under this share of the bound merge")
+
+
+class RerankOptions(_Section):
+    """Stage 4b: the offline reranker (the paper profile's cross-encoder has no knob). Fixed when the pipeline
+    loads."""
+
+    dense_weight: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="offline fusion reranker: weight of passage-embedding cosine beside BM25 (both min-max scaled)",
+    )
+
+
+class SupportOptions(_Section):
+    """Stage 5b: every cited sentence checked against what it cites; below the threshold it is removed. Chosen by
+    ``cpqa eval support`` (best balanced accuracy on the tuning half: 0.957, held out 0.937)."""
+
+    support_threshold: float = Field(default=0.55, ge=0.0, le=1.0, description="support score a sentence needs")
+    support_cosine_share: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="support score = share * cosine + (1 - share) * word coverage"
+    )
+
+
 class AnswerOptions(_Section):
-    """Stage 5: who writes, for whom."""
+    """Stage 5: who writes, for whom, and how the extractive answer (no language model) quotes. The dense
+    threshold, floor share and rank decay were chosen by a sweep over 120 BioASQ dev questions outside the cancer set
+    (quote precision against gold snippets 0.587 -> 0.718; docs/results.md, issue 17)."""
 
     mode: Mode = "patient"
     cot_refine: bool = Field(
         default=False, description="answer without retrieval, then revise against the evidence; needs a language model"
     )
+    answer_max_tokens: int = Field(default=2048, ge=64, description="a language model's output budget per answer")
+    min_lexical_score: float = Field(
+        default=0.3, ge=0.0, le=1.0, description="extractive, no encoder: word coverage below which evidence is thin"
+    )
+    min_dense_score: float = Field(
+        default=0.4, ge=-1.0, le=1.0, description="extractive: cosine below which evidence is thin"
+    )
+    rank_decay: float = Field(
+        default=0.1,
+        ge=0.0,
+        lt=0.25,
+        description="extractive: the n-th passage's sentences weigh 1 - decay * (n - 1) (the reranker's order counts)",
+    )
+    floor_share: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="extractive: a quote scores at least this share of the best one"
+    )
+    coverage_bonus: float = Field(
+        default=0.3,
+        ge=0.0,
+        description="extractive: a sentence covering question words no chosen one covers is worth up to this much more",
+    )
+    max_quotes: int = Field(default=3, ge=1, description="extractive: sentences quoted")
+    quotes_per_record: int = Field(default=2, ge=1, description="extractive: sentences quoted from one record")
 
 
 class PipelineOptions(_Section):
     """How one question is processed; every section has defaults, so ``PipelineOptions()`` is the paper's pipeline."""
 
+    safety: SafetyOptions = Field(default_factory=SafetyOptions)
     rewrite: RewriteOptions = Field(default_factory=RewriteOptions)
     documents: DocumentOptions = Field(default_factory=DocumentOptions)
+    segmentation: SegmentationOptions = Field(default_factory=SegmentationOptions)
     passages: PassageOptions = Field(default_factory=PassageOptions)
+    rerank: RerankOptions = Field(default_factory=RerankOptions)
     answer: AnswerOptions = Field(default_factory=AnswerOptions)
+    support: SupportOptions = Field(default_factory=SupportOptions)
 
     @classmethod
     def section_of(cls, name: str) -> str:
@@ -194,6 +281,11 @@ class PipelineOptions(_Section):
             else:
                 data[self.section_of(name)][name] = value
         return type(self).model_validate(data)
+
+    def load_time(self) -> dict[str, Any]:
+        """The knobs fixed when a pipeline loads (the models' sizes, the stored layouts), by bare name."""
+        fixed = {**self.segmentation.model_dump(), **self.rerank.model_dump()}
+        return {**fixed, "matryoshka_dim": self.passages.matryoshka_dim}
 
     def flat(self) -> dict[str, Any]:
         """Every knob by bare name (for tables and logs)."""

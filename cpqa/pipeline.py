@@ -33,8 +33,7 @@ from cpqa.progress import Progress
 from cpqa.passages.context import apply, context_postprocessors
 from cpqa.passages.dense import PassageRetriever
 from cpqa.passages.passage_store import PASSAGES_FILE, PassageStore
-from cpqa.passages.segments import SegmentCache
-from cpqa.passages.seos import SEOSNodeParser
+from cpqa.passages.bulk import passage_segmenter
 from cpqa.passages.small_to_big import article_sources, node_spans
 from cpqa.rewrite.adaptive import AdaptiveRetrieval
 from cpqa.rewrite.hyde import hyde_transform, pseudo_answer
@@ -48,7 +47,6 @@ from cpqa.sources.store import Store
 from cpqa.trace import Result, RetrievalTrace, Retrieved
 from cpqa.types import Answer, Passage, StageLog, StageRecord
 
-LOAD_TIME_OPTIONS = frozenset({"matryoshka_dim"})
 NEEDS_LLM = "{option} needs a language model ({unconfigured}): {instead}"
 
 
@@ -101,21 +99,21 @@ class Pipeline:
         self.triage = MeaningTriage(sentence_encoder)  # urgent by meaning, beside the instant rules
         self.triage.prepare()
         self.passage_store = _open_passage_store(passages_path or settings.index_dir / PASSAGES_FILE)
-        self.passages = PassageRetriever.load(settings, matryoshka_dim=self.options.passages.matryoshka_dim)
+        self.passages = PassageRetriever.load(
+            settings, matryoshka_dim=self.options.passages.matryoshka_dim, rerank=self.options.rerank
+        )
         # SEOS embeds each new record's sentences once (the extractive answer reads those vectors too), the passage
         # embedder each new chunk once; both are stored (``SegmentCache``).
-        passage_cache = self.passages.cache
-        sentence_cache = (
-            passage_cache if passage_cache.encoder is sentence_encoder else EmbeddingCache(sentence_encoder)
-        )
-        # Chunks are sized by the window of the encoder that embeds passages, not the sentence embedder's.
-        self.segments = SegmentCache(
-            SEOSNodeParser(sentence_cache, window_tokens=passage_cache.encoder.max_tokens),
-            store=self.passage_store,
-            vectors=passage_cache,
+        self.segments = passage_segmenter(
+            settings,
+            self.passage_store,
+            self.options,
+            vectors=self.passages.cache,
+            sentence_encoder=sentence_encoder,
+            cache_items=EmbeddingCache.DEFAULT_ITEMS,
         )
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
-        self.answerer = Answerer(settings, llm=self.llm, encoder=self.passages.cache)
+        self.answerer = Answerer(settings, llm=self.llm, encoder=self.passages.cache, options=self.options)
         self.refiner = Refiner(settings, self.answerer) if llm else None
         self.models = {
             "rewriter": self.rewriter.choice,
@@ -145,15 +143,14 @@ class Pipeline:
         return profiles.pop() if len(profiles) == 1 else "mixed"
 
     def resolve_options(self, **overrides: Any) -> PipelineOptions:
-        """This pipeline's options with per-question overrides by knob name (None keeps the default)."""
-        fixed = {
-            k
-            for k, v in overrides.items()
-            if k in LOAD_TIME_OPTIONS and v is not None and v != self.options.passages.matryoshka_dim
-        }
+        """This pipeline's options with per-question overrides by knob name (None keeps the default). The knobs
+        fixed at load (``PipelineOptions.load_time``) cannot change per question."""
+        options = self.options.with_overrides(**overrides)
+        loaded, asked = self.options.load_time(), options.load_time()
+        fixed = sorted(name for name in loaded if asked[name] != loaded[name])
         if fixed:
-            raise ValueError(f"{sorted(fixed)} are fixed when the pipeline loads; make a new Pipeline to change them")
-        return self.options.with_overrides(**overrides)
+            raise ValueError(f"{fixed} are fixed when the pipeline loads; make a new Pipeline to change them")
+        return options
 
     # ------------------------------------------------------------ one question
     def ask(
@@ -178,7 +175,7 @@ class Pipeline:
 
         notify("safety")
         with trace.stage("safety") as record:
-            screened = check_question(question, meaning=self.triage)
+            screened = check_question(question, meaning=self.triage, options=options.safety)
             turns = [scrub_phi(turn).text for turn in history if turn.strip()]
             record.info.update(
                 urgent=screened.urgent is not None,
@@ -318,7 +315,7 @@ class Pipeline:
         trace = RetrievalTrace(profile=self.profile, options=options, models=dict(self.models))
         started = time.perf_counter()
         with trace.stage("safety"):
-            screened = check_question(question, meaning=self.triage)
+            screened = check_question(question, meaning=self.triage, options=options.safety)
         trace.question = screened.question
         turns = [scrub_phi(turn).text for turn in history if turn.strip()]
         if screened.language_ok:
@@ -406,7 +403,7 @@ class Pipeline:
                 )
             else:
                 with trace.stage("cot_refine") as record:
-                    answer, draft = self.refiner.answer(question, passages, mode, screened=screened)
+                    answer, draft = self.refiner.answer(question, passages, mode, screened=screened, options=options)
                     record.info.update(drafted=draft is not None, draft_words=len(draft.text.split()) if draft else 0)
                 return answer
-        return self.answerer.answer(question, passages, mode, screened=screened, on_text=on_text)
+        return self.answerer.answer(question, passages, mode, screened=screened, on_text=on_text, options=options)

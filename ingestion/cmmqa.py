@@ -19,7 +19,7 @@ from typing import Iterable
 import typer
 
 from cpqa.config import Settings, get_settings
-from cpqa.evaluation.cmmqa_data import DATASETS, CMMQACounts, MCQuestion, cmmqa_dir, cmmqa_path, counts_path
+from cpqa.evaluation.data.cmmqa_data import DATASETS, CMMQACounts, MCQuestion, cmmqa_dir, cmmqa_path, counts_path
 from cpqa.rewrite.vocabulary import Term, normalize_word
 from ingestion.mesh import build_terms
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared
-from cpqa.evaluation.ablation import (
+from cpqa.evaluation.evaluations.ablation import (
     Unit,
     _covered,
     adaptive_rule_rates,
@@ -17,9 +17,15 @@ from cpqa.evaluation.ablation import (
     retrieval_ablation,
     score_contexts,
 )
-from cpqa.evaluation.jsonl import read_question_texts
-from cpqa.evaluation.ablation_llm import STANDIN, adaptive_llm_rates, claude_settings, cmmqa_ablation, hyde_ablation
-from cpqa.evaluation.retrieval import load_questions
+from cpqa.sources.jsonl import read_question_texts
+from cpqa.evaluation.evaluations.ablation_llm import (
+    STANDIN,
+    adaptive_llm_rates,
+    claude_settings,
+    cmmqa_ablation,
+    hyde_ablation,
+)
+from cpqa.evaluation.evaluations.retrieval import load_questions
 
 
 def test_covered_counts_each_gold_character_once():

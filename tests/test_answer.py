@@ -7,15 +7,7 @@ import re
 import pytest
 
 from cpqa.answer.answerer import Answerer, format_evidence
-from cpqa.answer.messages import (
-    ASK_CARE_TEAM,
-    BASELINE_LABEL,
-    DISCLAIMERS,
-    EXTRACTIVE_LABEL,
-    NO_KEY_NOTICE,
-    STREAM_CUT,
-    UNSUPPORTED,
-)
+from cpqa.answer.messages import ASK_CARE_TEAM, DISCLAIMERS, EXTRACTIVE_LABEL, NO_KEY_NOTICE, STREAM_CUT, UNSUPPORTED
 from cpqa.answer.citations import check_citations, whole_sentences
 from cpqa.answer.verify import VERIFY_TOOL
 from cpqa.config import get_settings
@@ -23,6 +15,7 @@ from cpqa.models.llm import Claude
 from cpqa.safety.screening import check_question
 from cpqa.testing.anthropic_standin import Reply
 from cpqa.types import Passage
+from cpqa.evaluation.evaluations.multiple_choice import BASELINE_LABEL, choose
 
 KEY = "sk-ant-api03-answer-tests-0123456789"
 
@@ -317,14 +310,14 @@ def test_a_product_recommendation_without_valid_citation_is_removed_and_flagged(
     assert [r.verdict for r in removed.removed_sentences] == ["uncited"]
 
 
-# ---------------------------------------------------------------- multiple choice
+# ------------------------------------------------ multiple choice (the CMMQA evaluation, over the answerer)
 OPTIONS = {"A": "Joint pain", "B": "Hot flashes", "C": "Hair loss", "D": "Hearing loss"}
 MC_QUESTION = "Which is the most common side effect of tamoxifen?"
 
 
 def test_multiple_choice_letter_from_claude(api, answerer):
     api.script(Reply.tool({"reasoning": "Document 1 reports hot flashes in 40%.", "letter": "B"}))
-    answer = answerer.choose(MC_QUESTION, OPTIONS, PASSAGES)
+    answer = choose(answerer, MC_QUESTION, OPTIONS, PASSAGES)
     assert answer.letter == "B" and answer.text == "B. Hot flashes" and answer.written_by == "llm"
     tool = asked(api)[-1]["tools"][0]
     assert tool["input_schema"]["properties"]["letter"]["enum"] == ["A", "B", "C", "D"]
@@ -333,13 +326,13 @@ def test_multiple_choice_letter_from_claude(api, answerer):
 
 def test_multiple_choice_invalid_letter_is_retried(api, answerer):
     api.script(Reply.tool({"reasoning": "hmm", "letter": "(Z)"}), Reply.tool({"reasoning": "ok", "letter": "D"}))
-    assert answerer.choose(MC_QUESTION, {k.lower(): v for k, v in OPTIONS.items()}, PASSAGES).letter == "D"
+    assert choose(answerer, MC_QUESTION, {k.lower(): v for k, v in OPTIONS.items()}, PASSAGES).letter == "D"
     assert len(asked(api)) == 2
 
 
 def test_multiple_choice_without_passages_is_baseline_one(api, answerer):
     api.script(Reply.tool({"reasoning": "From knowledge.", "letter": "A"}))
-    answer = answerer.choose(MC_QUESTION, OPTIONS, [])
+    answer = choose(answerer, MC_QUESTION, OPTIONS, [])
     assert answer.letter == "A"
     system, user = sent(api)
     assert "evidence-" not in user and "what you know" in system and "documents" not in system.split("against")[1][:20]
@@ -380,10 +373,10 @@ def test_extractive_personal_dosing_still_says_ask_your_care_team(offline):
 
 
 def test_offline_multiple_choice_scores_options_against_the_evidence(offline):
-    answer = offline.choose(MC_QUESTION, OPTIONS, PASSAGES)
+    answer = choose(offline, MC_QUESTION, OPTIONS, PASSAGES)
     assert answer.letter == "B" and answer.written_by == "extractive"
     assert any(BASELINE_LABEL in n for n in answer.notices)
-    nothing = offline.choose(MC_QUESTION, OPTIONS, [])
+    nothing = choose(offline, MC_QUESTION, OPTIONS, [])
     assert nothing.letter is None and nothing.abstained
 
 

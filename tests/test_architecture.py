@@ -1,5 +1,6 @@
-"""The layout rules of DESIGN.md, read from the source: stages import only earlier stages and the shared layers,
-nothing in the product imports the harnesses or the front ends, and no module takes part in an import loop."""
+"""The layout rules of docs/architecture.md, read from the source: stages import only earlier stages and the shared
+layers, nothing in the product imports the harnesses or the front ends, the harnesses and front ends keep out of each
+other's way, and no module takes part in an import loop."""
 
 from __future__ import annotations
 
@@ -33,8 +34,18 @@ def _imports(path: Path) -> set[str]:
     return {name for name in found if name.split(".")[0] in {"cpqa", "ui", "ingestion"}}
 
 
-MODULES = {_module(p): p for p in sorted((REPO / "cpqa").rglob("*.py"))}
+MODULES = {_module(p): p for root in ("cpqa", "ingestion") for p in sorted((REPO / root).rglob("*.py"))}
 PRODUCT = {m: p for m, p in MODULES.items() if not m.startswith(OUTSIDE)}
+# What each layer outside the product may not import: the evaluation runs the product's own objects (never the
+# ingestion's: what the eager build and the benchmark share lives in the product); ingestion reads the evaluation's
+# data formats only (``cpqa ingest cmmqa``); the product's CLI finds the eval / bench / ingest groups by entry point.
+FORBIDDEN = {
+    "cpqa.evaluation": ("ingestion", "ui", "notebooks", "cpqa.serving"),
+    "ingestion": ("cpqa.evaluation.evaluations", "cpqa.evaluation.benchmarks", "cpqa.evaluation.cli", "ui"),
+    "cpqa.cli": ("cpqa.evaluation", "ingestion", "ui"),
+    "cpqa.serving": ("cpqa.evaluation", "ingestion", "ui", "cpqa.cli"),
+}
+OUTER = {m: p for m, p in MODULES.items() if m.startswith(tuple(FORBIDDEN))}
 
 
 def _stage(module: str) -> int | None:
@@ -54,6 +65,22 @@ def test_the_product_never_imports_harnesses_front_ends_or_later_stages(module):
     if module.startswith(tuple(SHARED)) and module != "cpqa.options":
         stages = sorted(name for name in imported if _stage(name) is not None)
         assert not stages, f"{module} is shared by every stage but imports {stages}"
+
+
+@pytest.mark.parametrize("module", sorted(OUTER))
+def test_the_harnesses_and_front_ends_keep_to_their_side(module):
+    layer = next(layer for layer in FORBIDDEN if module == layer or module.startswith(layer + "."))
+    crossing = sorted(name for name in _imports(OUTER[module]) if name.startswith(FORBIDDEN[layer]))
+    assert not crossing, f"{module} imports {crossing}"
+
+
+def test_the_product_cli_registers_no_harness_itself():
+    """``cpqa eval`` and ``cpqa bench`` arrive through the entry point, as ``cpqa ingest`` does."""
+    import tomllib
+
+    groups = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]["cpqa.commands"]
+    assert {"eval", "bench", "ingest", "index"} <= set(groups)
+    assert groups["eval"].startswith("cpqa.evaluation.") and groups["bench"].startswith("cpqa.evaluation.")
 
 
 def test_no_import_loops():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cpqa.documents.bm25 import Bm25Index, Bm25Retriever
-from cpqa.evaluation.significance import paired_bootstrap
+from cpqa.evaluation.stats.significance import paired_bootstrap
 from cpqa.types import AbstractSection, Article
 
 RECORDS = {

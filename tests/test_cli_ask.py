@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from cpqa.cli import app
 from cpqa.cli.ask import number_citations
-from cpqa.evaluation.jsonl import read_question_texts
+from cpqa.sources.jsonl import read_question_texts
 from cpqa.types import Answer
 
 WORDS = ("tamoxifen", "cisplatin")
@@ -184,7 +184,7 @@ def test_bench_latency_json_against_in_process_mirror(env, tmp_path):
 
 @pytest.mark.slow  # base-free: tiny models, but three passes in a child process
 def test_bench_latency_measures_the_paper_profile_with_random_models(env, tmp_path):
-    from cpqa.evaluation.paper_cost import paper_latency
+    from cpqa.evaluation.benchmarks.paper_cost import paper_latency
 
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"question": "Does tamoxifen reduce breast cancer recurrence?"}) + "\n")

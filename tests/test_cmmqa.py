@@ -9,12 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared
-from cpqa.evaluation.classification import average, macro_prf, score
-from cpqa.evaluation.cmmqa import evaluate, hard_negatives, load_predictions, save_run, select
-from cpqa.evaluation.cmmqa_data import MCQuestion, cmmqa_path, load_cmmqa
-from cpqa.answer.letters import parse_answer_letter
-from cpqa.evaluation.pricing import estimate_cost
-from cpqa.evaluation.shuffle import Permutation, majority, permutations
+from cpqa.evaluation.stats.classification import average, macro_prf, score
+from cpqa.evaluation.evaluations.cmmqa import evaluate, hard_negatives, load_predictions, save_run, select
+from cpqa.evaluation.data.cmmqa_data import MCQuestion, cmmqa_path, load_cmmqa
+from cpqa.evaluation.evaluations.multiple_choice import parse_answer_letter
+from cpqa.evaluation.stats.pricing import estimate_cost
+from cpqa.evaluation.stats.shuffle import Permutation, majority, permutations
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, request_text
 
 
@@ -230,7 +230,7 @@ def test_resume_after_interruption(claude_env):
 
 
 def test_hard_negatives_from_saved_runs(settings, tmp_path):
-    from cpqa.evaluation.cmmqa import EvalConfig, QuestionResult, score_results
+    from cpqa.evaluation.evaluations.cmmqa import EvalConfig, QuestionResult, score_results
 
     def run(method, wrong):
         results = [

@@ -8,8 +8,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cpqa.evaluation.answers import answer_sentences, holds_snippet, matches, score_question, summarise
-from cpqa.evaluation.bioasq_gold import GoldQuestion, Snippet, bioasq_gold
+from cpqa.evaluation.evaluations.answers import answer_sentences, holds_snippet, matches, score_question, summarise
+from cpqa.evaluation.data.bioasq_gold import GoldQuestion, Snippet, bioasq_gold
 from cpqa.answer.extractive import terms
 
 GOLD = GoldQuestion(
@@ -76,7 +76,7 @@ def test_support_calibration_separates_own_snippets_from_a_similar_questions():
     from conftest import shared
 
     from cpqa.answer.verify import SupportChecker
-    from cpqa.evaluation.support import calibrate, support_pairs
+    from cpqa.evaluation.evaluations.support import calibrate, support_pairs
 
     gold = bioasq_gold(shared("mirage", "rawdata", "bioasq"), shared("bioasq", "dev_cancer_questions.jsonl"))[:40]
     result = calibrate(support_pairs(gold, SupportChecker()))  # term coverage alone (no encoder): fast

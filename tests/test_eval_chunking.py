@@ -7,8 +7,20 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cpqa.evaluation.chunking import BenchDoc, boundary_string, hit_scores, holds_gold, load_bench, segmentation_errors
-from cpqa.evaluation.splitters import ChunkSpan, sentence_splitter, sentence_window_splitter, texttiling_splitter
+from cpqa.evaluation.evaluations.chunking import (
+    BenchDoc,
+    boundary_string,
+    hit_scores,
+    holds_gold,
+    load_bench,
+    segmentation_errors,
+)
+from cpqa.evaluation.evaluations.splitters import (
+    ChunkSpan,
+    sentence_splitter,
+    sentence_window_splitter,
+    texttiling_splitter,
+)
 from tests.conftest import shared
 
 
@@ -109,7 +121,7 @@ def test_cli_chunking_benchmark_on_a_subset(settings, tmp_path):
 
 def test_cross_validation_tunes_on_one_half_and_judges_on_the_other():
     from cpqa.config import get_settings
-    from cpqa.evaluation.chunking_cv import criterion, cross_validate, halves
+    from cpqa.evaluation.evaluations.chunking_cv import criterion, cross_validate, halves
     from cpqa.models.encoders import EmbeddingCache, load_encoder
 
     docs = load_bench(shared("bench", "chunking_dev.jsonl"), limit=6)

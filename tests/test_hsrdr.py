@@ -98,9 +98,9 @@ def test_rrf_fuse_ranks_and_categories():
     fused = rrf_fuse({"E1": ["a", "b", "c"], "E2": ["c", "d"]}, k=60)
     assert [p for p, _, _ in fused] == ["c", "a", "b", "d"]
     assert fused[0][1] == pytest.approx(1 / 63 + 1 / 61) and fused[0][2] == {"E1": 3, "E2": 1}
-    weighted = rrf_fuse({"E1": ["a"], "E2": ["d"]}, weights={"E1": 1.0, "E2": 2.0})
+    weighted = rrf_fuse({"E1": ["a"], "E2": ["d"]}, k=60, weights={"E1": 1.0, "E2": 2.0})
     assert weighted[0][0] == "d"
-    assert [p for p, _, _ in rrf_fuse({"E1": ["a", "b"], "E2": ["b"]}, depth=1)] == ["a", "b"]
+    assert [p for p, _, _ in rrf_fuse({"E1": ["a", "b"], "E2": ["b"]}, k=60, depth=1)] == ["a", "b"]
 
 
 def test_year_window():
@@ -239,7 +239,7 @@ def test_the_three_paths_are_llamaindex_retrievers(crafted):
 
 
 def test_table2_shares_and_entropy():
-    from cpqa.evaluation.retrieval import table2
+    from cpqa.evaluation.evaluations.retrieval import table2
 
     out = table2([[("E3", 0.03), ("E1", 0.016)], [("E3", 0.032), ("E2", 0.016)]])
     assert out["E3"]["top5_share"] == 0.5 and out["E3"]["rrf"] == pytest.approx(0.031)

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cpqa.sources.boolean import parse
-from cpqa.evaluation.ingestbench import benchmark_queries, write_replicated
+from cpqa.evaluation.benchmarks.ingestbench import benchmark_queries, write_replicated
 from cpqa.sources.ncbi.pubmed_xml import iter_pubmed_records
 from tests.conftest import shared
 
@@ -34,7 +34,7 @@ def test_benchmark_queries_parse():
 
 @pytest.mark.slow
 def test_bench_ingest_cli_prints_json(tmp_path):
-    from cpqa.cli.bench import bench_app
+    from cpqa.evaluation.cli.bench import bench_app
 
     sample = shared("corpus", "pubmed_sample.xml.gz")
     result = CliRunner().invoke(

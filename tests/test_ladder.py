@@ -95,7 +95,7 @@ def test_eval_retrieval_cli_errors(home, tmp_path):
 
 
 def test_the_harness_runs_the_pipelines_paths_and_their_option_variants(sample_settings, tmp_path):
-    from cpqa.evaluation.retrieval import Run, evaluate, load_questions, search
+    from cpqa.evaluation.evaluations.retrieval import Run, evaluate, load_questions, search
     from cpqa.pipeline import Pipeline
 
     path = tmp_path / "q.jsonl"
@@ -194,7 +194,9 @@ def test_bestmatch_ranks_the_union_by_score_plus_a_level_bonus():
     # 3, stays below c, found by level 2), d 0.45, a 0.3
     assert ranked.pmids == ["b", "c", "e", "d", "a"] and asked == [["a", "b", "c", "d", "e"]]
     # a large bonus puts the specific level's hits first again, as in ladder order
-    first = run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="bestmatch", scorer=scorer, level_bonus=5)
+    first = run_ladder(
+        ["L1", "L2", "L3"], backend, min_docs=10, ranking="bestmatch", scorer=scorer, level_bonus=5, level_decay=0.7
+    )
     assert first.pmids[:2] == ["b", "a"]
     # without a scorer (E-utilities) it ranks as "weighted"
     fallback = run_ladder(["L1", "L2", "L3"], backend, min_docs=10, ranking="bestmatch", level_decay=0.9)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from cpqa.evaluation.metrics import average, hits_at, mrr_at, ndcg_at, question_scores, recall_at
+from cpqa.evaluation.stats.metrics import average, hits_at, mrr_at, ndcg_at, question_scores, recall_at
 
 RANKED = ["a", "b", "c", "a", "d", "e"]  # the repeated "a" counts once
 

@@ -252,7 +252,7 @@ def test_fuzzed_parameters_give_results_or_ncbi_errors_never_exceptions(sample_s
 
 
 def test_bench_mirror_reports_every_client_count(sample_home):
-    from cpqa.evaluation.mirrorbench import run_mirror_bench
+    from cpqa.evaluation.benchmarks.mirrorbench import run_mirror_bench
 
     report = run_mirror_bench(sample_home, [1, 4], seconds=1.0, warmup=0.2, workers=2)
     assert [run["clients"] for run in report["runs"]] == [1, 4]

@@ -9,8 +9,18 @@ from typer.testing import CliRunner
 
 from conftest import shared
 from cpqa.models.encoders import MINILM, ModelUnavailable
-from cpqa.evaluation.pair_sources import bioasq_pairs, generate_pairs, normalized_question, question_problem
-from cpqa.evaluation.pairs import BM25, FUSION, NO_RERANK, Pair, PairSet, load_pairs, passage_id, run_matrix, save_pairs
+from cpqa.evaluation.data.pair_sources import bioasq_pairs, generate_pairs, normalized_question, question_problem
+from cpqa.evaluation.evaluations.pairs import (
+    BM25,
+    FUSION,
+    NO_RERANK,
+    Pair,
+    PairSet,
+    load_pairs,
+    passage_id,
+    run_matrix,
+    save_pairs,
+)
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply
 
 TOY = [
@@ -70,7 +80,7 @@ def test_bm25_and_minilm_matrix_on_toy_pairs(settings):
 
 def test_hits_and_mrr_hand_computed(settings, monkeypatch):
     """A fixed first stage: the gold passage at rank 2 for q1, rank 6 for q2 (outside the top 5)."""
-    from cpqa.evaluation import pairs as mod
+    from cpqa.evaluation.evaluations import pairs as mod
 
     ps = PairSet(
         [
@@ -112,7 +122,7 @@ def test_unavailable_models_are_reported_with_the_reason(settings):
 
 
 def test_load_embedder_raises_model_unavailable(settings):
-    from cpqa.evaluation.pairs import load_embedder
+    from cpqa.evaluation.evaluations.pairs import load_embedder
 
     with pytest.raises(ModelUnavailable, match="WhereIsAI/UAE-Large-V1"):
         load_embedder("WhereIsAI/UAE-Large-V1", settings)

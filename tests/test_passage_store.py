@@ -179,7 +179,7 @@ def test_int8_stored_vectors_rank_the_same_top_passages_as_float32(sample_settin
     """Compact vectors re-score to the same top passages as float32 on the sample."""
     from cpqa.models.encoders import unit_rows
     from cpqa.sources.store import Store
-    from ingestion.passage_build import passage_segmenter
+    from cpqa.passages.bulk import passage_segmenter
 
     settings = sample_settings.model_copy(update={"cpqa_profile": "offline"})
     segmenter = passage_segmenter(settings, None)

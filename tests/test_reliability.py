@@ -4,7 +4,7 @@ details and keys never leaving, urgent triage under outages, and concurrent load
 Everything runs through ``cpqa.pipeline.Pipeline`` (and ``cpqa ask`` as a subprocess) against real local
 servers: the E-utilities mirror and the Anthropic stand-in, each behind a ``RoutedFaultyServer``. The world's
 data home holds half of a small topic set, so esearch, efetch PubMed, efetch PMC, the Claude rewrite call and
-the Claude answer call all happen (see ``cpqa.evaluation.reliability``). Tests in this module run in order:
+the Claude answer call all happen (see ``cpqa.evaluation.evaluations.reliability``). Tests in this module run in order:
 a failed efetch caches nothing, so the records stay missing until the first successful one.
 """
 
@@ -22,7 +22,7 @@ from rich.console import Console
 
 from cpqa.answer.answerer import ANSWER_TOOL
 from cpqa.cli.ask import render
-from cpqa.evaluation.reliability import (
+from cpqa.evaluation.evaluations.reliability import (
     DUMMY_KEY,
     QUESTION,
     Topic,
@@ -33,8 +33,8 @@ from cpqa.evaluation.reliability import (
     run_refused,
     store_health,
 )
-from cpqa.evaluation.reliability_inputs import BAD_INPUTS, PHI_VALUES, captured_logs, run_bad_input, run_phi
-from cpqa.evaluation.reliability_load import LOAD_TOPIC_SIZE, run_load
+from cpqa.evaluation.data.reliability_inputs import BAD_INPUTS, PHI_VALUES, captured_logs, run_bad_input, run_phi
+from cpqa.evaluation.evaluations.reliability_load import LOAD_TOPIC_SIZE, run_load
 from cpqa.testing.anthropic_standin import Reply, request_text
 from cpqa.testing.faulty_server import closed_port_url
 from cpqa.testing.routes import CLAUDE_CALLS, fault_for

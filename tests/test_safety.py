@@ -116,7 +116,7 @@ def test_english_questions_pass_the_language_check(text):
 
 def test_the_language_check_passes_real_english_consumer_questions():
     """Thousands of real English health questions, rare terms and all: at most 1 in 500 is mistaken."""
-    from cpqa.evaluation.jsonl import read_question_texts
+    from cpqa.sources.jsonl import read_question_texts
     from tests.conftest import shared
 
     questions = read_question_texts(shared("consumer_questions"))
@@ -387,7 +387,7 @@ def test_medical_numbers_are_not_phone_numbers():
 
 # ---------------------------------------------------------------- phrasing sets (precision and recall)
 def _scores(name: str, meaning=None) -> dict[str, dict[str, float]]:
-    from cpqa.evaluation.safety_sets import phrasing_scores
+    from cpqa.evaluation.data.safety_sets import phrasing_scores
 
     return phrasing_scores(Path(__file__).parent / "data" / name, meaning)
 

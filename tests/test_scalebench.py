@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from cpqa.evaluation.ingestbench import PERTURBED_WORDS, write_replicated
-from cpqa.evaluation.scalebench import CannotResume, growth, ladder_queries, run_scale
+from cpqa.evaluation.benchmarks.ingestbench import PERTURBED_WORDS, write_replicated
+from cpqa.evaluation.benchmarks.scalebench import CannotResume, growth, ladder_queries, run_scale
 from cpqa.sources.boolean import parse
 from cpqa.sources.ncbi.pubmed_xml import iter_pubmed_records
 from conftest import shared
@@ -80,7 +80,7 @@ def test_a_small_run_measures_each_point_and_saves_as_it_goes(tmp_path, settings
 def test_the_cli_refuses_tiny_sizes_and_zero_skips_a_part(tmp_path):
     from typer.testing import CliRunner
 
-    from cpqa.cli.bench import bench_app
+    from cpqa.evaluation.cli.bench import bench_app
 
     refused = CliRunner().invoke(bench_app, ["scale", "--records", "500"], env={"CPQA_HOME": str(tmp_path)})
     assert refused.exit_code == 2 and "at least 1,000" in refused.output  # checked before any data is read

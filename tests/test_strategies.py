@@ -15,7 +15,7 @@ from llama_index.core.postprocessor import LongContextReorder
 from cpqa.answer.verify import VERIFY_TOOL
 from cpqa.answer.answerer import ANSWER_TOOL, Answerer
 from cpqa.answer.refine import DRAFT_TOOL, NO_RETRIEVAL_NOTICE, Draft, Refiner, unretrieved_answer
-from cpqa.documents.fusion import fused_order, rrf_fuse
+from cpqa.documents.fusion import rrf_fuse
 from cpqa.models.llm import Claude
 from cpqa.passages.context import RestructurePostprocessor, SmallToBigPostprocessor, apply
 from cpqa.passages.restructure import cluster, evidence_sentences, restructure, textrank
@@ -117,10 +117,11 @@ def test_claude_failure_falls_back_to_the_rules(settings, api):
 def test_rrf_fuses_by_reciprocal_rank():
     scores = {item: score for item, score, _ in rrf_fuse({"x": ["a", "b", "c"], "y": ["b", "d"]}, k=1)}
     assert scores == pytest.approx({"a": 1 / 2, "b": 1 / 3 + 1 / 2, "c": 1 / 4, "d": 1 / 3})
-    assert fused_order([["a", "b", "c"], ["b", "d"]], k=1) == ["b", "a", "d", "c"]
-    assert fused_order([["a", "a", "b"]]) == ["a", "b"]  # a repeated item counts once per ranking
+    order = [item for item, _, _ in rrf_fuse({"x": ["a", "b", "c"], "y": ["b", "d"]}, k=1)]
+    assert order == ["b", "a", "d", "c"]
+    assert [item for item, _, _ in rrf_fuse({"x": ["a", "a", "b"]}, k=60)] == ["a", "b"]  # once per ranking
     with pytest.raises(ValueError):
-        fused_order([["a"]], k=0)
+        rrf_fuse({"x": ["a"]}, k=0)
 
 
 def test_concept_queries_swap_in_mesh_headings_and_synonyms():
@@ -342,8 +343,12 @@ def test_cot_refine_falls_back_to_the_plain_answer_when_the_draft_fails(settings
 
 def test_cot_refine_multiple_choice_revises_the_first_choice(settings, api):
     api.script(Reply.tool({"reasoning": "memory", "letter": "B"}), Reply.tool({"reasoning": "evidence", "letter": "A"}))
+    from cpqa.evaluation.evaluations.multiple_choice import refine_choose
+
     refiner = refiner_for(settings, api)
-    answer = refiner.choose("Which drug?", {"A": "tamoxifen", "B": "aspirin"}, [passage("12345678", "Tamoxifen.")])
+    answer = refine_choose(
+        refiner.answerer, "Which drug?", {"A": "tamoxifen", "B": "aspirin"}, [passage("12345678", "Tamoxifen.")]
+    )
     assert answer.letter == "A" and "cot_refine" in answer.flags
     assert "<draft>\nB. aspirin\n</draft>" in request_text(api.requests[1])
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cpqa.models.encoders import MEDCPT_ARTICLE, MINILM
-from cpqa.evaluation.indexbench import BenchConfig, Generator
+from cpqa.evaluation.benchmarks.indexbench import BenchConfig, Generator
 from cpqa.types import AbstractSection, Article
 from cpqa.documents.vector_index import IndexMeta, IndexMissing
 from cpqa.documents.vectorstore import FLAT_FILE, FaissIndex, FlatFile, build_ivfpq, load_flat, open_index, read_ids
@@ -186,7 +186,7 @@ def test_ivfpq_build_needs_vectors_and_valid_m(settings):
 
 @pytest.mark.slow
 def test_index_bench_small(tmp_path):
-    from cpqa.evaluation.indexbench import run_bench
+    from cpqa.evaluation.benchmarks.indexbench import run_bench
 
     cfg = BenchConfig(
         n=20_000,

@@ -1,1 +1,1 @@
-"""Stage 5, answer: Claude or extractive answerers, citation and support checks, COT-Refine, option letters."""
+"""Stage 5, answer: Claude or extractive answerers, citation and support checks, COT-Refine, post-editing."""

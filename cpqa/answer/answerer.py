@@ -16,14 +16,11 @@ from pydantic import BaseModel, ValidationError
 
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
 from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG
-from cpqa.answer.verify import SUPPORT_THRESHOLD, TREATMENT_REFERRAL, SupportChecker
+from cpqa.answer.verify import TREATMENT_REFERRAL, SupportChecker
 from cpqa.config import Settings
-from cpqa.answer.letters import parse_answer_letter
-from cpqa.answer.extractive import rank_sentences, score_options, select_extracts
+from cpqa.answer.extractive import rank_sentences, select_extracts
 from cpqa.answer.messages import (
     ASK_CARE_TEAM,
-    BASELINE_LABEL,
-    BASELINE_NOTICE,
     DISCLAIMERS,
     EXTRACTIVE_LABEL,
     NO_EVIDENCE,
@@ -33,6 +30,7 @@ from cpqa.answer.messages import (
     UNSUPPORTED,
 )
 from cpqa.models.encoders import Encoder
+from cpqa.options import AnswerOptions, PipelineOptions, SupportOptions
 from cpqa.passages.evidence import addresses_reader
 from cpqa.models.llm import LLM, LLMError, LLMStreamCut, LLMUnavailable, ToolSpec
 from cpqa.safety.phi import scrub_phi
@@ -75,7 +73,7 @@ class _ToolAnswer(BaseModel):
     citations: list[str] = []
 
 
-class _Unusable(ValueError):
+class Unusable(ValueError):
     """Claude's tool input has the right shape but cannot be used (empty answer, no valid letter)."""
 
 
@@ -104,22 +102,21 @@ def format_evidence(passages: Sequence[Passage]) -> str:
 
 
 class Answerer:
-    """``answer`` a question from passages in a mode, or ``choose`` a multiple-choice option."""
+    """``answer`` a question from passages in a mode. ``options``: the defaults of a question asked without its own
+    (its ``answer`` and ``support`` sections are read)."""
 
     def __init__(
         self,
         settings: Settings,
         llm: LLM | None = None,
         encoder: Encoder | None = None,
-        max_tokens: int = 2048,
-        support_threshold: float = SUPPORT_THRESHOLD,
+        options: PipelineOptions | None = None,
     ):
         self.settings = settings
         self.llm = llm if llm is not None and llm.available else None
         self.unconfigured = llm.unconfigured if llm is not None else "no language model"
         self.encoder = encoder
-        self.max_tokens = max_tokens
-        self.checker = SupportChecker(encoder, self.llm, support_threshold)
+        self.options = options or PipelineOptions()
 
     @property
     def choice(self) -> ComponentChoice:
@@ -150,6 +147,7 @@ class Answerer:
         draft: str | None = None,
         on_text: Callable[[str], None] | None = None,
         verify: bool = True,
+        options: PipelineOptions | None = None,
     ) -> Answer:
         """A cited answer. ``screened`` (from ``check_question``) carries the urgent message, notices and the
         personal-dosing flag of the user's own question (``question`` may be a rewrite of it). ``draft`` (COT-Refine)
@@ -159,6 +157,7 @@ class Answerer:
         by the care-team referral (``cpqa.answer.verify``)."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        options = options or self.options
         question = scrub_phi(question).text
         personal = (
             screened is not None and (screened.personal_dosing or screened.personal_decision)
@@ -167,20 +166,21 @@ class Answerer:
         # Evidence is data: a record that addresses its reader (instructions, links, markup) is not evidence for
         # the answer, whoever writes it; the trace still shows it, ranked last.
         passages = [p for p in passages if not addresses_reader(p.text)]
+        result: Answer | None  # None only when the model's answer failed, until the extractive fallback
         if not passages:
             result = Answer(text=NO_EVIDENCE, abstained=True, written_by="extractive")
         elif self.llm is None:
             notices.append(NO_KEY_NOTICE)
-            result = self._extractive(question, passages)
+            result = self._extractive(question, passages, options.answer)
         else:
-            result, failure = self._claude_answer(question, passages, mode, personal, draft, on_text)
+            result, failure = self._claude_answer(question, passages, mode, personal, draft, on_text, options.answer)
             if result is None:
                 notices.append(
                     f"{self.llm.label} could not be used ({failure}), so this answer quotes the evidence instead."
                 )
-                result = self._extractive(question, passages)
+                result = self._extractive(question, passages, options.answer)
         if verify and (result.written_by == "llm" or not result.abstained):  # a model's abstention may claim too
-            result = self._verified(result, passages)
+            result = self._verified(result, passages, options.support)
         text = result.text
         if personal and ASK_CARE_TEAM not in text:
             text = f"{text}\n\n{ASK_CARE_TEAM}"
@@ -201,7 +201,9 @@ class Answerer:
         personal: bool,
         draft: str | None = None,
         on_text: Callable[[str], None] | None = None,
+        options: AnswerOptions | None = None,
     ) -> tuple[Answer | None, str]:
+        budget = (options or self.options.answer).answer_max_tokens
         tag = evidence_tag()
         system = (
             template("answer_system")
@@ -214,10 +216,10 @@ class Answerer:
         )
         user = template("answer_user").substitute(
             tag=tag, evidence=format_evidence(passages), question=escape(question), tool=ANSWER_TOOL.name
-        ) + _draft_note(draft)
+        ) + draft_note(draft)
         notices: list[str] = []
         try:
-            data, failure = self._call(system, user, ANSWER_TOOL, _parse_answer, on_text)
+            data, failure = self.call_tool(system, user, ANSWER_TOOL, _parse_answer, on_text, max_tokens=budget)
         except LLMStreamCut as cut:
             arrived = whole_sentences(str(cut.partial.get("answer", "")))
             if not arrived:
@@ -243,9 +245,10 @@ class Answerer:
             text=text, citations=citations, abstained=abstained, flags=flags, written_by="llm", notices=notices
         ), ""
 
-    def _verified(self, result: Answer, passages: Sequence[Passage]) -> Answer:
+    def _verified(self, result: Answer, passages: Sequence[Passage], support: SupportOptions) -> Answer:
         """The answer without the sentences its citations do not support; the referral if it advises a change."""
-        check = self.checker.verify(result.text, passages, uncited=result.written_by == "llm")
+        checker = SupportChecker(self.encoder, self.llm, support)
+        check = checker.verify(result.text, passages, uncited=result.written_by == "llm")
         removed = result.removed_sentences + check.removed
         if check.advice:
             return result.model_copy(
@@ -280,99 +283,41 @@ class Answerer:
             }
         )
 
-    def _extractive(self, question: str, passages: Sequence[Passage]) -> Answer:
-        ranked, threshold = rank_sentences(question, passages, self.encoder)
-        chosen = select_extracts(ranked, threshold, question=question)
+    def _extractive(self, question: str, passages: Sequence[Passage], options: AnswerOptions) -> Answer:
+        ranked, threshold = rank_sentences(question, passages, self.encoder, options)
+        chosen = select_extracts(ranked, threshold, question, options)
         if not chosen:
             return Answer(text=THIN_EVIDENCE, abstained=True, written_by="extractive")
         lines = [EXTRACTIVE_LABEL, ""] + [f'- "{s.text}" [PMID:{s.pmid}]' for s in chosen]
         check = check_citations("\n".join(lines), {p.pmid for p in passages})  # every answer is checked
         return Answer(text=check.text, citations=check.citations, flags=check.flags, written_by="extractive")
 
-    # ------------------------------------------------------------ multiple choice
-    def choose(
-        self, question: str, options: dict[str, str], passages: Sequence[Passage] = (), draft: str | None = None
-    ) -> Answer:
-        """Pick one option letter (``Answer.letter``); with no passages this is Claude with chain of thought and
-        no retrieval (baseline 1). Without Claude, the retrieval-only baseline scores options against evidence.
-        ``draft``: a first choice made without evidence, to revise (COT-Refine)."""
-        if not options:
-            raise ValueError("choose needs at least one option")
-        options = {str(k).strip().upper(): v for k, v in options.items()}
-        notices: list[str] = []
-        if self.llm is not None:
-            result, failure = self._claude_choose(question, options, passages, draft)
-            if result is not None:
-                return result
-            notices.append(f"{self.llm.label} could not be used ({failure}); the {BASELINE_LABEL} chose instead.")
-        scores = score_options(question, options, passages, self.encoder)
-        best = max(scores, key=lambda letter: scores[letter]) if scores else None
-        disclaimer = DISCLAIMERS["clinician"]
-        if best is None or scores[best] <= 0.0:
-            return Answer(
-                text=f"The {BASELINE_LABEL} found no evidence supporting any option.",
-                abstained=True,
-                written_by="extractive",
-                notices=notices + [BASELINE_NOTICE],
-                disclaimer=disclaimer,
-            )
-        return Answer(
-            text=f"{best}. {options[best]}",
-            letter=best,
-            written_by="extractive",
-            notices=notices + [BASELINE_NOTICE],
-            disclaimer=disclaimer,
-        )
-
-    def _claude_choose(
-        self, question: str, options: dict[str, str], passages: Sequence[Passage], draft: str | None = None
-    ) -> tuple[Answer | None, str]:
-        tag = evidence_tag()
-        basis = "the evidence documents and what you know" if passages else "what you know"
-        system = template("choose_system").substitute(basis=basis, tag=tag)
-        evidence = f"<{tag}>\n{format_evidence(passages)}\n</{tag}>\n\n" if passages else ""
-        tool = ToolSpec(
-            name="choose_option",
-            description="Give your step-by-step reasoning and the letter of the one option you choose.",
-            input_schema={
-                "type": "object",
-                "properties": {"reasoning": {"type": "string"}, "letter": {"type": "string", "enum": list(options)}},
-                "required": ["reasoning", "letter"],
-            },
-        )
-        user = template("choose_user").substitute(
-            evidence=evidence,
-            question=escape(question),
-            tool=tool.name,
-            options="\n".join(f"{letter}. {escape(text)}" for letter, text in options.items()),
-        ) + _draft_note(draft)
-
-        def parse(data: dict) -> str:
-            letter = parse_answer_letter(str(data.get("letter", "")), options)
-            if letter is None:
-                raise _Unusable("no valid option letter")
-            return letter
-
-        letter, failure = self._call(system, user, tool, parse)
-        if letter is None:
-            return None, failure
-        return Answer(
-            text=f"{letter}. {options[letter]}", letter=letter, written_by="llm", disclaimer=DISCLAIMERS["clinician"]
-        ), ""
-
     # ------------------------------------------------------------ Claude calls
-    def _call(self, system: str, user: str, tool: ToolSpec, parse, on_text: Callable[[str], None] | None = None):
-        """Call ``tool`` and parse its input; one retry when the reply was unusable. Returns (value, failure).
+    def call_tool(
+        self,
+        system: str,
+        user: str,
+        tool: ToolSpec,
+        parse,
+        on_text: Callable[[str], None] | None = None,
+        max_tokens: int | None = None,
+    ):
+        """Call ``tool`` and parse its input (``parse`` raises ``Unusable`` for a reply of the right shape that cannot
+        be used); one retry when the reply was unusable. Returns (value, failure).
         With ``on_text`` the call streams its ``answer`` field; a stream that breaks raises ``LLMStreamCut``
         (the text the reader has seen is not silently replaced by a second, different answer)."""
+        llm = self.llm
+        if llm is None:
+            raise RuntimeError("Answerer.call_tool needs an available language model")
         failure = ""
+        max_tokens = max_tokens or self.options.answer.answer_max_tokens
         for attempt in range(2):
             messages = [{"role": "user", "content": user if attempt == 0 else user + _RETRY_NOTE}]
             try:
                 if on_text is None:
-                    data = self.llm.call_tool(system, messages, tool, max_tokens=self.max_tokens)
+                    data = llm.call_tool(system, messages, tool, max_tokens=max_tokens)
                 else:
-                    data = self.llm.stream_tool(system, messages, tool, "answer", on_text, max_tokens=self.max_tokens)
+                    data = llm.stream_tool(system, messages, tool, "answer", on_text, max_tokens=max_tokens)
                 return parse(data), ""
             except LLMStreamCut as cut:
                 if whole_sentences(str(cut.partial.get("answer", ""))):
@@ -382,12 +327,12 @@ class Answerer:
                 failure = self.settings.redact(str(exc))
                 if isinstance(exc, LLMUnavailable):
                     break
-            except (ValidationError, _Unusable) as exc:
+            except (ValidationError, Unusable) as exc:
                 failure = f"unusable {tool.name} reply: {exc.__class__.__name__}"
         return None, failure
 
 
-def _draft_note(draft: str | None) -> str:
+def draft_note(draft: str | None) -> str:
     """The COT-Refine block appended to a request: the draft to revise, escaped like evidence."""
     return f"\n\n{template('refine_revise').substitute(draft=escape(draft))}" if draft else ""
 
@@ -395,5 +340,5 @@ def _draft_note(draft: str | None) -> str:
 def _parse_answer(data: dict) -> _ToolAnswer:
     parsed = _ToolAnswer.model_validate(data)
     if not parsed.answer.strip() and not parsed.abstained:
-        raise _Unusable("empty answer")
+        raise Unusable("empty answer")
     return parsed

@@ -18,15 +18,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cpqa.models.encoders import Encoder, unit_rows
+from cpqa.options import AnswerOptions
 from cpqa.passages.evidence import unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
 
-# Below these, the evidence is too thin to quote as an answer (lexical coverage / cosine similarity). The dense
-# threshold, FLOOR_SHARE and RANK_DECAY were chosen by a sweep over 120 BioASQ dev questions outside the cancer set
-# (quote precision against gold snippets 0.587 -> 0.718, abstention 0 -> 2.5 %; README, issue 17).
-MIN_LEXICAL_SCORE = 0.3
-MIN_DENSE_SCORE = 0.4
 
 _STOP = frozenset(
     """
@@ -98,7 +94,6 @@ class Similarity:
     def __init__(self, pool: Sequence[str], encoder: Encoder | None = None):
         self.pool = list(pool)
         self.encoder = encoder
-        self.threshold = MIN_DENSE_SCORE if encoder is not None else MIN_LEXICAL_SCORE
         self._terms = [set(terms(t)) for t in self.pool]
         df = Counter(t for ts in self._terms for t in ts)
         n = len(self.pool)
@@ -202,49 +197,49 @@ def _labelled_sentences(passage: Passage) -> list[tuple[str, float]]:
 
 
 def rank_sentences(
-    question: str, passages: Sequence[Passage], encoder: Encoder | None = None
+    question: str, passages: Sequence[Passage], encoder: Encoder | None = None, options: AnswerOptions | None = None
 ) -> tuple[list[Sentence], float]:
-    """Evidence sentences, best first, and the score below which evidence counts as thin."""
+    """Evidence sentences, best first, and the score below which evidence counts as thin (cosine with an encoder,
+    word coverage without). The reranker's order counts too: the n-th passage's sentences weigh ``rank_decay`` less
+    per place."""
+    options = options or AnswerOptions()
     pool: list[tuple[int, Passage, str, float]] = [
         (rank, p, s, w) for rank, p in enumerate(passages) for s, w in _labelled_sentences(p)
     ]
     similarity = Similarity([s for _, _, s, _ in pool], encoder)
     scores = similarity.scores(question)
     ranked = [
-        Sentence(p.pmid, s, float(score) * w * (1.0 - RANK_DECAY * rank), rank)
+        Sentence(p.pmid, s, float(score) * w * (1.0 - options.rank_decay * rank), rank)
         for (rank, p, s, w), score in zip(pool, scores)
     ]
     ranked.sort(key=lambda x: (-x.score, x.rank))
-    return ranked, similarity.threshold
-
-
-RANK_DECAY = 0.1  # the reranker's order counts too: the fifth passage's sentences weigh 40 % less than the first's
-FLOOR_SHARE = 0.8  # a quote scores at least this share of the best sentence's score
-COVERAGE_BONUS = 0.3  # a sentence covering question words no chosen sentence covers is worth up to 30 % more
+    return ranked, options.min_dense_score if encoder is not None else options.min_lexical_score
 
 
 def select_extracts(
-    ranked: list[Sentence], threshold: float, limit: int = 3, per_pmid: int = 2, question: str = ""
+    ranked: list[Sentence], threshold: float, question: str = "", options: AnswerOptions | None = None
 ) -> list[Sentence]:
-    """The best sentences above ``threshold`` and within reach of the best one, at most ``per_pmid`` each, no
-    repeats (overlapping passages share sentences); each next pick favours the question's words not yet covered."""
+    """The best sentences above ``threshold`` and within ``floor_share`` of the best one, at most
+    ``quotes_per_record`` each, no repeats (overlapping passages share sentences); each next pick favours the
+    question's words not yet covered (up to ``coverage_bonus`` more)."""
+    options = options or AnswerOptions()
     if not ranked or ranked[0].score < threshold:
         return []
-    floor = max(threshold, ranked[0].score * FLOOR_SHARE)
+    floor = max(threshold, ranked[0].score * options.floor_share)
     wanted = set(terms(question))
     pool = [s for s in ranked if s.score >= floor]
     chosen: list[Sentence] = []
     covered: set[str] = set()
     per: Counter[str] = Counter()
-    while pool and len(chosen) < limit:
+    while pool and len(chosen) < options.max_quotes:
 
         def gain(sentence: Sentence) -> float:
             new = (set(terms(sentence.text)) & wanted) - covered
-            return sentence.score * (1.0 + COVERAGE_BONUS * len(new) / max(len(wanted), 1))
+            return sentence.score * (1.0 + options.coverage_bonus * len(new) / max(len(wanted), 1))
 
         best = max(pool, key=gain)
         pool.remove(best)
-        if per[best.pmid] >= per_pmid or any(_same(best.text, c.text) for c in chosen):
+        if per[best.pmid] >= options.quotes_per_record or any(_same(best.text, c.text) for c in chosen):
             continue
         chosen.append(best)
         covered |= set(terms(best.text)) & wanted
@@ -258,22 +253,6 @@ def _same(a: str, b: str) -> bool:
         return True
     ta, tb = set(terms(a)), set(terms(b))
     return bool(ta and tb) and len(ta & tb) / min(len(ta), len(tb)) >= 0.9
-
-
-def score_options(
-    question: str, options: dict[str, str], passages: Sequence[Passage], encoder: Encoder | None = None
-) -> dict[str, float]:
-    """How well the evidence supports each option: the best evidence sentence's similarity to the option,
-    weighted by that sentence's similarity to the question."""
-    pool = [s for p in passages for s in split_sentences(p.text)] or [p.text for p in passages if p.text.strip()]
-    if not pool:
-        return {letter: 0.0 for letter in options}
-    similarity = Similarity(pool, encoder)
-    relevance = 0.5 + 0.5 * similarity.scores(question)
-    result: dict[str, float] = {}
-    for letter, text in options.items():
-        result[letter] = float(np.max(similarity.scores(text) * relevance))
-    return result
 
 
 KEY_KINDS = frozenset({"treatment", "disease"})

@@ -36,7 +36,3 @@ STREAM_CUT = (
 NO_KEY_NOTICE = (
     "No language model is configured, so this answer quotes the most relevant evidence instead of a written summary."
 )
-BASELINE_LABEL = "retrieval-only baseline"
-BASELINE_NOTICE = (
-    f"Option chosen by the {BASELINE_LABEL}: each option scored by its similarity to the evidence, no language model."
-)

@@ -19,6 +19,7 @@ from cpqa.answer.answerer import Answerer
 from cpqa.answer.citations import check_citations
 from cpqa.config import Settings
 from cpqa.models.llm import LLMError, ToolSpec
+from cpqa.options import PipelineOptions
 from cpqa.prompts import escape, template
 from cpqa.safety.phi import scrub_phi
 from cpqa.safety.screening import Screened
@@ -54,13 +55,13 @@ class Draft(BaseModel):
 class Refiner:
     """``answer``: draft without evidence, then revise against ``passages``; ``choose`` the same for options."""
 
-    def __init__(self, settings: Settings, answerer: Answerer, max_tokens: int = 2048):
+    def __init__(self, settings: Settings, answerer: Answerer):
         if answerer.llm is None:
             raise ValueError("COT-Refine needs a language model: set ANTHROPIC_API_KEY, or an OpenAI-compatible server")
         self.settings = settings
         self.answerer = answerer
         self.llm = answerer.llm
-        self.max_tokens = max_tokens
+        self.max_tokens = answerer.options.answer.answer_max_tokens
 
     def draft(self, question: str, mode: Mode = "patient") -> Draft:
         """Claude's chain-of-thought answer without retrieval; raises ``LLMError`` when Claude fails."""
@@ -86,31 +87,28 @@ class Refiner:
         passages: Sequence[Passage],
         mode: Mode = "patient",
         screened: Screened | None = None,
+        options: PipelineOptions | None = None,
     ) -> Answer:
         """The draft revised against the evidence by the answerer (cited and checked; abstains without evidence)."""
-        answer = self.answerer.answer(question, passages, mode, screened=screened, draft=draft.text)
+        answer = self.answerer.answer(question, passages, mode, screened=screened, draft=draft.text, options=options)
         return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
 
     def answer(
-        self, question: str, passages: Sequence[Passage], mode: Mode = "patient", screened: Screened | None = None
+        self,
+        question: str,
+        passages: Sequence[Passage],
+        mode: Mode = "patient",
+        screened: Screened | None = None,
+        options: PipelineOptions | None = None,
     ) -> tuple[Answer, Draft | None]:
         """Draft then refine; when the draft fails, the plain answerer answers (with a notice)."""
         try:
             draft = self.draft(question, mode)
         except LLMError as exc:
-            answer = self.answerer.answer(question, passages, mode, screened=screened)
+            answer = self.answerer.answer(question, passages, mode, screened=screened, options=options)
             notice = f"COT-Refine draft failed ({self.settings.redact(str(exc))[:120]}); answered directly."
             return answer.model_copy(update={"notices": [*answer.notices, notice]}), None
-        return self.refine(question, draft, passages, mode, screened), draft
-
-    def choose(self, question: str, options: dict[str, str], passages: Sequence[Passage] = ()) -> Answer:
-        """Multiple choice: choose without evidence (chain of thought), then choose again against the evidence
-        with that first choice shown as the draft."""
-        first = self.answerer.choose(question, options, ())
-        if first.written_by != "llm" or not passages:
-            return first
-        answer = self.answerer.choose(question, options, passages, draft=first.text)
-        return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
+        return self.refine(question, draft, passages, mode, screened, options), draft
 
     def without_evidence(self, question: str, mode: Mode = "patient") -> Answer | None:
         """Adaptive retrieval's answer to a question judged to need no evidence: the draft, labelled; None when

@@ -2,12 +2,13 @@
 
 Runs after any answerer. Each sentence that cites evidence gets a support score against the passages of the PMIDs
 it cites: half the best cosine similarity (passage embedder) between the sentence and one of their sentences, half
-the share of the sentence's content words (numbers included) that those passages contain. A sentence below
-``SUPPORT_THRESHOLD`` (set on BioASQ dev data by ``cpqa eval support``) is removed and listed. With a language
-model, a verification pass judges the (sentence, cited passages) pairs instead; a claim it leaves out, or a pass
-that fails, falls back to the score. A claim that cites nothing is scored against all the passages and removed
-("uncited") below the threshold. A quote is verbatim, so the extractive answer always passes; the check bites on written
-answers. An answer advising the reader to start, stop or change a treatment is replaced by the care-team referral.
+the share of the sentence's content words (numbers included) that those passages contain (``SupportOptions``). A
+sentence below ``support_threshold`` (set on BioASQ dev data by ``cpqa eval support``) is removed and listed. With a
+language model, a verification pass judges the (sentence, cited passages) pairs instead; a claim it leaves out, or a
+pass that fails, falls back to the score. A claim that cites nothing is scored against all the passages and removed
+("uncited") below the threshold. A quote is verbatim, so the extractive answer always passes; the check bites on
+written answers. An answer advising the reader to start, stop or change a treatment is replaced by the care-team
+referral.
 """
 
 from __future__ import annotations
@@ -22,12 +23,11 @@ from pydantic import BaseModel
 from cpqa.answer.citations import MARKER, is_claim, marker_pmids, sentences_of
 from cpqa.answer.extractive import passage_sentences, split_sentences, terms
 from cpqa.models.encoders import Encoder, unit_rows
+from cpqa.options import SupportOptions
 from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.prompts import escape, evidence_tag, template
 from cpqa.types import Passage, RemovedSentence
 
-SUPPORT_THRESHOLD = 0.55  # `cpqa eval support`: best balanced accuracy on the tuning half (0.957; held out 0.937)
-COSINE_SHARE = 0.5
 TREATMENT_REFERRAL = (
     "This answer would have advised starting, stopping or changing a treatment. Research evidence cannot tell "
     "you what is right for you: please talk to your care team (your oncologist, nurse or pharmacist) before "
@@ -101,8 +101,13 @@ class Verification(BaseModel):
 class SupportChecker:
     """``verify(text, passages)``: keep the sentences the cited evidence supports."""
 
-    def __init__(self, encoder: Encoder | None = None, llm: LLM | None = None, threshold: float = SUPPORT_THRESHOLD):
-        self.encoder, self.llm, self.threshold = encoder, llm, threshold
+    def __init__(self, encoder: Encoder | None = None, llm: LLM | None = None, options: SupportOptions | None = None):
+        self.encoder, self.llm = encoder, llm
+        self.options = options or SupportOptions()
+
+    @property
+    def threshold(self) -> float:
+        return self.options.support_threshold
 
     def score(self, sentence: str, cited: Sequence[Passage]) -> float:
         """Support of ``sentence`` by the ``cited`` passages (0..1): cosine and content-word coverage, halved."""
@@ -117,7 +122,8 @@ class SupportChecker:
         ]
         vectors = unit_rows(self.encoder.encode(pool))
         cosine = float(np.max(vectors @ unit_rows(self.encoder.encode([claim]))[0])) if len(pool) else 0.0
-        return COSINE_SHARE * max(cosine, 0.0) + (1.0 - COSINE_SHARE) * coverage
+        share = self.options.support_cosine_share
+        return share * max(cosine, 0.0) + (1.0 - share) * coverage
 
     def verify(self, text: str, passages: Sequence[Passage], uncited: bool = True) -> Verification:
         """``uncited``: check the sentences that cite nothing too (a model's text; not our own labels)."""
@@ -135,15 +141,19 @@ class SupportChecker:
         result = Verification(
             text=text, checked=len(claims), advice=any(advises_treatment_change(s) for line in lines for s in line)
         )
-        verdicts = self._claude_verdicts(claims, by_pmid) if self.llm is not None and claims else {}
+        verdicts = self._claude_verdicts(self.llm, claims, by_pmid) if self.llm is not None and claims else {}
         if verdicts:
             result.method = "llm"
         drop: set[tuple[int, int]] = set()
         for index, claim in enumerate(claims):
             verdict = verdicts.get(index)
             # The score only when Claude gave no verdict: embedding every claim again would be wasted work.
-            score = None if verdict else self.score(claim.sentence, [p for pmid in claim.pmids for p in by_pmid[pmid]])
-            supported = verdict == "supported" if verdict else score >= self.threshold
+            score: float | None = None
+            if verdict:
+                supported = verdict == "supported"
+            else:
+                score = self.score(claim.sentence, [p for pmid in claim.pmids for p in by_pmid[pmid]])
+                supported = score >= self.threshold
             if not supported:
                 drop.add((claim.line, claim.position))
                 result.removed.append(
@@ -169,7 +179,7 @@ class SupportChecker:
             result.text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
         return result
 
-    def _claude_verdicts(self, claims: list[Claim], by_pmid: dict[str, list[Passage]]) -> dict[int, Verdict]:
+    def _claude_verdicts(self, llm: LLM, claims: list[Claim], by_pmid: dict[str, list[Passage]]) -> dict[int, Verdict]:
         """Claude's verdict per claim index; {} when the pass fails (the support score decides then)."""
         tag = evidence_tag()
         blocks = []
@@ -183,14 +193,14 @@ class SupportChecker:
         system = template("verify_system").substitute(tag=tag, tool=VERIFY_TOOL.name)
         user = template("verify_user").substitute(pairs="\n\n".join(blocks), count=len(claims), tool=VERIFY_TOOL.name)
         try:
-            data = self.llm.call_tool(system, [{"role": "user", "content": user}], VERIFY_TOOL, max_tokens=1024)
+            data = llm.call_tool(system, [{"role": "user", "content": user}], VERIFY_TOOL, max_tokens=1024)
         except LLMError:
             return {}
         verdicts: dict[int, Verdict] = {}
         for item in data.get("verdicts") or []:
             if not isinstance(item, dict):
                 continue
-            number, verdict = item.get("claim"), item.get("verdict")
-            if isinstance(number, int) and 1 <= number <= len(claims) and verdict in VERDICTS:
-                verdicts[number - 1] = verdict
+            claimed, verdict = item.get("claim"), item.get("verdict")
+            if isinstance(claimed, int) and 1 <= claimed <= len(claims) and verdict in VERDICTS:
+                verdicts[claimed - 1] = verdict
         return verdicts

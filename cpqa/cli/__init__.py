@@ -1,5 +1,6 @@
-"""The ``cpqa`` command. Command groups live one per module; groups from packages that depend on
-``cpqa`` (``ingestion``) arrive through the ``cpqa.commands`` entry point, so ``cpqa`` imports none of them."""
+"""The ``cpqa`` command. Command groups live one per module; groups that depend on the product (``ingestion``; the
+evaluation's ``eval`` and ``bench``) arrive through the ``cpqa.commands`` entry point, so ``cpqa`` imports none of
+them."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from importlib.metadata import entry_points
 import typer
 
 from cpqa.cli.ask import ask
-from cpqa.cli.bench import bench_app
-from cpqa.cli.eval import eval_app
 from cpqa.cli.mirror import mirror_app
 from cpqa.cli.models import models_app
 from cpqa.cli.serve import mcp, serve
@@ -26,8 +25,6 @@ app.command("serve")(serve)
 app.command("mcp")(mcp)
 app.add_typer(mirror_app, name="mirror")
 app.add_typer(models_app, name="models")
-app.add_typer(eval_app, name="eval")
-app.add_typer(bench_app, name="bench")
 
 for plugin in entry_points(group="cpqa.commands"):
     app.add_typer(plugin.load(), name=plugin.name)

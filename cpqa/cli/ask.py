@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import TracebackType
 from typing import Optional, Sequence
 
 import typer
@@ -80,8 +81,10 @@ class ProgressDisplay:
         self.live.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.live.__exit__(*exc)
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.live.__exit__(exc_type, exc, traceback)
 
 
 def show_first(messages: list[str], urgent: str | None, console) -> None:
@@ -200,6 +203,7 @@ def ask(
     settings = get_settings()
     if questions is not None:
         return ask_many(questions, settings, mode=mode, years=years, sources=source or None)
+    assert question is not None  # exactly one of QUESTION and --questions (checked above)
     try:  # bad input is refused, and an urgent message shown, before any model loads
         screened = check_question(question)
     except InvalidQuestion as exc:
@@ -231,7 +235,7 @@ def ask_many(path: Path, settings, **options) -> None:
     import json
     import sys
 
-    from cpqa.evaluation.jsonl import read_question_texts
+    from cpqa.sources.jsonl import read_question_texts
     from cpqa.pipeline import Pipeline
     from cpqa.safety.screening import InvalidQuestion, check_question
 

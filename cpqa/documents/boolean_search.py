@@ -39,6 +39,8 @@ from cpqa.sources.ncbi import client as eutils
 from cpqa.sources.ncbi.client import NCBIUnavailable
 from cpqa.types import LadderLevel, SearchResult, StageLog
 
+_TUNED = DocumentOptions()
+
 
 class TermSearch(Protocol):
     def search(
@@ -61,18 +63,20 @@ def run_ladder(
     ladder: Sequence[str],
     backend: TermSearch,
     *,
-    min_docs: int = 50,
-    retmax: int = 100,
+    min_docs: int = _TUNED.ladder_min_docs,
+    retmax: int = _TUNED.ladder_retmax,
     mindate: str | None = None,
     maxdate: str | None = None,
     ranking: LadderRanking = "ladder",
-    level_decay: float = 0.7,
+    level_decay: float = _TUNED.ladder_level_decay,
     scorer: Callable[[list[str]], dict[str, float]] | None = None,
-    level_bonus: float = 0.3,
+    level_bonus: float = _TUNED.ladder_level_bonus,
+    rrf_k: int = _TUNED.ladder_rrf_k,
 ) -> LadderResult:
-    """Run ``ladder`` on ``backend``: top down until ``min_docs`` PMIDs, in level order ("ladder"), fused with
-    specific levels weighing more ("weighted") or scored by ``scorer`` plus a level bonus ("bestmatch"); or every
-    level, fused ("rrf")."""
+    """Run ``ladder`` on ``backend``: top down until ``min_docs`` PMIDs, in level order ("ladder", the paper's; the
+    product's ranking is ``DocumentOptions.ladder_ranking``), fused with specific levels weighing more ("weighted") or
+    scored by ``scorer`` plus a level bonus ("bestmatch"); or every level, fused ("rrf"). The other defaults are
+    ``DocumentOptions``'."""
     if min_docs < 1 or retmax < 1:
         raise ValueError("min_docs and retmax must be at least 1")
     result = LadderResult(ladder_size=len(ladder), backend=type(backend).__name__)
@@ -105,12 +109,12 @@ def run_ladder(
         if ranking != "rrf" and len(result.pmids) >= min_docs:
             break
     if ranking == "rrf":
-        result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level)]
+        result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level, k=rrf_k)]
     elif ranking == "bestmatch" and scorer is not None and result.pmids:
         result.pmids = best_match_order(per_level, scorer(result.pmids), level_bonus, level_decay)
     elif ranking in ("weighted", "bestmatch"):
         weights = {level: level_decay ** (int(level) - 1) for level in per_level}
-        result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level, weights=weights)]
+        result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level, k=rrf_k, weights=weights)]
     return result
 
 
@@ -168,6 +172,7 @@ class BooleanLadderRetriever(BaseRetriever):
                 level_decay=options.ladder_level_decay,
                 scorer=self._scorer(rewrite, options),
                 level_bonus=options.ladder_level_bonus,
+                rrf_k=options.ladder_rrf_k,
             )
             record.info.update(levels=len(result.levels), hits=len(result.pmids), ranking=options.ladder_ranking)
         result.absorb(log)

@@ -8,15 +8,10 @@ from __future__ import annotations
 from typing import Hashable, Mapping, Sequence, TypeVar
 
 T = TypeVar("T", bound=Hashable)
-RRF_K = 60  # the paper's constant; HSRDR tunes its own (DocumentOptions.rrf_k)
 
 
 def rrf_fuse(
-    rankings: Mapping[str, Sequence[T]],
-    *,
-    k: int = RRF_K,
-    weights: Mapping[str, float] | None = None,
-    depth: int | None = None,
+    rankings: Mapping[str, Sequence[T]], *, k: int, weights: Mapping[str, float] | None = None, depth: int | None = None
 ) -> list[tuple[T, float, dict[str, int]]]:
     """``(item, fused score, {ranking name: 1-based rank})``, best first; ties keep first appearance.
 
@@ -34,8 +29,3 @@ def rrf_fuse(
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     order = sorted(scores, key=lambda item: -scores[item])
     return [(item, scores[item], ranks[item]) for item in order]
-
-
-def fused_order(rankings: Sequence[Sequence[T]], k: int = RRF_K) -> list[T]:
-    """Just the fused order of unnamed rankings."""
-    return [item for item, _, _ in rrf_fuse({str(i): r for i, r in enumerate(rankings)}, k=k)]

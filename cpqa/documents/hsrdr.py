@@ -15,32 +15,23 @@ still answers; ``lost_paths`` says which path was lost and why.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Protocol, Sequence, cast
 
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import Field
 
 from cpqa.config import Settings
-from cpqa.documents.bm25 import Bm25Retriever
-from cpqa.documents.boolean_search import BooleanLadderRetriever
+from cpqa.documents.bm25 import Bm25Hits, Bm25Retriever
+from cpqa.documents.boolean_search import BooleanLadderRetriever, LadderResult
 from cpqa.documents.fusion import rrf_fuse
 from cpqa.documents.nodes import document_node
 from cpqa.documents.query import DocumentQuery, as_document_query, year_window
-from cpqa.documents.semantic import SemanticRetriever
+from cpqa.documents.semantic import SemanticHits, SemanticRetriever
 from cpqa.documents.study_type import EXCLUDED, evidence_type
 from cpqa.options import DocumentOptions
-from cpqa.types import (
-    Article,
-    Candidate,
-    ComponentChoice,
-    LadderLevel,
-    RetrievedDocument,
-    SearchResult,
-    Source,
-    StageLog,
-)
+from cpqa.types import Article, Candidate, ComponentChoice, LadderLevel, RetrievedDocument, Source, StageLog
 
 SOURCES: tuple[Source, ...] = ("D1", "D2", "D3")
 
@@ -61,8 +52,6 @@ class RecordFetcher(Protocol):
     def fetch_pubmed(self, pmids: Sequence[str]) -> dict[str, Article]: ...
 
     def fetch_pmc(self, pmcids: Sequence[str]) -> dict[str, Article]: ...
-
-    def search(self, term: str, **kwargs) -> SearchResult: ...
 
 
 class DocumentSearch(StageLog):
@@ -156,6 +145,7 @@ class HSRDRRetriever(BaseRetriever):
                 if reason:
                     candidate.kept, candidate.dropped_reason = False, reason
                     continue
+                assert article is not None  # _decide drops a candidate without a record
                 body = self._full_text(candidate, article, result) if candidate.source != "D1" else None
                 result.documents.append(
                     RetrievedDocument(
@@ -184,13 +174,16 @@ class HSRDRRetriever(BaseRetriever):
         rankings: dict[str, list[str]] = {}
         semantic_scores: dict[str, float] = {}
         retrievers = {"E1": self.semantic, "E2": self.boolean, "BM25": self.bm25}
-        active = {path: r for path, r in retrievers.items() if options.weights[path] > 0}
-        if active.get("BM25", self) is None:
+        weighted = {path: r for path, r in retrievers.items() if options.weights[path] > 0}
+        if weighted.get("BM25", self) is None:
             raise ValueError("bm25_weight > 0 but this HSRDR has no BM25 path")
+        active = {path: r for path, r in weighted.items() if r is not None}  # all of them, after the check above
         if not active:
             raise ValueError("every path has weight 0")
         with result.stage("hsrdr_paths"), ThreadPoolExecutor(max_workers=len(active)) as pool:
-            jobs = {path: pool.submit(r.search, query, options) for path, r in active.items()}
+            jobs: dict[str, Future[SemanticHits | LadderResult | Bm25Hits]] = {
+                path: pool.submit(r.search, query, options) for path, r in active.items()
+            }
             for path, job in jobs.items():
                 try:
                     found = job.result()
@@ -199,12 +192,14 @@ class HSRDRRetriever(BaseRetriever):
                     continue
                 result.absorb(found)
                 if path == "E1":
-                    result.semantic_model = found.model
-                    semantic_scores = dict(found.hits)
+                    semantic = cast(SemanticHits, found)  # the E1 path is the SemanticRetriever
+                    result.semantic_model = semantic.model
+                    semantic_scores = dict(semantic.hits)
                 elif path == "E2":
-                    result.ladder = found.levels
-                    if found.error:
-                        self._lose(result, path, found.error)
+                    ladder = cast(LadderResult, found)  # the E2 path is the BooleanLadderRetriever
+                    result.ladder = ladder.levels
+                    if ladder.error:
+                        self._lose(result, path, ladder.error)
                         continue
                 rankings[path] = found.pmids
         return rankings, semantic_scores

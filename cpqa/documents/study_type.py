@@ -107,8 +107,9 @@ def evidence_type(article: Article) -> str:
     types |= {"clinical trial" for t in types if t.startswith("clinical trial, phase")}
     for kind, names in _BY_PUBLICATION_TYPE:
         if types & set(names):
-            if kind == "review" and _title_design(article.title) in ("meta-analysis", "systematic review"):
-                return _title_design(article.title)  # publishers label a systematic review plain "Review"
+            design = _title_design(article.title) if kind == "review" else None
+            if design in ("meta-analysis", "systematic review"):
+                return design  # publishers label a systematic review plain "Review"
             return kind
     mesh = {h.descriptor.lower() for h in article.mesh}
     if mesh & _OBSERVATIONAL_MESH and (mesh & _AGE_GROUPS or "humans" in mesh):

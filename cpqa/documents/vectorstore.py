@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence, cast
 
 import numpy as np
 
 from cpqa.config import Settings
 from cpqa.documents.vector_index import META_FILE, Hits, IndexMeta, VectorIndex, as_matrix, pmid_ints
+
+if TYPE_CHECKING:
+    import faiss
 
 FLAT_FILE = "flat.faiss"
 IDS_FILE = "ids.i64"
@@ -116,8 +119,8 @@ class FaissIndex(VectorIndex):
         self._writer = FlatFile(self.directory, meta.dim) if writable else None
         if self._writer:
             self.meta.count = self._writer.count
-        self._flat = None
-        self._ivf = None
+        self._flat: faiss.Index | None = None
+        self._ivf: faiss.IndexIVF | None = None
         self._ids: np.ndarray | None = None
 
     def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
@@ -138,15 +141,24 @@ class FaissIndex(VectorIndex):
             self.meta.save(self.directory)
             self._writer = None
 
-    def _load(self) -> None:
-        if self._flat is None:
+    def _load(self) -> tuple[faiss.Index, np.ndarray]:
+        """The flat index and its ids, read on first use (with the IVF-PQ index, for that kind)."""
+        if self._flat is None or self._ids is None:  # both are read together
             self._flat = load_flat(self.directory)
             self._ids = read_ids(self.directory)
             if self.meta.kind == "ivfpq":
                 import faiss
 
-                self._ivf = faiss.read_index(str(self.directory / IVFPQ_FILE))
-                self._ivf.nprobe = int(self.meta.ivfpq["nprobe"])
+                # read_index returns the concrete class it read (IndexIVFPQ), typed as the base Index
+                self._ivf = cast(faiss.IndexIVF, faiss.read_index(str(self.directory / IVFPQ_FILE)))
+                self._ivf.nprobe = int(self._ivfpq_settings()["nprobe"])
+        return self._flat, self._ids
+
+    def _ivfpq_settings(self) -> dict:
+        """The IVF-PQ settings, which ``build_ivfpq`` writes together with kind "ivfpq"."""
+        if self.meta.ivfpq is None:
+            raise RuntimeError(f"the index in {self.directory} is of kind ivfpq but has no IVF-PQ settings")
+        return self.meta.ivfpq
 
     def tune(self, nprobe: int | None = None, k_factor: int | None = None) -> None:
         """Change IVF-PQ search settings for this session (lists probed, shortlist = k_factor x k)."""
@@ -154,29 +166,28 @@ class FaissIndex(VectorIndex):
             raise ValueError("tune applies to an IVF-PQ index")
         self._load()
         if nprobe:
-            self.meta.ivfpq["nprobe"] = nprobe
+            self._ivfpq_settings()["nprobe"] = nprobe
+            assert self._ivf is not None  # _load read it: the kind is ivfpq
             self._ivf.nprobe = nprobe
         if k_factor:
-            self.meta.ivfpq["k_factor"] = k_factor
+            self._ivfpq_settings()["k_factor"] = k_factor
 
     def id_set(self) -> set[str]:
         return {str(i) for i in read_ids(self.directory)}
 
     def search(self, queries: np.ndarray, k: int) -> Hits:
-        self._load()
+        flat, ids = self._load()
         q = as_matrix(queries, self.meta.dim)
-        k = min(k, self._flat.ntotal)
+        k = min(k, flat.ntotal)
         if k <= 0:
             return [[] for _ in range(len(q))]
         if self._ivf is None:
-            scores, rows = self._flat.search(q, k)
+            scores, rows = flat.search(q, k)
         else:
-            shortlist = int(self.meta.ivfpq.get("k_factor", 8)) * k
+            shortlist = int(self._ivfpq_settings().get("k_factor", 8)) * k
             _, cand = self._ivf.search(q, shortlist)
-            scores, rows = rescore(q, cand, flat_vectors(self._flat), k)
-        return [
-            [(str(self._ids[r]), float(s)) for s, r in zip(srow, rrow) if r >= 0] for srow, rrow in zip(scores, rows)
-        ]
+            scores, rows = rescore(q, cand, flat_vectors(flat), k)
+        return [[(str(ids[r]), float(s)) for s, r in zip(srow, rrow) if r >= 0] for srow, rrow in zip(scores, rows)]
 
 
 def rescore(queries: np.ndarray, candidates: np.ndarray, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,1 +1,3 @@
-"""Evaluation harnesses: metrics, document retrieval, chunking, CMMQA and embedding x reranker pairs."""
+"""The evaluation harness, outside the product: ``data`` (gold and question sets), ``stats`` (metrics,
+significance), ``evaluations`` (``cpqa eval``), ``benchmarks`` (``cpqa bench``) and ``cli`` (both command groups,
+registered through the ``cpqa.commands`` entry point). It runs the product's own objects, never copies of them."""

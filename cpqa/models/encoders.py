@@ -361,7 +361,9 @@ class EmbeddingCache:
     sentence vectors come from the passage store (``remember``), so the extractive answer reads the vectors of the
     sentences it quotes instead of embedding them again."""
 
-    def __init__(self, encoder: TextEncoder, max_items: int = 200_000):
+    DEFAULT_ITEMS = 200_000
+
+    def __init__(self, encoder: TextEncoder, max_items: int = DEFAULT_ITEMS):
         self.encoder = encoder
         self.max_items = max_items
         self._items: OrderedDict[str, np.ndarray] = OrderedDict()

@@ -296,7 +296,7 @@ class Claude(LLM):
             raise LLMStreamCut(
                 f"Claude's reply broke off mid-stream ({exc})", partial_json(received, from_json)
             ) from None
-        except (*transport_errors(), anthropic.AnthropicError) as exc:  # raised while reading the stream
+        except transport_errors() + (anthropic.AnthropicError,) as exc:  # raised while reading the stream
             raise LLMStreamCut(
                 f"Claude's reply broke off mid-stream ({type(exc).__name__})", partial_json(received, from_json)
             ) from None
@@ -322,7 +322,7 @@ def transport_errors() -> tuple[type[Exception], ...]:
     )
 
 
-def partial_json(received: bytes, from_json) -> dict[str, Any]:
+def partial_json(received: bytes | bytearray, from_json) -> dict[str, Any]:
     """The tool input parsed from a JSON prefix (an unfinished string kept as far as it goes)."""
     try:
         value = from_json(bytes(received), partial_mode="trailing-strings") if received else {}

@@ -14,10 +14,10 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import PrivateAttr
 
 from cpqa.models.encoders import Encoder
-from cpqa.options import PassageOptions, SmallToBig
+from cpqa.options import PassageOptions
 from cpqa.passages.dense import passage_node, to_passage
 from cpqa.passages.restructure import restructure
-from cpqa.passages.small_to_big import MAX_SECTION_WORDS, SourceText, Span, expand_passages
+from cpqa.passages.small_to_big import MAX_SECTION_WORDS, Mode, SourceText, Span, expand_passages
 from cpqa.types import Passage
 
 
@@ -37,7 +37,7 @@ class PassagePostprocessor(BaseNodePostprocessor):
 class SmallToBigPostprocessor(PassagePostprocessor):
     """Each passage widened to its neighbouring passages or its section (``cpqa.passages.small_to_big``)."""
 
-    mode: SmallToBig = "neighbours"
+    mode: Mode = "neighbours"  # the options' small_to_big, when it is not "off"
     window: int = 1
     max_words: int = MAX_SECTION_WORDS
     _sources: Mapping[str, SourceText] = PrivateAttr()

@@ -20,7 +20,7 @@ from pydantic import Field
 from cpqa.config import Settings
 from cpqa.passages.evidence import addresses_reader
 from cpqa.models.encoders import EmbeddingCache, load_encoder
-from cpqa.options import PassageOptions
+from cpqa.options import PassageOptions, RerankOptions
 from cpqa.passages.multi_query import ConceptFusionRetriever
 from cpqa.passages.node_vectors import node_text, node_vectors
 from cpqa.passages.record_prior import with_record_prior
@@ -134,14 +134,19 @@ class PassageRetriever:
 
     @classmethod
     def load(
-        cls, settings: Settings, *, matryoshka_dim: int | None = None, cache_items: int = 200_000
+        cls,
+        settings: Settings,
+        *,
+        matryoshka_dim: int | None = None,
+        rerank: RerankOptions | None = None,
+        cache_items: int = 200_000,
     ) -> "PassageRetriever":
         """The profile's passage encoder (at ``matryoshka_dim``) and reranker, sharing one embedding cache."""
         if matryoshka_dim is not None and matryoshka_dim <= 0:
             raise ValueError(f"matryoshka_dim must be positive, got {matryoshka_dim}")
         encoder, choice = load_encoder("passage_retriever", settings, matryoshka_dim=matryoshka_dim)
         cache = EmbeddingCache(encoder, max_items=cache_items)
-        reranker, reranker_choice = load_reranker(settings, top_n=None, cache=cache)
+        reranker, reranker_choice = load_reranker(settings, top_n=None, cache=cache, options=rerank)
         return cls(cache, reranker, choice, reranker_choice)
 
     def search(

@@ -14,6 +14,7 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
+from cpqa.options import RerankOptions
 from cpqa.config import Settings
 from cpqa.models.encoders import EmbeddingCache, load_cross_encoder, load_encoder
 from cpqa.passages.node_vectors import node_vectors
@@ -63,7 +64,7 @@ class FusionReranker(BaseNodePostprocessor):
     """
 
     top_n: Optional[int] = Field(default=DEFAULT_TOP_N, description="passages kept; None keeps all")
-    dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    dense_weight: float = Field(default=RerankOptions().dense_weight, ge=0.0, le=1.0)
     _cache: EmbeddingCache = PrivateAttr()
 
     def __init__(self, cache: EmbeddingCache, **kwargs: Any):
@@ -134,7 +135,7 @@ def load_reranker(
     *,
     top_n: int | None = DEFAULT_TOP_N,
     cache: EmbeddingCache | None = None,
-    dense_weight: float = 0.5,
+    options: RerankOptions | None = None,
 ) -> tuple[BaseNodePostprocessor, ComponentChoice]:
     """The reranker for the configured profile and the choice that picked it (for the trace).
 
@@ -147,7 +148,7 @@ def load_reranker(
     if cache is None:
         encoder, _ = load_encoder("passage_retriever", settings)
         cache = EmbeddingCache(encoder)
-    return FusionReranker(cache, top_n=top_n, dense_weight=dense_weight), choice
+    return FusionReranker(cache, top_n=top_n, dense_weight=(options or RerankOptions()).dense_weight), choice
 
 
 __all__ = ["CrossEncoderReranker", "FusionReranker", "bm25_scores", "load_reranker"]

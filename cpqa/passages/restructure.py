@@ -147,7 +147,7 @@ def topic_passages(topics: Sequence[Topic], passages: Sequence[Passage]) -> list
             by_pmid.setdefault(s.pmid, []).append(s)
         for pmid, group in by_pmid.items():
             source = passages[group[0].passage]
-            spans = [(s.start, s.end) for s in group if s.start is not None]
+            spans = [(s.start, s.end) for s in group if s.start is not None and s.end is not None]  # set together
             out.append(
                 source.model_copy(
                     update={

@@ -90,9 +90,8 @@ class SegmentCache:
         self._items: OrderedDict[str, RecordLayout] = OrderedDict()
         self._lock = threading.Lock()
         p = parser
-        self._settings = (
-            f"{p.model.name}|{p.target}{p.unit}|{p.overlap}|{p.window}|{p.cutoff_sd}|{p.min_fraction}|{LAYOUT_VERSION}"
-        )
+        shape = f"{p.target}{p.unit}|{p.overlap}|{p.gap_window}|{p.cutoff_sd}|{p.min_fraction}"
+        self._settings = f"{p.model.name}|{shape}|{LAYOUT_VERSION}"
 
     @property
     def dim(self) -> int | None:

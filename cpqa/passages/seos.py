@@ -24,6 +24,7 @@ from pydantic import Field, PrivateAttr
 
 from cpqa.config import Settings, get_settings
 from cpqa.models.encoders import WORDS_PER_TOKEN, EmbeddingCache, TextEncoder, load_encoder
+from cpqa.options import SegmentationOptions
 from cpqa.passages.layout import Chunk, RecordLayout
 from cpqa.passages.sentences import sentence_bounds
 
@@ -40,6 +41,7 @@ METADATA_KEYS = (
     "journal",
     "conclusion",
 )
+_TUNED = SegmentationOptions()
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of a BERT-style window
 _WORD = re.compile(r"\S+")
 Sections = Sequence[tuple[str | None, int, int]]  # (title, start, end) of each part of a text segmented on its own
@@ -131,19 +133,15 @@ class SEOSNodeParser(NodeParser):
         default=None, description="chunk bound in words (sizes then count words); None: window_fill of the token window"
     )
     overlap_words: int | None = Field(default=None, description="overlap bound in words; None: overlap_fill")
-    # Cross-validated on the chunking dev benchmark (docs/results.md, issue 27): halves tuned on one, judged on the
-    # other. A passage vector reads the whole chunk, window by window, so a chunk may pass the embedder's window:
-    # at 3 windows chunks hold a topic segment (about 235 words on the benchmark), and the grid went on to 4.
-    window_fill: float = Field(
-        default=3.0, gt=0, description="a chunk fills at most this share of the passage embedder's token window"
-    )
-    overlap_fill: float = Field(default=0.0, ge=0, lt=1, description="overlap bound as a share of the chunk bound")
+    # The tuned sizes and cut-off are ``SegmentationOptions``' (cross-validated; see there).
+    window_fill: float = Field(default=_TUNED.window_fill, gt=0, description="chunk bound: share of the token window")
+    overlap_fill: float = Field(default=_TUNED.overlap_fill, ge=0, lt=1, description="overlap: share of the bound")
     window_tokens: int | None = Field(
         default=None, description="the passage embedder's token window; None: the sentence embedder's"
     )
-    window: int = Field(default=3, ge=1, description="sentences on each side of a gap")
-    cutoff_sd: float = Field(default=1.0, description="boundary cut-off: mean + cutoff_sd * std of valley depths")
-    min_fraction: float = Field(default=0.25, ge=0, le=1, description="segments under this share of the target merge")
+    gap_window: int = Field(default=_TUNED.gap_window, ge=1, description="sentences on each side of a gap")
+    cutoff_sd: float = Field(default=_TUNED.cutoff_sd, description="boundary cut-off: mean + cutoff_sd * std of depths")
+    min_fraction: float = Field(default=_TUNED.min_fraction, ge=0, le=1, description="smaller segments merge")
     _encoder: EmbeddingCache = PrivateAttr()
 
     def __init__(self, encoder: TextEncoder | EmbeddingCache, **kwargs: Any):
@@ -219,7 +217,7 @@ class SEOSNodeParser(NodeParser):
         already embedded)."""
         if vectors is None:
             vectors = self.embed([text[s.start : s.end] for s in sentences])
-        sims = window_similarities(vectors, self.window)
+        sims = window_similarities(vectors, self.gap_window)
         return sims, depth_scores(sims)
 
     def segment(self, text: str, sentences: Sequence[Span], vectors: np.ndarray | None = None) -> list[list[Span]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -164,7 +164,7 @@ def process_question(question: str, vocab: Vocabulary) -> ProcessedQuestion:
             span = max(1, _abbreviated_span(words, abbr, defined))
             words, tail = words[:-span], words[-span:]
         _add_words(words, vocab, add)
-        if tail:
+        if abbr and tail:  # tail is only cut off after an abbreviation
             surface = " ".join(tail)
             term = vocab.lookup(surface)
             if term:
@@ -230,7 +230,7 @@ def is_weak(word: str) -> bool:
     return False
 
 
-def _known(surface: str, term: Term, extra: list[str] = ()) -> Concept:
+def _known(surface: str, term: Term, extra: Sequence[str] = ()) -> Concept:
     phrases = _distinct([_as_phrase(surface), term.name, *extra])
     return Concept(
         text=surface,
@@ -247,7 +247,7 @@ def _as_phrase(text: str) -> str:
     return re.sub(r"[-/]", " ", text)
 
 
-def _distinct(phrases: list[str], exclude: list[str] = ()) -> list[str]:
+def _distinct(phrases: list[str], exclude: Sequence[str] = ()) -> list[str]:
     """Phrases distinct by normalised key; MeSH's inverted forms ("Sarcoma, Ewing") are left out."""
     seen = {phrase_key(p) for p in exclude}
     out = []

@@ -126,7 +126,7 @@ class Rewriter:
         history = [" ".join(t.split()) for t in history if t and t.strip()][-MAX_HISTORY_TURNS:]
         notes: list[str] = []
         if self.llm is not None and self.llm.available:
-            result = self._with_claude(question, history, notes)
+            result = self._with_claude(self.llm, question, history, notes)
             if result is not None:
                 return result
         vocabulary = self.linked_vocabulary if term_links else self.vocabulary
@@ -173,50 +173,50 @@ class Rewriter:
             text += f"\nYour previous answer could not be used ({problem}). Call the tool again, following its schema."
         return [{"role": "user", "content": text}]
 
-    def _with_claude(self, question: str, history: list[str], notes: list[str]) -> RewriteResult | None:
+    def _with_claude(self, llm: LLM, question: str, history: list[str], notes: list[str]) -> RewriteResult | None:
         problem: str | None = None
         for attempt in (1, 2):
             try:
-                data = self.llm.call_tool(
+                data = llm.call_tool(
                     self.system_prompt, self._messages(question, history, problem), LADDER_TOOL, max_tokens=2048
                 )
-                result = self._from_tool(question, data, notes)
+                result = self._from_tool(llm, question, data, notes)
             except LLMError as exc:
                 message = self.settings.redact(str(exc))
                 if isinstance(exc, LLMUnavailable) or attempt == 2:
-                    notes.append(f"{self.llm.label} failed ({message}); rule-based ladder used")
+                    notes.append(f"{llm.label} failed ({message}); rule-based ladder used")
                     return None
                 problem = message
                 continue
             except (ValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
                 problem = f"malformed tool input: {type(exc).__name__}"
                 if attempt == 2:
-                    notes.append(f"{self.llm.label}'s answer was unusable ({problem}); rule-based ladder used")
+                    notes.append(f"{llm.label}'s answer was unusable ({problem}); rule-based ladder used")
                     return None
                 continue
             if result is not None:
                 return result
             problem = "no usable query in the ladder and no concepts"
-        notes.append(f"{self.llm.label}'s answer was unusable ({problem}); rule-based ladder used")
+        notes.append(f"{llm.label}'s answer was unusable ({problem}); rule-based ladder used")
         return None
 
-    def _from_tool(self, question: str, data: dict[str, Any], notes: list[str]) -> RewriteResult | None:
+    def _from_tool(self, llm: LLM, question: str, data: dict[str, Any], notes: list[str]) -> RewriteResult | None:
         concepts = [_concept(item) for item in data.get("concepts") or [] if str(item.get("text", "")).strip()]
         ladder: list[str] = []
         for expression in data.get("ladder") or []:
             checked = repair_expression(str(expression))
             if checked is None:
-                notes.append(f"dropped an invalid {self.llm.label} expression")
+                notes.append(f"dropped an invalid {llm.label} expression")
             elif checked not in ladder:
                 if checked != expression:
-                    notes.append(f"repaired a {self.llm.label} expression")
+                    notes.append(f"repaired a {llm.label} expression")
                 ladder.append(checked)
         if len(ladder) < MIN_LEVELS and concepts:
             filler = [level for level in build_ladder(concepts) if level not in ladder]
             if filler:
                 notes.append(
                     f"{min(len(filler), MIN_LEVELS - len(ladder))} rule-built level(s) added "
-                    f"from {self.llm.label}'s concepts"
+                    f"from {llm.label}'s concepts"
                 )
             ladder += filler[-(MIN_LEVELS - len(ladder)) :] if ladder else filler
         if not ladder:

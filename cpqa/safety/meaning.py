@@ -18,17 +18,15 @@ from importlib.resources import files
 import numpy as np
 
 from cpqa.models.encoders import Encoder, unit_rows
+from cpqa.options import SafetyOptions
 from cpqa.safety.triage import names_someone
-
-THRESHOLD = 0.5  # cosine to the nearest urgent prototype
-MARGIN = 0.1  # ... ahead of the nearest ordinary question
 
 
 class MeaningTriage:
     """``sign(text)``: the red flag a question describes by meaning, or None."""
 
-    def __init__(self, encoder: Encoder, threshold: float = THRESHOLD, margin: float = MARGIN):
-        self.encoder, self.threshold, self.margin = encoder, threshold, margin
+    def __init__(self, encoder: Encoder):
+        self.encoder = encoder
         data = json.loads(files("cpqa.safety").joinpath("data", "urgent_meaning.json").read_text(encoding="utf-8"))
         self._signs = [sign for sign, texts in data["urgent"].items() for _ in texts]
         self._urgent_texts = [text for texts in data["urgent"].values() for text in texts]
@@ -45,13 +43,17 @@ class MeaningTriage:
         """Embed the prototypes now (the pipeline does this while it loads)."""
         _ = self._prototypes
 
-    def sign(self, text: str) -> str | None:
+    def sign(self, text: str, options: SafetyOptions | None = None) -> str | None:
+        """The urgent sign whose prototype ``text`` is nearest, when near enough and nearer than any ordinary question
+        (``SafetyOptions.triage_threshold`` and ``triage_margin``)."""
+        options = options or SafetyOptions()
         if not names_someone(text):
             return None
         urgent, ordinary = self._prototypes
         question = self._unit([text])[0]
         near_urgent, near_ordinary = urgent @ question, ordinary @ question
         best = int(np.argmax(near_urgent))
-        if near_urgent[best] >= self.threshold and near_urgent[best] - float(np.max(near_ordinary)) >= self.margin:
+        ahead = near_urgent[best] - float(np.max(near_ordinary))
+        if near_urgent[best] >= options.triage_threshold and ahead >= options.triage_margin:
             return self._signs[best]
         return None

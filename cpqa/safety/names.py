@@ -77,7 +77,8 @@ _PAIR = re.compile(
 
 @lru_cache(maxsize=1)
 def _lists() -> tuple[frozenset[str], frozenset[str]]:
-    given, family = set(), set()
+    given: set[str] = set()
+    family: set[str] = set()
     with gzip.open(files("cpqa.safety").joinpath("data", "names.txt.gz").open("rb"), "rt", encoding="utf-8") as lines:
         for line in lines:
             kind, _, name = line.rstrip("\n").partition(" ")
@@ -103,7 +104,8 @@ def build(out: Path) -> tuple[int, int]:
     from names_dataset import NameDataset  # a build-time tool, not a runtime dependency
 
     data = NameDataset()
-    given, family = set(), set()
+    given: set[str] = set()
+    family: set[str] = set()
     for country in COUNTRIES:
         for names in data.get_top_names(n=GIVEN_PER_COUNTRY, country_alpha2=country).get(country, {}).values():
             given.update(n for n in names if re.fullmatch(_GIVEN, n))

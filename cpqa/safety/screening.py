@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
+from cpqa.options import SafetyOptions
 from cpqa.safety.phi import PHIRedaction, scrub_phi
 from cpqa.safety.triage import is_personal_decision, is_personal_dosing, red_flags, urgent_message
 
@@ -159,7 +160,6 @@ _LANGUAGES = (
     "SLOVAK",
     "CATALAN",
 )
-FOREIGN_CONFIDENCE = 0.9  # a question counts as not English only when the detector is this sure of another language
 _TOKEN = re.compile(r"[^\W\d_]+", re.UNICODE)
 # English function words: the grammar of a question, whatever its medical terms (which n-gram models misread).
 _ENGLISH_GRAMMAR = frozenset(
@@ -186,7 +186,7 @@ def prepare() -> None:
     _detector()
 
 
-def _is_english(text: str) -> bool:
+def _is_english(text: str, foreign_confidence: float) -> bool:
     """Latin script, and not confidently another language. A question with English grammar passes whatever its
     medical terms; short or technical ones ("HER2+ NSCLC?", "pembrolizumab") pass too: the detector is only asked
     about three words or more without English grammar, and only trusted when it is sure."""
@@ -202,13 +202,16 @@ def _is_english(text: str) -> bool:
     if len(words) < 3 or sum(w in _ENGLISH_GRAMMAR for w in words) >= 0.15 * len(words):
         return True
     best = _detector().compute_language_confidence_values(text)[0]
-    return best.language.name == "ENGLISH" or best.value < FOREIGN_CONFIDENCE
+    return best.language.name == "ENGLISH" or best.value < foreign_confidence
 
 
 # ---------------------------------------------------------------- screening
-def check_question(text: str | None, meaning: "MeaningTriage | None" = None) -> Screened:
+def check_question(
+    text: str | None, meaning: "MeaningTriage | None" = None, options: SafetyOptions | None = None
+) -> Screened:
     """Screen a user's question. Raises :class:`InvalidQuestion` when nothing usable is left. ``meaning`` adds triage
     by meaning (a loaded sentence encoder) to the instant rules."""
+    options = options or SafetyOptions()
     if text is None or not str(text).strip():
         raise InvalidQuestion("Please type a question: the question is empty.")
     cleaned = _clean(str(text))
@@ -231,12 +234,12 @@ def check_question(text: str | None, meaning: "MeaningTriage | None" = None) -> 
             f"Your message was longer than {MAX_QUESTION_CHARS:,} characters: its question was kept, with as "
             "much of the text before it as fits."
         )
-    language_ok = _is_english(question)
+    language_ok = _is_english(question, options.foreign_confidence)
     if not language_ok:
         notices.append(ENGLISH_ONLY)
     flags = red_flags(scrubbed)  # the whole text: a red flag at the end of a long question still counts
     if not flags and meaning is not None:
-        flags = [sign for sign in [meaning.sign(question)] if sign]
+        flags = [sign for sign in [meaning.sign(question, options)] if sign]
     return Screened(
         question=question,
         notices=notices,

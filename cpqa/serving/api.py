@@ -93,7 +93,7 @@ def create_app(
 
     @app.post("/v1/ask")
     async def ask(body: AskRequest, request: Request):
-        overrides = {
+        overrides: dict[str, Any] = {
             "mode": body.mode,
             "years": body.years,
             "top_n": body.top_n,

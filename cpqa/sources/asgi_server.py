@@ -85,7 +85,7 @@ class BackgroundASGIServer(BackgroundServer):
         *,
         backlog: int = BACKLOG,
         header_timeout: float = HEADER_TIMEOUT,
-        keep_alive: float = 5.0,
+        keep_alive: int = 5,
     ):
         self._socket = socket.create_server((host, port), backlog=backlog)
         protocol = type("HeaderDeadline", (HeaderDeadlineH11,), {"header_timeout": header_timeout})

@@ -280,7 +280,8 @@ class _Parser:
             end = start
         first = self.check_date(start.strip(), group[0].pos, self.query)
         last = self.check_date(end.strip(), group[0].pos, self.query)
-        return DateRange(*sorted((first, last)), group[0].pos)
+        low, high = sorted((first, last))
+        return DateRange(low, high, group[0].pos)
 
     @staticmethod
     def check_date(value: str, position: int, query: str) -> str:

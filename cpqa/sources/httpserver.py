@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import threading
 from http.server import HTTPServer
-from typing import TypeVar
-
-Self = TypeVar("Self", bound="BackgroundServer")
+from typing import Self, cast
 
 
 class BackgroundServer:
@@ -21,7 +19,7 @@ class BackgroundServer:
     def base_url(self) -> str:
         raise NotImplementedError
 
-    def start(self: Self) -> Self:
+    def start(self) -> Self:
         raise NotImplementedError
 
     def serve_forever(self) -> None:
@@ -33,7 +31,7 @@ class BackgroundServer:
     def _release(self) -> None:
         """Free what the subclass holds besides the socket (a store, an HTTP client)."""
 
-    def __enter__(self: Self) -> Self:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -49,9 +47,11 @@ class BackgroundHTTPServer(BackgroundServer):
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        # TCPServer.server_bind stores socket.getsockname(), whose host is a str for AF_INET and AF_INET6
+        # (the stub's wider type covers the address passed in, which may be bytes)
+        return f"http://{cast(str, host)}:{port}"
 
-    def start(self: Self) -> Self:
+    def start(self) -> Self:
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name=self.thread_name, daemon=True
         )

@@ -12,6 +12,7 @@ in the field: a parameter error is an ``<ERROR>`` document under the DTD's DOCTY
 from __future__ import annotations
 
 import re
+from typing import Sequence
 from xml.sax.saxutils import escape
 
 from cpqa.sources.boolean import BooleanQueryError, parse, to_query
@@ -53,8 +54,8 @@ def esearch_xml(
     result: SearchResult,
     retstart: int,
     translation: str,
-    errors: list[tuple[str, str]] = (),
-    warnings: list[tuple[str, str]] = (),
+    errors: Sequence[tuple[str, str]] = (),
+    warnings: Sequence[tuple[str, str]] = (),
 ) -> bytes:
     """An eSearchResult document in NCBI's element order (see the esearch DTD)."""
     ids = "".join(f"<Id>{escape(p)}</Id>\n" for p in result.pmids)

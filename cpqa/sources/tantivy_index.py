@@ -17,7 +17,7 @@ import re
 import shutil
 import sqlite3
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, cast
 
 import tantivy
 from tantivy import FieldType, Occur, Query
@@ -163,14 +163,16 @@ class TantivyIndex(TextIndex):
     def search(self, conn: sqlite3.Connection, node: Node, limit: tuple[int, int]) -> tuple[int, list[str]]:
         searcher = self._searcher(conn)
         retmax, retstart = limit
-        ordering = {} if positive_terms(node) else {"order_by_field": "dp"}  # no text to rank by: newest first
+        order_by_field = None if positive_terms(node) else "dp"  # no text to rank by: newest first
         # tantivy refuses a limit of 0 (it panics): ask for one hit and drop it
         result = searcher.search(
-            self._query(node, BM25_WEIGHTS), max(1, retmax), count=True, offset=retstart, **ordering
+            self._query(node, BM25_WEIGHTS), max(1, retmax), count=True, order_by_field=order_by_field, offset=retstart
         )
         hits = result.hits[:retmax]
-        rids = searcher.fast_field_values("rid", [address for _, address in hits]) if hits else []
-        return result.count, _pmids(conn, rids)
+        # "rid" is an integer fast field that every document has, so its values are ints
+        rids = cast(list[int], searcher.fast_field_values("rid", [address for _, address in hits])) if hits else []
+        # SearchResult.count exists at runtime but is missing from tantivy's stub
+        return result.count, _pmids(conn, rids)  # type: ignore[attr-defined]
 
     def score(
         self, conn: sqlite3.Connection, node: Node, ids: dict[int, str], weights: Sequence[float], depth: int
@@ -183,7 +185,7 @@ class TantivyIndex(TextIndex):
         ranked = Query.boolean_query([(Occur.Should, self._term(t, weights)) for t in terms])
         only = Query.const_score_query(Query.term_set_query(self.schema, "rid", sorted(ids)), 0.0)
         result = searcher.search(Query.boolean_query([(Occur.Must, ranked), (Occur.Must, only)]), len(ids), count=False)
-        rids = searcher.fast_field_values("rid", [address for _, address in result.hits])
+        rids = cast(list[int], searcher.fast_field_values("rid", [address for _, address in result.hits]))
         return {ids[rid]: score for (score, _), rid in zip(result.hits, rids)}
 
     # ------------------------------------------------------------ queries
@@ -214,11 +216,11 @@ class TantivyIndex(TextIndex):
             if term.prefix and len(words) == 1:
                 query = Query.regex_query(self.schema, column, re.escape(words[0]) + ".*")
             elif term.prefix:
-                query = Query.phrase_prefix_query(self.schema, column, words)
+                query = Query.phrase_prefix_query(self.schema, column, list(words))
             elif len(words) == 1:
                 query = Query.term_query(self.schema, column, words[0])
             else:
-                query = Query.phrase_query(self.schema, column, words)
+                query = Query.phrase_query(self.schema, column, list(words))
             per_column.append((Occur.Should, Query.boost_query(query, weight[column])))
         if not per_column:
             return Query.empty_query()

@@ -123,6 +123,8 @@ class FaultyServer(BackgroundHTTPServer):
         return Fault.passthrough() if self.upstream else Fault.zero_hits()
 
     def _forward(self, method: str, path: str, body: bytes, content_type: str | None) -> tuple[int, dict, bytes]:
+        if self.upstream is None:
+            raise RuntimeError("a passthrough fault needs a FaultyServer with an upstream")
         headers = {"Content-Type": content_type} if content_type else {}
         reply = self._http.request(method, self.upstream + path.lstrip("/"), content=body or None, headers=headers)
         keep = {k: v for k, v in reply.headers.items() if k.lower() in {"content-type", "retry-after"}}

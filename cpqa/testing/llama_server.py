@@ -73,6 +73,7 @@ class LlamaServer:
         deadline = time.monotonic() + startup_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                assert self.process.stderr is not None  # opened with stderr=PIPE
                 raise RuntimeError(f"llama.cpp server exited: {self.process.stderr.read().decode()[-800:]}")
             try:
                 if httpx.get(self.url + "/models", timeout=2).status_code == 200:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 from contextlib import contextmanager
-from http.server import ThreadingHTTPServer
-from typing import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Iterator, cast
 
 from cpqa.testing.faulty_server import Fault, FaultyServer, Recorded
 
@@ -53,7 +53,8 @@ def call_of(recorded: Recorded) -> str | None:
             request = json.loads(recorded.body or b"{}")
         except ValueError:
             return None
-        return CLAUDE_TOOLS.get(((request.get("tool_choice") or {}) if isinstance(request, dict) else {}).get("name"))
+        name = ((request.get("tool_choice") or {}) if isinstance(request, dict) else {}).get("name")
+        return CLAUDE_TOOLS.get(name) if isinstance(name, str) else None
     return None
 
 
@@ -73,8 +74,8 @@ def fault_for(call: str, kind: str, timeout: float) -> Fault:
         return Fault.slow(timeout + 0.5, then=Fault.status_code(503))
     if kind == "truncated":
         return Fault.truncated(_TRUNCATED_JSON) if claude else Fault.truncated()
-    body = _MALFORMED[call]
-    fault = Fault.malformed(body) if body else Fault.malformed()
+    malformed = _MALFORMED[call]
+    fault = Fault.malformed(malformed) if malformed else Fault.malformed()
     if claude:
         fault.headers["Content-Type"] = "application/json"
     return fault
@@ -87,7 +88,8 @@ class RoutedFaultyServer(FaultyServer):
     def __init__(self, upstream: str, host: str = "127.0.0.1", port: int = 0):
         super().__init__(upstream, host=host, port=port)
         self._failing: dict[str, Fault] = {}
-        handler = self._server.RequestHandlerClass
+        # FaultyServer serves with the handler class from _handler_for()
+        handler = cast(type[BaseHTTPRequestHandler], self._server.RequestHandlerClass)
         self._server.RequestHandlerClass = type(
             "OneShot" + handler.__name__, (handler,), {"protocol_version": "HTTP/1.0"}
         )

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from pathlib import Path
+from typing import TypedDict
 
 from cpqa.models.hub_cache import to_hub_layout
 
@@ -34,9 +35,17 @@ MEDCPT_CROSS = "ncbi/MedCPT-Cross-Encoder"
 PUBMEDBERT_MATRYOSHKA = "NeuML/pubmedbert-base-embeddings-matryoshka"
 TINY_MODELS = (MEDCPT_QUERY, MEDCPT_ARTICLE, MEDCPT_CROSS, PUBMEDBERT_MATRYOSHKA)
 
+
+class _BertSize(TypedDict):
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    intermediate_size: int
+
+
 # Sizes: the real models are BERT-base; "tiny" keeps the architecture and shrinks every size, so loading and a
 # forward pass over a few thousand abstracts take seconds.
-SIZES = {
+SIZES: dict[str, _BertSize] = {
     "tiny": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64},
     "base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072},
 }
@@ -91,7 +100,8 @@ def _save_tokenizer(directory: Path, size: str) -> None:
     vocabulary, or at base size the bundled MiniLM's (bert-base-uncased's)."""
     import shutil
 
-    from transformers import BertTokenizerFast
+    # transformers 5 resolves *TokenizerFast names lazily, out of the type checker's sight
+    from transformers import BertTokenizerFast  # type: ignore[attr-defined]
 
     with tempfile.TemporaryDirectory() as tmp:
         if size == "tiny":
@@ -128,7 +138,8 @@ def _save_cross_encoder(directory: Path, seed: int, size: str = "tiny") -> None:
 
 def _save_sentence_transformer(directory: Path, seed: int, size: str = "tiny") -> None:
     """BERT + mean pooling, saved by sentence-transformers itself (modules.json, 1_Pooling/, ...)."""
-    from sentence_transformers import SentenceTransformer, models
+    # sentence-transformers 6 keeps ``models`` as a deprecated alias set up at import time
+    from sentence_transformers import SentenceTransformer, models  # type: ignore[attr-defined]
 
     with tempfile.TemporaryDirectory() as tmp:
         _save_medcpt_encoder(Path(tmp), seed, size)

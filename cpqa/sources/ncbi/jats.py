@@ -163,7 +163,7 @@ def _prose(elem: etree._Element | None) -> str:
 
 
 def _pub_date(meta: etree._Element) -> str | None:
-    dates = {}
+    dates: dict[str, tuple[str, str, str]] = {}
     for node in meta.iterfind("pub-date"):
         kind = node.get("pub-type") or node.get("date-type") or ""
         year = text(node.find("year"))

@@ -9,7 +9,7 @@ import io
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator, Union
+from typing import BinaryIO, Iterable, Iterator, Union, cast
 
 from lxml import etree
 
@@ -41,7 +41,8 @@ def open_source(source: XmlSource) -> Iterator[BinaryIO]:
             raw.seek(pos)
         else:
             if not hasattr(raw, "peek"):
-                stream = io.BufferedReader(raw)  # type: ignore[arg-type]
+                # BufferedReader reads through readinto(), so a stream without peek() must be a raw stream
+                stream = io.BufferedReader(cast(io.RawIOBase, raw))
             head = stream.peek(2)[:2]  # type: ignore[attr-defined]
         if head == b"\x1f\x8b":
             stream = gzip.GzipFile(fileobj=stream)  # type: ignore[assignment]

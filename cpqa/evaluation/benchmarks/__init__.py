@@ -1,0 +1,1 @@
+"""Benchmarks of speed, memory and scale (``cpqa bench``), printing JSON."""

@@ -1,0 +1,160 @@
+"""``cpqa eval support`` (the answer's support threshold, set on BioASQ dev data) and ``cpqa eval answers``
+(quote precision, snippet hit@5, abstention and removed sentences of the answerer against BioASQ gold snippets)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from cpqa.cli.common import emit, fail
+
+RAW_HELP = "folder of BioASQ golden files (e.g. ../shared/data/mirage/rawdata/bioasq)"
+DEV_HELP = "dev question ids (JSONL with id; e.g. ../shared/data/bioasq/dev_questions.jsonl)"
+
+
+def _gold(raw: Path, questions: Path) -> list:
+    """The BioASQ dev questions with gold snippets, or a one-line error."""
+    from cpqa.evaluation.data.bioasq_gold import bioasq_gold
+
+    try:
+        return bioasq_gold(raw, questions)
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+
+
+def support(
+    raw: Path = typer.Option(..., "--raw", help=RAW_HELP),
+    questions: Path = typer.Option(..., "--questions", help=DEV_HELP),
+    limit: Optional[int] = typer.Option(600, "--limit", min=2, help="questions used (seeded sample)"),
+    save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
+    json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
+) -> None:
+    """Set the support threshold: ideal-answer sentences against their own and a similar question's snippets."""
+    import random
+
+    from cpqa.answer.verify import SupportChecker
+    from cpqa.config import get_settings
+    from cpqa.evaluation.evaluations.support import calibrate, support_pairs
+    from cpqa.models.encoders import EmbeddingCache, load_encoder
+
+    settings = get_settings()
+    gold = _gold(raw, questions)
+    gold = random.Random(13).sample(gold, min(limit or len(gold), len(gold)))
+    encoder, choice = load_encoder("passage_retriever", settings)
+    checker = SupportChecker(EmbeddingCache(encoder))
+    result = calibrate(support_pairs(gold, checker))
+    result["encoder"] = choice.model
+    emit(result, save, json_out, settings)
+    if not json_out:
+        chosen, held = result["chosen"], result["held_out"]
+        typer.echo(
+            f"threshold {chosen['threshold']}: tuning balanced accuracy {chosen['balanced_accuracy']}, "
+            f"held out {held['balanced_accuracy']} (supported kept {held['supported_kept']}, "
+            f"unsupported removed {held['unsupported_removed']})"
+        )
+
+
+def answers(
+    questions: Path = typer.Option(
+        ...,
+        "--questions",
+        help="BioASQ dev questions (JSONL with id and question; e.g. ../shared/data/bioasq/dev_cancer_questions.jsonl)",
+    ),
+    raw: Path = typer.Option(Path("../shared/data/mirage/rawdata/bioasq"), "--raw", help=RAW_HELP),
+    answers_file: list[Path] = typer.Option(
+        [],
+        "--answers",
+        help="also score answers another build wrote with "
+        "`cpqa ask --questions FILE --json` on the same FILE (NAME=PATH)",
+    ),
+    naive: bool = typer.Option(True, "--naive/--no-naive", help="score the naive baseline too"),
+    without_prior: bool = typer.Option(
+        False,
+        "--without-prior",
+        help="also run the pipeline without the patient-mode prior (preclinical_demotion 0), to measure it",
+    ),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N questions with gold snippets"),
+    save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
+    json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
+) -> None:
+    """Quote precision, snippet hit@5, abstention and removed sentences against BioASQ gold snippets."""
+    import statistics
+
+    from cpqa.config import get_settings
+    from cpqa.evaluation.evaluations.answers import read_answers, run_naive, run_pipeline, summarise
+    from cpqa.sources.jsonl import read_question_texts
+    from cpqa.pipeline import Pipeline
+
+    settings = get_settings()
+    gold = _gold(raw, questions)
+    gold = gold[:limit] if limit else gold
+    asked = read_question_texts(questions)
+    given = {}
+    for item in answers_file:
+        name, _, path = str(item).partition("=")
+        if not path:
+            fail(f"--answers takes NAME=PATH, got {item}")
+        given[name] = Path(path)
+    result: dict = {"questions_file": str(questions), "questions": len(gold), "profile": None, "systems": {}}
+    with Pipeline(settings) as pipeline:
+        result["profile"] = pipeline.profile
+        result["answerer"] = pipeline.answerer.choice.model
+        rows, seconds = run_pipeline(pipeline, gold)
+        result["systems"]["pipeline"] = {**summarise(rows), "seconds_p50": round(statistics.median(seconds), 2)}
+        if without_prior:
+            result["systems"]["pipeline_without_prior"] = summarise(
+                run_pipeline(pipeline, gold, preclinical_demotion=0)[0]
+            )
+        if naive:
+            result["systems"]["naive_baseline"] = summarise(run_naive(pipeline, gold))
+    for name, path in given.items():
+        try:
+            result["systems"][name] = summarise(read_answers(path, gold, asked))
+        except (OSError, ValueError) as exc:
+            fail(str(exc))
+    emit(result, save, json_out, settings)
+    if not json_out:
+        for name, row in result["systems"].items():
+            typer.echo(
+                f"{name}: quote precision {row['quote_precision']}, snippet hit@5 {row['snippet_hit_at_5']}, "
+                f"abstention {row['abstention_rate']}, removed {row['unsupported_removed']}"
+            )
+
+
+def safety(
+    phrasings: list[Path] = typer.Option(
+        ...,
+        "--phrasings",
+        help="phrasing set JSON (lists urgent, dosing, decision, "
+        "ordinary; e.g. tests/data/safety_phrasings_heldout2.json); repeatable",
+    ),
+    save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
+    json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
+) -> None:
+    """Precision and recall of urgent triage (rules, and rules + meaning), dosing and personal-decision screens."""
+    from cpqa.config import get_settings
+    from cpqa.evaluation.data.safety_sets import phrasing_scores
+    from cpqa.models.encoders import load_encoder
+    from cpqa.safety.meaning import MeaningTriage
+
+    settings = get_settings()
+    encoder, choice = load_encoder("sentence_embedder", settings)
+    meaning = MeaningTriage(encoder)
+    result: dict = {"encoder": choice.model, "sets": {}}
+    for path in phrasings:
+        try:
+            result["sets"][path.name] = {
+                "rules": phrasing_scores(path),
+                "rules_and_meaning": phrasing_scores(path, meaning),
+            }
+        except (OSError, ValueError) as exc:
+            fail(str(exc))
+    emit(result, save, json_out, settings)
+    if not json_out:
+        for name, scores in result["sets"].items():
+            typer.echo(
+                f"{name}: urgent rules {scores['rules']['urgent']}, with meaning "
+                f"{scores['rules_and_meaning']['urgent']}"
+            )

@@ -1,0 +1,1 @@
+"""Data loaders of the evaluation: gold sets, question sets and their file formats."""

@@ -1,0 +1,174 @@
+"""Answers against BioASQ gold snippets (``cpqa eval answers``; docs/architecture.md, "Answers").
+
+Per question: the answer's quoted or cited sentences, each matched against the question's gold snippets (a match:
+at least ``MATCH`` of the sentence's content words are in one snippet); whether the top-5 passages hold at least
+``HOLD`` of one gold snippet's content words; abstention; sentences the support check removed. Systems: the
+product's pipeline as configured (the offline answerer without a key); answers another build wrote with
+``cpqa ask --questions FILE --json`` (e.g. the answerer before a change), scored the same way; and the naive
+baseline of RAG tutorials: the top-5 abstracts of BM25 + dense RRF (the product's HSRDR with the naive-hybrid
+options), its top-3 sentences by embedding similarity, quoted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from cpqa.answer.citations import MARKER, marker_pmids, sentences_of
+from cpqa.documents.study_type import PRECLINICAL
+from cpqa.answer.extractive import Similarity, split_sentences, terms
+from cpqa.evaluation.data.bioasq_gold import GoldQuestion
+from cpqa.evaluation.evaluations.retrieval import NAIVE_HYBRID_OPTIONS
+
+MATCH = 0.6  # share of an answer sentence's content words found in one gold snippet
+HOLD = 0.8  # share of a gold snippet's content words the top-5 passages hold
+TOP_PASSAGES = 5
+BASELINE_SENTENCES = 3
+
+
+def cited_sentences(text: str) -> list[tuple[str, list[str]]]:
+    """The sentences of an answer that quote or cite evidence (without markers, quotation marks or bullets), each
+    with the PMIDs it cites."""
+    found = []
+    for line in text.splitlines():
+        for sentence in sentences_of(line):
+            pmids = [p for m in MARKER.finditer(sentence) for p in marker_pmids(m.group(0))]
+            if pmids:
+                bare = re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", sentence)).strip().strip('-*• "“”').strip()
+                if bare:
+                    found.append((bare, pmids))
+    return found
+
+
+def answer_sentences(text: str) -> list[str]:
+    return [sentence for sentence, _ in cited_sentences(text)]
+
+
+def matches(sentence: str, snippets: Sequence[set[str]]) -> bool:
+    words = set(terms(sentence))
+    return bool(words) and any(len(words & s) / len(words) >= MATCH for s in snippets)
+
+
+def holds_snippet(passages: Sequence[str], snippets: Sequence[set[str]]) -> bool:
+    held = set(terms(" ".join(passages)))
+    return any(s and len(s & held) / len(s) >= HOLD for s in snippets)
+
+
+def score_question(
+    gold: GoldQuestion,
+    answer_text: str,
+    abstained: bool,
+    passages: Sequence[str],
+    removed: int = 0,
+    types: dict[str, str | None] | None = None,
+) -> dict:
+    """One question's row. ``types``: evidence type per PMID of the passages, to count animal and cell evidence."""
+    snippets = [set(terms(s.text)) for s in gold.snippets]
+    cited = [] if abstained else cited_sentences(answer_text)
+    types = types or {}
+    return {
+        "id": gold.id,
+        "abstained": abstained,
+        "sentences": len(cited),
+        "matched": sum(matches(s, snippets) for s, _ in cited),
+        "preclinical_quotes": sum(any(types.get(p) in PRECLINICAL for p in pmids) for _, pmids in cited),
+        "snippet_hit_at_5": holds_snippet(passages[:TOP_PASSAGES], snippets),
+        "removed": removed,
+    }
+
+
+def summarise(rows: Sequence[dict]) -> dict:
+    """Quote precision pools every quoted or cited sentence of the answered questions (micro average)."""
+    answered = [r for r in rows if not r["abstained"]]
+    sentences = sum(r["sentences"] for r in answered)
+    return {
+        "questions": len(rows),
+        "quote_precision": round(sum(r["matched"] for r in answered) / sentences, 4) if sentences else None,
+        "quoted_sentences": sentences,
+        "snippet_hit_at_5": round(sum(r["snippet_hit_at_5"] for r in rows) / max(len(rows), 1), 4),
+        "abstention_rate": round(sum(r["abstained"] for r in rows) / max(len(rows), 1), 4),
+        "preclinical_quote_share": round(sum(r.get("preclinical_quotes", 0) for r in answered) / sentences, 4)
+        if sentences
+        else None,
+        "unsupported_removed": sum(r["removed"] for r in rows),
+        "questions_with_removals": sum(r["removed"] > 0 for r in rows),
+    }
+
+
+def run_pipeline(pipeline, questions: Sequence[GoldQuestion], **overrides) -> tuple[list[dict], list[float]]:
+    """The product as configured (with option ``overrides``), per question; and each question's seconds."""
+    rows, seconds = [], []
+    for gold in questions:
+        started = time.perf_counter()
+        result = pipeline.ask(gold.question, **overrides)
+        seconds.append(time.perf_counter() - started)
+        passages = result.trace.passages
+        rows.append(
+            score_question(
+                gold,
+                result.answer.text,
+                result.answer.abstained,
+                [p.text for p in passages],
+                len(result.answer.removed_sentences),
+                {p.pmid: p.evidence_type for p in passages},
+            )
+        )
+    return rows, seconds
+
+
+def naive_answer(pipeline, question: str) -> tuple[str, list[str], dict[str, str | None]]:
+    """The naive baseline of RAG tutorials, built from the product's own parts (HSRDR with the naive-hybrid options,
+    the passage embedder): the top-5 abstracts, their top-3 sentences by embedding similarity, each quoted with its
+    PMID. Returns the answer text, the abstracts and the evidence type per PMID."""
+    options = pipeline.options.with_overrides(**NAIVE_HYBRID_OPTIONS, max_docs=TOP_PASSAGES).documents
+    found = pipeline.documents.search(question, options)
+    abstracts = [(d.candidate.pmid, d.article.abstract) for d in found.documents[:TOP_PASSAGES]]
+    pool = [(pmid, s) for pmid, text in abstracts for s in split_sentences(text)]
+    scores = Similarity([s for _, s in pool], pipeline.passages.cache).scores(question) if pool else []
+    best = sorted(range(len(pool)), key=lambda i: -scores[i])[:BASELINE_SENTENCES]
+    text = "\n".join(f'- "{pool[i][1]}" [PMID:{pool[i][0]}]' for i in best)
+    return text, [a for _, a in abstracts], {d.candidate.pmid: d.candidate.evidence_type for d in found.documents}
+
+
+def run_naive(pipeline, questions: Sequence[GoldQuestion]) -> list[dict]:
+    """The naive baseline (``naive_answer``) scored on each question."""
+    rows = []
+    for gold in questions:
+        text, abstracts, types = naive_answer(pipeline, gold.question)
+        rows.append(score_question(gold, text, not text, abstracts, types=types))
+    return rows
+
+
+def read_answers(path: Path, questions: Sequence[GoldQuestion], asked: Sequence[str]) -> list[dict]:
+    """Rows for answers that ``cpqa ask --questions FILE --json`` wrote (line ``index`` = position in ``asked``, the
+    questions file it was given); a line with an error counts as an abstention."""
+    by_text = {q.question: q for q in questions}
+    rows = []
+    for line in _lines(path):
+        index = line.get("index")
+        if not isinstance(index, int) or not 0 <= index < len(asked) or asked[index] not in by_text:
+            continue
+        answer, trace = line.get("answer") or {}, line.get("trace") or {}
+        rows.append(
+            score_question(
+                by_text[asked[index]],
+                str(answer.get("text", "")),
+                bool(answer.get("abstained", True)) or "error" in line,
+                [str(p.get("text", "")) for p in trace.get("passages") or []],
+                len(answer.get("removed_sentences") or []),
+            )
+        )
+    return rows
+
+
+def _lines(path: Path) -> Iterable[dict]:
+    with Path(path).open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    raise ValueError(f"{Path(path).name} line {number}: not a JSON line of cpqa ask") from None

@@ -1,0 +1,1 @@
+"""Statistics of the evaluation: ranking metrics, significance, classification, option shuffles, token pricing."""
