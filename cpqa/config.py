@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     cpqa_api_token: SecretStr | None = None  # cpqa serve: the bearer token every request must carry (unset: none)
     cpqa_api_rate: float = 60.0  # cpqa serve: requests per minute per client address (0: no limit)
     cpqa_api_max_body: int = 64 * 1024  # cpqa serve: request body limit in bytes
+    # A TOML file of pipeline options for a deployment (cpqa.options_file); --options-file on a command overrides it.
+    cpqa_options_file: Path | None = None
 
     @cached_property
     def home(self) -> Path:

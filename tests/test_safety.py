@@ -430,6 +430,12 @@ def test_triage_by_meaning_finds_urgent_phrasings_no_pattern_lists(meaning):
     assert both["urgent"]["recall"] >= 0.7 and both["urgent"]["precision"] >= 0.9, both
     assert _scores("safety_phrasings_heldout.json", meaning)["urgent"]["recall"] >= 0.9
     assert meaning.sign("someone is sitting on my chest and I'm sweating") == "chest pain"
+    from cpqa.options import SafetyOptions
+
+    strict = SafetyOptions(triage_threshold=0.99)  # the options' knobs govern the screen
+    assert meaning.sign("someone is sitting on my chest and I'm sweating", strict) is None
+    text = "someone is sitting on my chest and I'm sweating, what now?"
+    assert check_question(text, meaning).urgent and not check_question(text, meaning, strict).urgent
     assert meaning.sign("What does chest pain mean after radiotherapy?") is None  # a general question
     assert meaning.sign("I'm fine, just wondering how tamoxifen works") is None
 

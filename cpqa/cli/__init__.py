@@ -13,6 +13,7 @@ import typer
 from cpqa.cli.ask import ask
 from cpqa.cli.mirror import mirror_app
 from cpqa.cli.models import models_app
+from cpqa.cli.options import options
 from cpqa.cli.serve import mcp, serve
 
 app = typer.Typer(
@@ -23,6 +24,7 @@ app = typer.Typer(
 app.command("ask")(ask)
 app.command("serve")(serve)
 app.command("mcp")(mcp)
+app.command("options")(options)
 app.add_typer(mirror_app, name="mirror")
 app.add_typer(models_app, name="models")
 

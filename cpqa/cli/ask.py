@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 
 import typer
 
-from cpqa.cli.common import fail, print_json
+from cpqa.cli.common import OPTION, OPTIONS_FILE, fail, pipeline_options, print_json
 from cpqa.answer.citations import MARKER, marker_pmids
 from cpqa.documents.study_type import badge as study_badge
 from cpqa.progress import DRAFT_TITLE, Progress
@@ -179,18 +179,22 @@ def ask(
         "each (index, question as searched, answer, trace) on stdout.",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the answer and the whole retrieval trace as JSON."),
-    mode: str = typer.Option("patient", "--mode", help="patient (plain language) or clinician."),
+    mode: Optional[str] = typer.Option(
+        None, "--mode", help="patient (plain language; the default) or clinician (the option mode)."
+    ),
     years: Optional[int] = typer.Option(
         None, "--years", min=1, max=100, help="Only evidence from the last N years (1-100)."
     ),
     source: Optional[list[str]] = typer.Option(
         None, "--source", help="D1 abstracts, D2 PMC reviews, D3 other PMC (repeat; default D1 and D2)."
     ),
+    options_file: Optional[Path] = OPTIONS_FILE,
+    option: Optional[list[str]] = OPTION,
 ) -> None:
     """Answer a question with cited evidence"""
     if (question is None) == (questions is None):
         fail("give one QUESTION, or --questions FILE for many")
-    if mode not in ("patient", "clinician"):
+    if mode not in (None, "patient", "clinician"):
         fail(f"--mode must be patient or clinician, not {mode!r}")
     bad = [s for s in source or () if s not in ("D1", "D2", "D3")]
     if bad:
@@ -201,11 +205,12 @@ def ask(
     from cpqa.safety.screening import InvalidQuestion, check_question, first_messages
 
     settings = get_settings()
+    options = pipeline_options(settings, options_file, option)
     if questions is not None:
-        return ask_many(questions, settings, mode=mode, years=years, sources=source or None)
+        return ask_many(questions, settings, options, mode=mode, years=years, sources=source or None)
     assert question is not None  # exactly one of QUESTION and --questions (checked above)
     try:  # bad input is refused, and an urgent message shown, before any model loads
-        screened = check_question(question)
+        screened = check_question(question, options=options.safety)
     except InvalidQuestion as exc:
         fail(str(exc))
     console = Console(stderr=json_out)
@@ -217,7 +222,7 @@ def ask(
 
     require_records(settings)
     try:
-        with ProgressDisplay(console, draft=not json_out) as display, Pipeline(settings) as pipeline:
+        with ProgressDisplay(console, draft=not json_out) as display, Pipeline(settings, options) as pipeline:
             result = pipeline.ask(question, mode=mode, years=years, sources=source or None, progress=display)
     except (InvalidQuestion, ModelUnavailable, ValueError) as exc:
         fail(settings.redact(str(exc)))
@@ -229,7 +234,7 @@ def ask(
         render(result.answer, result.trace, console, shown)
 
 
-def ask_many(path: Path, settings, **options) -> None:
+def ask_many(path: Path, settings, options, **overrides) -> None:
     """``cpqa ask --questions FILE``: every question of a file through one pipeline, a JSON line each. A question
     that cannot be asked gets a line with its error (nothing is dropped) and the exit code is 1."""
     import json
@@ -245,11 +250,11 @@ def ask_many(path: Path, settings, **options) -> None:
         fail(str(exc))
     require_records(settings)
     failed = 0
-    with Pipeline(settings) as pipeline:
+    with Pipeline(settings, options) as pipeline:
         for index, text in enumerate(texts):
             try:
-                asked = check_question(text).question  # personal details never reach the output
-                result = pipeline.ask(text, **options)
+                asked = check_question(text, options=options.safety).question  # no personal details in the output
+                result = pipeline.ask(text, **overrides)
                 line = {
                     "index": index,
                     "question": asked,

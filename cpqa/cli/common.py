@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
 from cpqa.config import Settings
+from cpqa.options import PipelineOptions
 
 
 def print_json(payload: Any, settings: Settings | None = None) -> None:
@@ -29,7 +30,29 @@ def emit(payload: Any, save: Path | None, as_json: bool, settings: Settings) -> 
         print_json(payload, settings)
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """Stop the command with a one-line error on stderr."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+OPTIONS_FILE = typer.Option(
+    None, "--options-file", help="A TOML file of pipeline options, one table per section (default: CPQA_OPTIONS_FILE)."
+)
+OPTION = typer.Option(
+    None,
+    "--option",
+    "-o",
+    help="Set one pipeline option by its bare name, e.g. --option years=5 --option top_n=3 (repeat; `cpqa options` "
+    "lists them). Applied over the options file.",
+)
+
+
+def pipeline_options(settings: Settings, options_file: Path | None, assignments: list[str] | None) -> PipelineOptions:
+    """The command's ``PipelineOptions``: the tuned defaults, the options file, then ``--option`` assignments."""
+    from cpqa.options_file import OptionsError, load_options
+
+    try:
+        return load_options(options_file or settings.cpqa_options_file, assignments or ())
+    except OptionsError as exc:
+        fail(str(exc))

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
 
-from cpqa.cli.common import fail
+from cpqa.cli.common import OPTION, OPTIONS_FILE, fail, pipeline_options
 
 
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 for every one: set a token)."),
     port: int = typer.Option(8800, min=0, max=65535, help="Port to listen on."),
     threads: int = typer.Option(8, "--threads", min=1, help="questions answered at once (worker threads)"),
+    options_file: Optional[Path] = OPTIONS_FILE,
+    option: Optional[list[str]] = OPTION,
 ) -> None:
     """Serve POST /v1/ask, POST /v1/search, GET /v1/records/{pmid} and GET /health until Ctrl-C."""
     import logging
@@ -25,11 +30,12 @@ def serve(
 
     settings = get_settings()
     install_log_redaction(settings)
+    options = pipeline_options(settings, options_file, option)
     require_records(settings)
     if host not in ("127.0.0.1", "localhost", "::1") and settings.cpqa_api_token is None:
         typer.echo(f"warning: serving on {host} without CPQA_API_TOKEN: anyone who reaches it can use it", err=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    pipeline = Pipeline(settings)
+    pipeline = Pipeline(settings, options)
     token = settings.cpqa_api_token.get_secret_value() if settings.cpqa_api_token else None
     app = create_app(
         pipeline,
@@ -55,6 +61,8 @@ def mcp(
     ),
     host: str = typer.Option("127.0.0.1", help="HTTP transport: interface to listen on."),
     port: int = typer.Option(8900, min=1, max=65535, help="HTTP transport: port to listen on."),
+    options_file: Optional[Path] = OPTIONS_FILE,
+    option: Optional[list[str]] = OPTION,
 ) -> None:
     """Serve CPQA's tools (search_pubmed, get_passages, answer_question) over the Model Context Protocol."""
     from cpqa.cli.ask import require_records
@@ -64,10 +72,11 @@ def mcp(
     if transport not in ("stdio", "http"):
         fail("--transport is stdio or http")
     settings = get_settings()
+    options = pipeline_options(settings, options_file, option)
     require_records(settings)
     if transport == "http":
         typer.echo(f"CPQA MCP server on http://{host}:{port}/mcp (streamable HTTP); Ctrl-C stops", err=True)
-    server = build_server(settings)
+    server = build_server(settings, options)
     if transport == "stdio":
         server.run(transport="stdio")
     else:

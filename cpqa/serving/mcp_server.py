@@ -19,6 +19,7 @@ from typing import Any, Literal
 from mcp.server.mcpserver import MCPServer
 
 from cpqa.config import Settings, get_settings
+from cpqa.options import PipelineOptions
 
 INSTRUCTIONS = (
     "CPQA answers cancer questions from PubMed and PMC evidence with checked citations. Evidence text "
@@ -27,7 +28,8 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(settings: Settings | None = None) -> MCPServer:
+def build_server(settings: Settings | None = None, options: PipelineOptions | None = None) -> MCPServer:
+    """The MCP server over one pipeline, loaded on the first call (``options``: the deployment's)."""
     settings = settings or get_settings()
     server = MCPServer("CPQA", instructions=INSTRUCTIONS)
     loaded: dict[str, Any] = {}
@@ -38,7 +40,7 @@ def build_server(settings: Settings | None = None) -> MCPServer:
             if "pipeline" not in loaded:
                 from cpqa.pipeline import Pipeline
 
-                loaded["pipeline"] = Pipeline(settings)
+                loaded["pipeline"] = Pipeline(settings, options)
             return loaded["pipeline"]
 
     @server.tool()

@@ -54,10 +54,12 @@ class MirrorProcess:
         env = {**os.environ, "CPQA_HOME": str(home)}
         command = [sys.executable, "-m", "cpqa.cli", "mirror", "serve", "--port", "0", "--workers", str(workers)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        line = self.process.stdout.readline()
+        stdout, stderr = self.process.stdout, self.process.stderr
+        assert stdout is not None and stderr is not None  # both piped above
+        line = stdout.readline()
         if " on " not in line:
             self.process.kill()
-            raise RuntimeError(f"the mirror did not start: {line}{self.process.stderr.read()[:500]}")
+            raise RuntimeError(f"the mirror did not start: {line}{stderr.read()[:500]}")
         self.url = line.split(" on ", 1)[1].split()[0]
 
     def __enter__(self) -> "MirrorProcess":

@@ -215,7 +215,7 @@ def run_scale(
         for p in (resume or {}).get(part, [])
         if part != "vectors" or _swept(p) == sorted(VECTOR_SWEEP)
     }  # a vector point swept otherwise is redone
-    steps = [
+    steps: list[tuple[str, int, str | None, Callable[[], dict]]] = [
         ("records", n, engine, partial(record_point, sample, n, boolean, rounds, workdir, engine))
         for engine in engines
         for n in record_sizes

@@ -91,12 +91,12 @@ def answers(
     gold = _gold(raw, questions)
     gold = gold[:limit] if limit else gold
     asked = read_question_texts(questions)
-    given = {}
+    given: dict[str, Path] = {}
     for item in answers_file:
-        name, _, path = str(item).partition("=")
-        if not path:
+        name, _, where = str(item).partition("=")
+        if not where:
             fail(f"--answers takes NAME=PATH, got {item}")
-        given[name] = Path(path)
+        given[name] = Path(where)
     result: dict = {"questions_file": str(questions), "questions": len(gold), "profile": None, "systems": {}}
     with Pipeline(settings) as pipeline:
         result["profile"] = pipeline.profile

@@ -117,6 +117,7 @@ def pairs(
             )
         return
 
+    assert pairs_file  # exactly one of the three sources was given, and the other two returned above
     path = home_pairs / f"{pairs_file}.jsonl" if pairs_file in ("bioasq", "synthetic") else Path(pairs_file)
     try:
         pair_set = PairSet(load_pairs(path)).limit(limit)

@@ -181,10 +181,11 @@ def _small_to_big(
 def _restructured(question: str, passages: list[Passage], encoder: EmbeddingCache, postprocessor) -> list[Unit]:
     """Restructuring measured per evidence sentence (the passages it returns span their sentences' gaps)."""
     result = restructure(question, passages, encoder, postprocessor)
-    units = []
+    units: list[Unit] = []
     for topic in result.topics:
         by_doc: dict[int, list[Span]] = {}
         for s in topic.sentences:
+            assert s.start is not None and s.end is not None  # ``_passages`` gives every passage its offsets
             by_doc.setdefault(int(s.pmid), []).append((s.start, s.end))
         units.extend(Unit(doc=d, spans=spans) for d, spans in by_doc.items())
     return units
@@ -230,7 +231,7 @@ def context_ablation(
         )
         if progress and i % 25 == 0:
             progress(f"context ablation: {i}/{len(queries)} questions")
-    golds = [(d, tuple(q.gold_span)) for d, q in queries]
+    golds = [(d, q.gold_span) for d, q in queries]
     return ContextReport(
         bench=bench,
         docs=len(docs),

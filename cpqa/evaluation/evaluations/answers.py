@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from cpqa.answer.citations import MARKER, marker_pmids, sentences_of
 from cpqa.documents.study_type import PRECLINICAL
 from cpqa.answer.extractive import Similarity, split_sentences, terms
@@ -127,7 +129,9 @@ def naive_answer(pipeline, question: str) -> tuple[str, list[str], dict[str, str
     found = pipeline.documents.search(question, options)
     abstracts = [(d.candidate.pmid, d.article.abstract) for d in found.documents[:TOP_PASSAGES]]
     pool = [(pmid, s) for pmid, text in abstracts for s in split_sentences(text)]
-    scores = Similarity([s for _, s in pool], pipeline.passages.cache).scores(question) if pool else []
+    scores: np.ndarray | list[float] = (
+        Similarity([s for _, s in pool], pipeline.passages.cache).scores(question) if pool else []
+    )
     best = sorted(range(len(pool)), key=lambda i: -scores[i])[:BASELINE_SENTENCES]
     text = "\n".join(f'- "{pool[i][1]}" [PMID:{pool[i][0]}]' for i in best)
     return text, [a for _, a in abstracts], {d.candidate.pmid: d.candidate.evidence_type for d in found.documents}

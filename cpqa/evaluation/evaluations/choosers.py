@@ -121,6 +121,7 @@ class AnswererChooser:
 
     def choose(self, question: str, options: dict[str, str], passages: list[Passage]) -> Choice:
         if self._clients is None:
+            assert self._offline is not None  # __init__ builds it whenever there are no LLM clients
             answer = choose(self._offline, question, options, passages)
             return Choice(letter=_letter(answer, options), raw=answer.text)
         client = self._clients.get()

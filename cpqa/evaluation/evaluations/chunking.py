@@ -141,9 +141,8 @@ def chunk_vectors(cache: EmbeddingCache, corpus: list[str], given: Sequence[Any]
     """Each chunk's passage vector: the splitter's own (SEOS: the mean of its sentences'), else its text embedded."""
     missing = [i for i, v in enumerate(given) if v is None]
     encoded = cache.encode([corpus[i] for i in missing]) if missing else np.zeros((0, cache.encoder.dim))
-    rows = [np.asarray(v, dtype=np.float32) if v is not None else None for v in given]
-    for i, vector in zip(missing, encoded):
-        rows[i] = vector
+    filled = dict(zip(missing, encoded))
+    rows = [np.asarray(v, dtype=np.float32) if v is not None else filled[i] for i, v in enumerate(given)]
     return np.stack(rows) if rows else np.zeros((0, cache.encoder.dim), dtype=np.float32)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from pydantic import BaseModel
 
@@ -48,7 +48,7 @@ class CrossValidation(BaseModel):
         return self.model_dump(by_alias=True, mode="json")
 
 
-def settings_grid(grid: dict[str, Sequence[float]] = GRID) -> list[dict[str, float]]:
+def settings_grid(grid: Mapping[str, Sequence[float]] = GRID) -> list[dict[str, float]]:
     keys = list(grid)
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
@@ -73,7 +73,7 @@ def cross_validate(
     reranker: Reranker | None,
     *,
     window_tokens: int,
-    grid: dict[str, Sequence[float]] = GRID,
+    grid: Mapping[str, Sequence[float]] = GRID,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> CrossValidation:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from typing import Any, Callable, Sequence
+from typing import AbstractSet, Any, Callable, Mapping, Sequence
 
 from cpqa.documents.fusion import rrf_fuse
 from cpqa.evaluation.stats.metrics import average, question_scores
@@ -38,7 +38,7 @@ REPORTED = ("recall@10", "recall@20", "mrr@10", "ndcg@10")
 
 
 def split(
-    questions: Sequence[Question], tune: int, seed: int = 13, exclude: set[str] = frozenset()
+    questions: Sequence[Question], tune: int, seed: int = 13, exclude: AbstractSet[str] = frozenset()
 ) -> tuple[list[Question], list[Question]]:
     """(tuning questions, held-out questions): a seeded random ``tune`` of those not in ``exclude``, and the rest."""
     pool = [q for q in questions if q.id not in exclude]
@@ -54,7 +54,7 @@ def sweep(
     questions: Sequence[Question],
     pipeline: Pipeline,
     e2_variants: Sequence[dict] = E2_VARIANTS,
-    grid: dict[str, Sequence] = FUSION_GRID,
+    grid: Mapping[str, Sequence[float]] = FUSION_GRID,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """E2 alone per variant, and HSRDR per (E2 variant x fusion setting), averaged over ``questions``."""
@@ -63,7 +63,8 @@ def sweep(
     e1 = [search(pipeline, "E1", q.question, base).pmids for q in questions]
     bm25 = [search(pipeline, "BM25", q.question, base).pmids for q in questions]
     say(f"E1 and BM25 on {len(questions)} questions")
-    e2_rows, fused_rows = [], []
+    e2_rows: list[dict[str, Any]] = []
+    fused_rows: list[dict[str, Any]] = []
     for variant in e2_variants:
         options = base.with_overrides(**variant)
         e2 = [search(pipeline, "E2", q.question, options).pmids for q in questions]

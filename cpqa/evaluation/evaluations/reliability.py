@@ -15,7 +15,7 @@ import json
 import sqlite3
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +24,9 @@ from cpqa.sources.store import Store
 from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply, default_responder
 from cpqa.testing.routes import CALLS, CLAUDE_CALLS, FAULTS, NCBI_CALLS, RoutedFaultyServer, fault_for
 from cpqa.types import Article
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TOPIC_QUERY = "cancer AND metabolism AND model*"
 TOPIC_LADDER = ["cancer AND metabolism AND mathematical", TOPIC_QUERY, "cancer AND metabolism"]
@@ -60,7 +63,7 @@ class Topic:
             )
         keep = {a.pmid for a in self.reviews}
         self.held_out = {a.pmid for i, (a, _) in enumerate(self.records) if i % 2 and a.pmid not in keep}
-        self._vectors = None
+        self._vectors: np.ndarray | None = None
 
     def write_home(self, home: Path, *, local_only: bool = True, index: bool = True) -> Settings:
         settings = get_settings(cpqa_home=home, cpqa_profile="offline")

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from pydantic import BaseModel
 
 from cpqa.evaluation.evaluations.reliability import World, store_health
 from cpqa.testing.routes import fault_for
+
+if TYPE_CHECKING:
+    from cpqa.trace import Result
 
 JITTER_WINDOW = 0.9  # seconds: the limiter spaces departures; arrivals at the server may bunch by up to 100 ms
 LOAD_TOPIC_SIZE = 10  # records: few, so twenty cold questions at once stay cheap on two cores
@@ -61,7 +64,7 @@ def run_load(world: World, questions: Sequence[str] = tuple(LOAD_QUESTIONS), tim
     held-out records are still missing when the concurrent questions start: they fetch and store them at once."""
     with world.ncbi.failing("efetch_pubmed", fault_for("efetch_pubmed", "5xx", world.settings.cpqa_http_timeout)):
         world.pipeline.ask(questions[0])
-    answers: dict[int, object] = {}
+    answers: dict[int, Result] = {}
     errors: list[str] = []
     barrier = threading.Barrier(len(questions))
 
@@ -85,7 +88,7 @@ def run_load(world: World, questions: Sequence[str] = tuple(LOAD_QUESTIONS), tim
     return LoadResult(
         questions=len(questions),
         concurrency=len(threads),
-        answered=sum(1 for r in answers.values() if r.answer.text),  # type: ignore[attr-defined]
+        answered=sum(1 for r in answers.values() if r.answer.text),
         deadlock=any(t.is_alive() for t in threads),
         errors=errors,
         seconds=round(seconds, 2),
