@@ -61,7 +61,7 @@ def parse_value(name: str, text: str) -> Any:
 
 
 def parse_assignments(assignments: Iterable[str]) -> dict[str, Any]:
-    """``["years=5", "mode=clinician"]`` -> ``{"years": "5", "mode": "clinician"}`` (values typed by ``parse_value``)."""
+    """``["years=5", "mode=clinician"]`` -> ``{"years": "5", "mode": "clinician"}`` (typed by ``parse_value``)."""
     knobs: dict[str, Any] = {}
     for assignment in assignments:
         name, sep, value = assignment.partition("=")
