@@ -92,7 +92,7 @@ def read_options_file(path: Path | str) -> dict[str, Any]:
         if key in PipelineOptions.model_fields:
             if not isinstance(value, dict):
                 raise OptionsError(f"options file {path}: [{key}] must be a table of knobs")
-            items = value.items()
+            items: Iterable[tuple[str, Any]] = value.items()
         else:
             items = [(key, value)]
         for name, knob in items:

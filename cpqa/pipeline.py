@@ -92,7 +92,12 @@ class Pipeline:
         self.boolean = BooleanLadderRetriever(self.client or self.store, self.rewriter, documents)
         self.bm25 = Bm25Retriever(self.store, settings.index_dir / "bm25", documents)
         self.documents = HSRDRRetriever(
-            self.semantic, self.boolean, self.store, self.client, settings, documents, bm25=self.bm25
+            [self.semantic, self.boolean, self.bm25],
+            self.store,
+            self.client,
+            rewriter=self.rewriter,
+            options=documents,
+            redact=settings.redact,
         )
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)

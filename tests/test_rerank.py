@@ -113,3 +113,23 @@ def test_paper_profile_without_weights_raises_clearly(tmp_path):
     s = get_settings(cpqa_home=tmp_path, cpqa_profile="paper")
     with pytest.raises(ModelUnavailable, match=MEDCPT_CROSS):
         load_reranker(s)
+
+
+def test_rerankers_build_from_a_model_name(tmp_path):
+    """As LlamaIndex's ``SentenceTransformerRerank(model=...)``: a cross-encoder by name (a tiny random BERT with the
+    real architecture, in a temporary Hugging Face cache) and the fusion reranker over a named embedder."""
+    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+    from cpqa.config import get_settings
+    from cpqa.models.encoders import MINILM
+    from cpqa.passages.rerank import CrossEncoderReranker, FusionReranker
+    from cpqa.testing.tiny_models import build_paper_models
+
+    nodes = [NodeWithScore(node=TextNode(id_=str(i), text=t)) for i, t in enumerate(["Tamoxifen works.", "Aspirin."])]
+    query = QueryBundle("Does tamoxifen work?")
+    fusion = FusionReranker.from_model_name(MINILM, top_n=1)
+    assert [n.node.node_id for n in fusion.postprocess_nodes(nodes, query)] == ["0"]
+    folder = build_paper_models(tmp_path / "hub")["ncbi/MedCPT-Cross-Encoder"]  # a model by its local path
+    cross = CrossEncoderReranker.from_model_name(str(folder), top_n=2, settings=get_settings(cpqa_cache=tmp_path / "o"))
+    ranked = cross.postprocess_nodes(nodes, query)
+    assert len(ranked) == 2 and all(isinstance(n.score, float) for n in ranked)

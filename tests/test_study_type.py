@@ -78,7 +78,7 @@ def test_a_retracted_record_is_excluded_from_the_evidence_with_a_warning(sample_
     from cpqa.documents.hsrdr import HSRDRRetriever
     from cpqa.documents.boolean_search import BooleanLadderRetriever
     from cpqa.documents.bm25 import Bm25Retriever
-    from cpqa.documents.semantic import SemanticRetriever, SemanticSearch
+
     from cpqa.options import DocumentOptions
     from cpqa.rewrite.rewriter import Rewriter
     from cpqa.sources.store import Store
@@ -92,15 +92,12 @@ def test_a_retracted_record_is_excluded_from_the_evidence_with_a_warning(sample_
         )
         copy.upsert([(retracted, article_to_pubmed_xml(retracted))])
         options = DocumentOptions(e1_weight=0.0)  # E2 and BM25 only: no vector index needed
-        hsrdr = HSRDRRetriever(
-            SemanticRetriever(SemanticSearch(settings), options),
-            BooleanLadderRetriever(copy, Rewriter(settings), options),
-            copy,
-            None,
-            settings,
-            options,
-            bm25=Bm25Retriever(copy, settings.index_dir / "bm25", options),
-        )
+        rewriter = Rewriter(settings)
+        paths = [
+            BooleanLadderRetriever(copy, rewriter, options),
+            Bm25Retriever(copy, settings.index_dir / "bm25", options),
+        ]
+        hsrdr = HSRDRRetriever(paths, copy, None, rewriter=rewriter, options=options)
         found = hsrdr.search("pemetrexed bronchioloalveolar carcinoma phase II trial")
     dropped = {c.pmid: c for c in found.candidates}
     assert dropped["23415808"].kept is False and dropped["23415808"].dropped_reason.startswith("retracted")

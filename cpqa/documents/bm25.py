@@ -13,14 +13,12 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle
-from pydantic import Field
+from llama_index.core.schema import QueryBundle
 
-from cpqa.documents.nodes import pmid_node
+from cpqa.documents.path import DocumentPath, PathHits
 from cpqa.documents.query import as_document_query
 from cpqa.options import DocumentOptions
-from cpqa.types import Article, StageLog
+from cpqa.types import Article
 
 STATE_FILE = "cpqa_state.json"
 
@@ -96,22 +94,15 @@ def store_state(store) -> dict:
     return {"count": store.count(), "last": store.last_row_id()}
 
 
-class Bm25Hits(StageLog):
-    hits: list[tuple[str, float]] = Field(default_factory=list)
-
-    @property
-    def pmids(self) -> list[str]:
-        return [pmid for pmid, _ in self.hits]
-
-
-class Bm25Retriever(BaseRetriever):
+class Bm25Retriever(DocumentPath):
     """Plain BM25 as a LlamaIndex retriever: the question's words (not the rewrite) -> PMID nodes (score = BM25).
     The index loads on first use."""
 
+    name = "BM25"
+
     def __init__(self, store, directory: Path, options: DocumentOptions | None = None):
-        super().__init__()
+        super().__init__(options)
         self.store, self.directory = store, directory
-        self.options = options or DocumentOptions()
         self._index: Bm25Index | None = None
         self._lock = threading.Lock()
 
@@ -122,17 +113,11 @@ class Bm25Retriever(BaseRetriever):
                 self._index = Bm25Index.open(self.store, self.directory)
             return self._index
 
-    def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> Bm25Hits:
+    def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> PathHits:
         query = as_document_query(query)
         k = (options or self.options).bm25_k
-        result = Bm25Hits()
+        result = PathHits(path=self.name)
         with result.stage("BM25", k=k) as record:
             result.hits = self.index.search(query.query_str, k)
             record.info["hits"] = len(result.hits)
         return result
-
-    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return [
-            pmid_node(pmid, score, path="BM25", rank=rank)
-            for rank, (pmid, score) in enumerate(self.search(query_bundle).hits, 1)
-        ]

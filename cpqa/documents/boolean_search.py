@@ -24,13 +24,11 @@ from __future__ import annotations
 import time
 from typing import Callable, Protocol, Sequence
 
-from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle
-from pydantic import Field
+from llama_index.core.schema import QueryBundle
 
 from cpqa.config import NCBI_EUTILS_URL, Settings
 from cpqa.documents.fusion import rrf_fuse
-from cpqa.documents.nodes import pmid_node
+from cpqa.documents.path import DocumentPath, PathHits
 from cpqa.documents.query import DocumentQuery, as_document_query, year_window
 from cpqa.options import DocumentOptions, LadderRanking
 from cpqa.rewrite.rewriter import Rewriter, RewriteResult
@@ -48,15 +46,12 @@ class TermSearch(Protocol):
     ) -> SearchResult: ...
 
 
-class LadderResult(StageLog):
-    """What E2 found: ranked unique PMIDs and every level that ran."""
+class LadderResult(PathHits):
+    """What E2 found: ranked unique PMIDs (score 1 / rank) and every level that ran."""
 
-    pmids: list[str] = Field(default_factory=list)
-    levels: list[LadderLevel] = Field(default_factory=list)
+    path: str = "E2"
     last_level: int | None = None  # 1-based number of the last level that ran; None when none did
     ladder_size: int = 0
-    backend: str = ""
-    error: str | None = None  # why the path found nothing usable (no ladder, every level failed)
 
 
 def run_ladder(
@@ -82,6 +77,7 @@ def run_ladder(
     result = LadderResult(ladder_size=len(ladder), backend=type(backend).__name__)
     per_level: dict[str, list[str]] = {}
     seen: set[str] = set()
+    pmids: list[str] = []
     for number, expression in enumerate(ladder, 1):
         level = LadderLevel(level=number, expression=expression)
         unavailable = False
@@ -98,7 +94,7 @@ def run_ladder(
             seen.update(new)
             level.new_pmids = len(new)
             per_level[str(number)] = found.pmids
-            result.pmids.extend(new)
+            pmids.extend(new)
         level.ms = (time.perf_counter() - start) * 1000.0
         result.levels.append(level)
         result.last_level = number
@@ -106,15 +102,16 @@ def run_ladder(
             if number < len(ladder):
                 result.warn(f"E-utilities unavailable: ladder levels {number + 1}-{len(ladder)} not tried")
             break
-        if ranking != "rrf" and len(result.pmids) >= min_docs:
+        if ranking != "rrf" and len(pmids) >= min_docs:
             break
     if ranking == "rrf":
-        result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level, k=rrf_k)]
-    elif ranking == "bestmatch" and scorer is not None and result.pmids:
-        result.pmids = best_match_order(per_level, scorer(result.pmids), level_bonus, level_decay)
+        pmids = [pmid for pmid, _, _ in rrf_fuse(per_level, k=rrf_k)]
+    elif ranking == "bestmatch" and scorer is not None and pmids:
+        pmids = best_match_order(per_level, scorer(pmids), level_bonus, level_decay)
     elif ranking in ("weighted", "bestmatch"):
         weights = {level: level_decay ** (int(level) - 1) for level in per_level}
-        result.pmids = [pmid for pmid, _, _ in rrf_fuse(per_level, k=rrf_k, weights=weights)]
+        pmids = [pmid for pmid, _, _ in rrf_fuse(per_level, k=rrf_k, weights=weights)]
+    result.hits = [(pmid, 1.0 / rank) for rank, pmid in enumerate(pmids, 1)]
     return result
 
 
@@ -144,15 +141,16 @@ def uses_local_store(settings: Settings) -> bool:
     return not eutils.eutils_reachable(settings.cpqa_eutils_url, settings.cpqa_hub_timeout)
 
 
-class BooleanLadderRetriever(BaseRetriever):
+class BooleanLadderRetriever(DocumentPath):
     """E2 as a LlamaIndex retriever: question -> rewrite (or the rewrite a ``DocumentQuery`` carries) -> ladder
     on the backend -> PMID nodes (score = 1 / rank; metadata path "E2", rank)."""
 
+    name = "E2"
+
     def __init__(self, backend: TermSearch, rewriter: Rewriter, options: DocumentOptions | None = None):
-        super().__init__()
+        super().__init__(options)
         self.backend = backend
         self.rewriter = rewriter
-        self.options = options or DocumentOptions()
 
     def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> LadderResult:
         query = as_document_query(query)
@@ -194,12 +192,6 @@ class BooleanLadderRetriever(BaseRetriever):
         title, abstract, mesh = options.ladder_field_weights
         weights = (title, abstract, abstract, mesh, mesh / 2, abstract / 2)  # FTS_COLUMNS order
         return lambda pmids: score(expression, pmids, weights=weights)
-
-    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return [
-            pmid_node(pmid, 1.0 / rank, path="E2", rank=rank)
-            for rank, pmid in enumerate(self.search(query_bundle).pmids, 1)
-        ]
 
 
 __all__ = ["BooleanLadderRetriever", "DocumentQuery", "LadderResult", "TermSearch", "run_ladder", "uses_local_store"]

@@ -1,7 +1,8 @@
 """HSRDR: hybrid semantic real-time document retrieval, a LlamaIndex retriever composed of E1 and E2.
 
 E1 (``SemanticRetriever``) and E2 (``BooleanLadderRetriever``) run concurrently on the same ``DocumentQuery``, with
-plain BM25 (``Bm25Retriever``) as an optional third path. Their rankings merge by PMID (category E1 when only
+plain BM25 (``Bm25Retriever``) as an optional third path; each is a ``DocumentPath`` returning ``PathHits``, so HSRDR
+composes them without knowing which is which. Their rankings merge by PMID (category E1 when only
 semantic search found it, E2 when only lexical search did, E3 when both did) and fuse by reciprocal rank fusion:
 ``rrf = sum_path weight_path / (rrf_k + rank_path)``; a path of weight 0 does not run. Records come from the store,
 else efetch. Then the temporal filter, the abstract filter and the source choice run; every decision is in the
@@ -16,21 +17,19 @@ still answers; ``lost_paths`` says which path was lost and why.
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol, Sequence, cast
+from typing import Callable, Protocol, Sequence
 
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import Field
 
-from cpqa.config import Settings
-from cpqa.documents.bm25 import Bm25Hits, Bm25Retriever
-from cpqa.documents.boolean_search import BooleanLadderRetriever, LadderResult
 from cpqa.documents.fusion import rrf_fuse
 from cpqa.documents.nodes import document_node
+from cpqa.documents.path import DocumentPath, PathHits
 from cpqa.documents.query import DocumentQuery, as_document_query, year_window
-from cpqa.documents.semantic import SemanticHits, SemanticRetriever
 from cpqa.documents.study_type import EXCLUDED, evidence_type
 from cpqa.options import DocumentOptions
+from cpqa.rewrite.rewriter import Rewriter
 from cpqa.types import Article, Candidate, ComponentChoice, LadderLevel, RetrievedDocument, Source, StageLog
 
 SOURCES: tuple[Source, ...] = ("D1", "D2", "D3")
@@ -90,36 +89,39 @@ class HSRDRRetriever(BaseRetriever):
 
     def __init__(
         self,
-        semantic: SemanticRetriever,
-        boolean: BooleanLadderRetriever,
+        paths: Sequence[DocumentPath],
         store: RecordStore,
         fetcher: RecordFetcher | None,
-        settings: Settings,
+        *,
+        rewriter: Rewriter | None = None,
         options: DocumentOptions | None = None,
-        bm25: Bm25Retriever | None = None,
+        redact: Callable[[str], str] = str,
     ):
+        """``paths`` by their names; ``rewriter`` rewrites a query that comes without its rewrite (the ladder needs
+        one); ``redact`` keeps keys out of the warnings a failure writes."""
         super().__init__()
-        self.semantic, self.boolean, self.bm25 = semantic, boolean, bm25
-        self.store, self.fetcher = store, fetcher
-        self.settings = settings
+        self.paths = {path.name: path for path in paths}
+        self.store, self.fetcher, self.rewriter, self.redact = store, fetcher, rewriter, redact
         self.options = options or DocumentOptions()
 
     def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> DocumentSearch:
         options = options or self.options
         query = as_document_query(query)
         if query.rewrite is None:  # rewrite once, for E2 and for the record
+            if self.rewriter is None:
+                raise ValueError("this HSRDR has no rewriter: give a DocumentQuery with its rewrite")
             query = DocumentQuery(
                 query_str=query.query_str,
                 custom_embedding_strs=query.custom_embedding_strs,
-                rewrite=self.boolean.rewriter.rewrite(query.query_str),
+                rewrite=self.rewriter.rewrite(query.query_str),
             )
         bad = [s for s in options.sources if s not in SOURCES]
         if bad:
             raise ValueError(f"sources must be a non-empty subset of {SOURCES}, got {options.sources}")
         first, last = year_window(options.years)
-        result = DocumentSearch(term_backend=type(self.boolean.backend).__name__, year_window=(first, last))
+        result = DocumentSearch(year_window=(first, last))
         requests_before = getattr(self.fetcher, "requests_made", 0)
-        rankings, semantic_scores = self._paths(query, options, result)
+        rankings, scores = self._paths(query, options, result)
         with result.stage("fuse") as record:
             fused = rrf_fuse(rankings, k=options.rrf_k, weights=options.weights, depth=options.fusion_depth)
             record.info["candidates"] = len(fused)
@@ -133,7 +135,7 @@ class HSRDRRetriever(BaseRetriever):
                     semantic_rank=ranks.get("E1"),
                     boolean_rank=ranks.get("E2"),
                     bm25_rank=ranks.get("BM25"),
-                    semantic_score=semantic_scores.get(pmid),
+                    semantic_score=scores.get("E1", {}).get(pmid),
                 )
                 result.candidates.append(candidate)
                 article = articles.get(pmid)
@@ -168,44 +170,39 @@ class HSRDRRetriever(BaseRetriever):
     # ------------------------------------------------------------ the two paths
     def _paths(
         self, query: DocumentQuery, options: DocumentOptions, result: DocumentSearch
-    ) -> tuple[dict[str, list[str]], dict[str, float]]:
-        """The paths of non-zero weight concurrently (rankings, E1 similarities); a failed path is recorded in
-        ``lost_paths`` and the others still answer."""
-        rankings: dict[str, list[str]] = {}
-        semantic_scores: dict[str, float] = {}
-        retrievers = {"E1": self.semantic, "E2": self.boolean, "BM25": self.bm25}
-        weighted = {path: r for path, r in retrievers.items() if options.weights[path] > 0}
-        if weighted.get("BM25", self) is None:
-            raise ValueError("bm25_weight > 0 but this HSRDR has no BM25 path")
-        active = {path: r for path, r in weighted.items() if r is not None}  # all of them, after the check above
+    ) -> tuple[dict[str, list[str]], dict[str, dict[str, float]]]:
+        """The paths of non-zero weight concurrently: their rankings and scores by path name. A failed path is
+        recorded in ``lost_paths`` and the others still answer."""
+        unknown = sorted(set(options.weights) - set(self.paths))
+        if any(options.weights[path] > 0 for path in unknown):
+            raise ValueError(f"{', '.join(unknown)} weighted above 0 but this HSRDR has no such path")
+        active = {name: path for name, path in self.paths.items() if options.weights.get(name, 0.0) > 0}
         if not active:
             raise ValueError("every path has weight 0")
+        rankings: dict[str, list[str]] = {}
+        scores: dict[str, dict[str, float]] = {}
         with result.stage("hsrdr_paths"), ThreadPoolExecutor(max_workers=len(active)) as pool:
-            jobs: dict[str, Future[SemanticHits | LadderResult | Bm25Hits]] = {
-                path: pool.submit(r.search, query, options) for path, r in active.items()
+            jobs: dict[str, Future[PathHits]] = {
+                name: pool.submit(p.search, query, options) for name, p in active.items()
             }
-            for path, job in jobs.items():
+            for name, job in jobs.items():
                 try:
                     found = job.result()
                 except Exception as exc:  # noqa: BLE001 - a lost path is recorded, the other still answers
-                    self._lose(result, path, f"{type(exc).__name__}: {exc}")
+                    self._lose(result, name, f"{type(exc).__name__}: {exc}")
                     continue
                 result.absorb(found)
-                if path == "E1":
-                    semantic = cast(SemanticHits, found)  # the E1 path is the SemanticRetriever
-                    result.semantic_model = semantic.model
-                    semantic_scores = dict(semantic.hits)
-                elif path == "E2":
-                    ladder = cast(LadderResult, found)  # the E2 path is the BooleanLadderRetriever
-                    result.ladder = ladder.levels
-                    if ladder.error:
-                        self._lose(result, path, ladder.error)
-                        continue
-                rankings[path] = found.pmids
-        return rankings, semantic_scores
+                result.ladder.extend(found.levels)
+                result.semantic_model = found.model or result.semantic_model
+                result.term_backend = found.backend or result.term_backend
+                if found.error:
+                    self._lose(result, name, found.error)
+                    continue
+                rankings[name], scores[name] = found.pmids, dict(found.hits)
+        return rankings, scores
 
     def _lose(self, result: DocumentSearch, path: str, why: str) -> None:
-        reason = self.settings.redact(why)[:400]
+        reason = self.redact(why)[:400]
         result.lost_paths[path] = reason
         result.warn(f"{path} path lost: {reason}")
 
@@ -219,7 +216,7 @@ class HSRDRRetriever(BaseRetriever):
                 try:
                     found.update(self.fetcher.fetch_pubmed(missing))
                 except Exception as exc:  # noqa: BLE001 - records we cannot fetch are dropped, with the reason
-                    result.warn(self.settings.redact(f"efetch failed for {len(missing)} records: {exc}")[:400])
+                    result.warn(self.redact(f"efetch failed for {len(missing)} records: {exc}")[:400])
         return found
 
     @staticmethod
@@ -268,7 +265,7 @@ class HSRDRRetriever(BaseRetriever):
             )
         candidate.source = "D1"
         result.warn(
-            self.settings.redact(
+            self.redact(
                 f"full text of {article.pmcid} (PMID {candidate.pmid}) unavailable{failure}: its abstract is used (D1)"
             )[:400]
         )

@@ -10,23 +10,20 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle
-from pydantic import Field
+from llama_index.core.schema import QueryBundle
 
 from cpqa.config import Settings
-from cpqa.documents.nodes import pmid_node
+from cpqa.documents.path import DocumentPath, PathHits
 from cpqa.documents.query import as_document_query
 from cpqa.documents.vector_index import IndexMeta, IndexMissing, VectorIndex
 from cpqa.documents.vectorstore import open_index
 from cpqa.models.encoders import MEDCPT_ARTICLE, MEDCPT_QUERY, MINILM, TextEncoder, load_encoder
 from cpqa.options import DocumentOptions
-from cpqa.types import ComponentChoice, StageLog
+from cpqa.types import ComponentChoice
 
 __all__ = [
     "SemanticSearch",
     "SemanticRetriever",
-    "SemanticHits",
     "IndexMissing",
     "EncoderMismatch",
     "ARTICLE_FOR_QUERY",
@@ -99,38 +96,22 @@ class SemanticSearch:
         return index.search(vectors, k)
 
 
-class SemanticHits(StageLog):
-    """What E1 found: (PMID, similarity) best first, and the query encoder that served."""
-
-    hits: list[tuple[str, float]] = Field(default_factory=list)
-    model: ComponentChoice | None = None
-
-    @property
-    def pmids(self) -> list[str]:
-        return [pmid for pmid, _ in self.hits]
-
-
-class SemanticRetriever(BaseRetriever):
+class SemanticRetriever(DocumentPath):
     """E1 as a LlamaIndex retriever: the query's ``embedding_strs`` (the question; with HyDE, the question and a
     drafted answer, joined as in Query2Doc) -> query encoder -> vector index -> PMID nodes (score = similarity)."""
 
-    def __init__(self, search: SemanticSearch, options: DocumentOptions | None = None):
-        super().__init__()
-        self.semantic = search
-        self.options = options or DocumentOptions()
+    name = "E1"
 
-    def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> SemanticHits:
+    def __init__(self, search: SemanticSearch, options: DocumentOptions | None = None):
+        super().__init__(options)
+        self.semantic = search
+
+    def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> PathHits:
         query = as_document_query(query)
         k = (options or self.options).e1_k
-        result = SemanticHits()
+        result = PathHits(path=self.name)
         with result.stage("E1", k=k) as record:
             result.hits = self.semantic.search("\n".join(query.embedding_strs), k=k)
             record.info["hits"] = len(result.hits)
         result.model = self.semantic.choice
         return result
-
-    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return [
-            pmid_node(pmid, score, path="E1", rank=rank, semantic_score=score)
-            for rank, (pmid, score) in enumerate(self.search(query_bundle).hits, 1)
-        ]

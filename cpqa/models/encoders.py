@@ -337,22 +337,28 @@ def load_model_by_id(model_id: str) -> TextEncoder:
         return _load(model_id, None)
 
 
-def load_cross_encoder(settings: Settings):
-    """The MedCPT cross-encoder in the paper profile, or None with the fusion choice offline."""
-    choice = resolve("reranker", settings)
-    if choice.profile == "offline":
-        return None, choice
+def pair_scorer(model_id: str, settings: Settings):
+    """A cross-encoder (any BERT-style sequence classifier, by name or path) on the configured runtime and device;
+    ``ModelUnavailable`` when its weights cannot be had."""
     from cpqa.models.cross_encoder import PairScorer
 
     try:
-        scorer = PairScorer(
-            choice.model,
+        return PairScorer(
+            model_id,
             onnx_cache_dir(settings),
             runtime=check_runtime(settings.cpqa_runtime),
             device=resolve_device(settings.cpqa_device),
         )
     except (OSError, ValueError) as exc:
-        raise ModelUnavailable(f"{choice.model}: {exc}") from exc
+        raise ModelUnavailable(f"{model_id}: {exc}") from exc
+
+
+def load_cross_encoder(settings: Settings):
+    """The MedCPT cross-encoder in the paper profile, or None with the fusion choice offline."""
+    choice = resolve("reranker", settings)
+    if choice.profile == "offline":
+        return None, choice
+    scorer = pair_scorer(choice.model, settings)
     return scorer, choice.model_copy(update={"runtime": scorer.runtime})
 
 

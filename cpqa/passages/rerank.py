@@ -14,9 +14,9 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
+from cpqa.config import Settings, get_settings
+from cpqa.models.encoders import EmbeddingCache, load_cross_encoder, load_encoder, load_model_by_id, pair_scorer
 from cpqa.options import RerankOptions
-from cpqa.config import Settings
-from cpqa.models.encoders import EmbeddingCache, load_cross_encoder, load_encoder
 from cpqa.passages.node_vectors import node_vectors
 from cpqa.types import ComponentChoice
 
@@ -75,6 +75,14 @@ class FusionReranker(BaseNodePostprocessor):
     def class_name(cls) -> str:
         return "FusionReranker"
 
+    @classmethod
+    def from_model_name(
+        cls, model: str, top_n: int | None = DEFAULT_TOP_N, options: RerankOptions | None = None
+    ) -> "FusionReranker":
+        """The fusion reranker with any sentence-transformers embedder by name or path (the bundled MiniLM too)."""
+        dense_weight = (options or RerankOptions()).dense_weight
+        return cls(EmbeddingCache(load_model_by_id(model)), top_n=top_n, dense_weight=dense_weight)
+
     def fused_scores(
         self, query: str, passages: list[str], vectors: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -115,6 +123,14 @@ class CrossEncoderReranker(BaseNodePostprocessor):
     @classmethod
     def class_name(cls) -> str:
         return "CrossEncoderReranker"
+
+    @classmethod
+    def from_model_name(
+        cls, model: str, top_n: int | None = DEFAULT_TOP_N, settings: Settings | None = None
+    ) -> "CrossEncoderReranker":
+        """A reranker over any cross-encoder by name or path (as LlamaIndex's ``SentenceTransformerRerank(model=)``),
+        run on the configured runtime and device like the product's own."""
+        return cls(pair_scorer(model, settings or get_settings()), top_n=top_n)
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: Optional[QueryBundle] = None

@@ -9,8 +9,9 @@ from pathlib import Path
 import typer
 
 from cpqa.cli.common import fail, print_json
+from cpqa.evaluation.data.shared import SHARED_DATA
 
-DEFAULT_SAMPLE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "corpus" / "pubmed_sample.xml.gz"
+DEFAULT_SAMPLE = SHARED_DATA / "corpus" / "pubmed_sample.xml.gz"
 
 
 def ingest(

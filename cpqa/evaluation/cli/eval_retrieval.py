@@ -9,9 +9,10 @@ from typing import List, Optional
 import typer
 
 from cpqa.cli.common import emit, fail
+from cpqa.evaluation.data.shared import SHARED_DATA
 
 # The consumer health questions beside the checkout (../shared/data), used for Table II when present.
-CONSUMER_QUESTIONS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "consumer_questions"
+CONSUMER_QUESTIONS = SHARED_DATA / "consumer_questions"
 
 
 def retrieval(

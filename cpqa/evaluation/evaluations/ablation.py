@@ -31,6 +31,7 @@ from cpqa.passages.context import SmallToBigPostprocessor, apply
 from cpqa.passages.restructure import restructure
 from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
 from cpqa.types import Passage
+from cpqa.evaluation.data.shared import SHARED_DATA
 
 CONSUMER_SETS = {
     "healthsearchqa": "healthsearchqa_noncancer.jsonl",
@@ -244,7 +245,7 @@ def context_ablation(
 # ------------------------------------------------------------------ report
 def shared_data() -> Path:
     """``../shared/data`` beside the checkout (the default question sets and benchmark)."""
-    return Path(__file__).resolve().parents[3] / "shared" / "data"
+    return SHARED_DATA
 
 
 def _row(cells: Sequence[object]) -> str:

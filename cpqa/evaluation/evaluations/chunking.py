@@ -18,6 +18,7 @@ from cpqa.models.encoders import EmbeddingCache
 from cpqa.sources.jsonl import read_records
 from cpqa.evaluation.stats.metrics import hits_at, mrr_at
 from cpqa.evaluation.evaluations.splitters import ChunkSpan, Splitter
+from cpqa.evaluation.data.shared import SHARED_DATA
 
 K = 5
 RERANK_DEPTH = 20  # dense candidates handed to the reranker
@@ -46,7 +47,7 @@ class BenchDoc(BaseModel):
 
 def default_bench_path() -> Path:
     """``../shared/data/bench/chunking_dev.jsonl`` beside the checkout."""
-    return Path(__file__).resolve().parents[3] / "shared" / "data" / "bench" / "chunking_dev.jsonl"
+    return SHARED_DATA / "bench" / "chunking_dev.jsonl"
 
 
 def load_bench(path: Path | str, limit: int | None = None) -> list[BenchDoc]:
