@@ -22,7 +22,7 @@ from cpqa.answer.refine import Refiner
 from cpqa.config import Settings, get_settings
 from cpqa.documents.bm25 import Bm25Retriever
 from cpqa.documents.boolean_search import BooleanLadderRetriever, uses_local_store
-from cpqa.documents.hsrdr import HSRDRRetriever
+from cpqa.documents.hsrdr import DocumentSearch, HSRDRRetriever
 from cpqa.documents.query import DocumentQuery
 from cpqa.documents.semantic import SemanticRetriever, SemanticSearch
 from cpqa.models.encoders import EmbeddingCache, load_encoder
@@ -30,18 +30,17 @@ from cpqa.models.llm import LLMError
 from cpqa.models.providers import load_llm
 from cpqa.options import PipelineOptions
 from cpqa.progress import Progress
-from cpqa.passages.context import apply, context_postprocessors
-from cpqa.passages.dense import PassageRetriever
-from cpqa.passages.passage_store import PASSAGES_FILE, PassageStore
 from cpqa.passages.bulk import passage_segmenter
-from cpqa.passages.small_to_big import article_sources, node_spans
+from cpqa.passages.dense import PassageRetriever
+from cpqa.passages.finder import PassageFinder
+from cpqa.passages.passage_store import PASSAGES_FILE, PassageStore
 from cpqa.rewrite.adaptive import AdaptiveRetrieval
 from cpqa.rewrite.hyde import hyde_transform, pseudo_answer
-from cpqa.rewrite.query_variants import concept_queries
 from cpqa.rewrite.rewriter import Rewriter, RewriteResult
 from cpqa.rewrite.vocabulary import load_vocabulary
 from cpqa.safety.meaning import MeaningTriage
-from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, prepare as prepare_screening, scrub_phi
+from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, with_meaning
+from cpqa.safety.screening import prepare as prepare_screening
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
 from cpqa.trace import Result, RetrievalTrace, Retrieved
@@ -117,9 +116,10 @@ class Pipeline:
             sentence_encoder=sentence_encoder,
             cache_items=EmbeddingCache.DEFAULT_ITEMS,
         )
+        self.finder = PassageFinder(self.segments, self.passages)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
-        self.answerer = Answerer(settings, llm=self.llm, encoder=self.passages.cache, options=self.options)
-        self.refiner = Refiner(settings, self.answerer) if llm else None
+        self.answerer = Answerer(self.llm, self.passages.cache, self.options, redact=settings.redact)
+        self.refiner = Refiner(self.answerer) if llm else None
         self.models = {
             "rewriter": self.rewriter.choice,
             "answerer": self.answerer.choice,
@@ -158,20 +158,28 @@ class Pipeline:
         return options
 
     # ------------------------------------------------------------ one question
+    def screen(self, question: str, history: Sequence[str] = (), options: PipelineOptions | None = None) -> Screened:
+        """The screen, once per question: clean text, personal details removed (from the history too), urgent signs
+        by rule and by meaning, referrals. ``ask``, ``retrieve`` and ``search_documents`` take its result as it is.
+        Raises ``InvalidQuestion`` for unusable input."""
+        safety = (options or self.options).safety
+        return check_question(question, meaning=self.triage, options=safety, history=history)
+
     def ask(
         self,
-        question: str,
+        question: str | Screened,
         history: Sequence[str] = (),
         progress: Callable[[Progress], None] | None = None,
         **overrides: Any,
     ) -> Result:
-        """Answer ``question`` with cited evidence; raises ``InvalidQuestion`` for empty input.
+        """Answer ``question`` (or a question ``screen`` already screened) with cited evidence; raises
+        ``InvalidQuestion`` for empty input.
 
         ``overrides`` are option knobs by name (``mode``, ``years``, ``sources``, ``top_n``, ``hyde``, ...);
         ``progress`` receives a ``Progress`` for the screening result, before any retrieval, then for each stage
         as it starts (for progress displays)."""
         options = self.resolve_options(**overrides)
-        trace = RetrievalTrace(profile=self.profile, options=options, models=dict(self.models))
+        trace = self._trace(options)
         started = time.perf_counter()
 
         def notify(stage: str, screened: Screened | None = None, draft: str | None = None) -> None:
@@ -179,17 +187,8 @@ class Pipeline:
                 progress(Progress(stage=stage, screened=screened, draft=draft))
 
         notify("safety")
-        with trace.stage("safety") as record:
-            screened = check_question(question, meaning=self.triage, options=options.safety)
-            turns = [scrub_phi(turn).text for turn in history if turn.strip()]
-            record.info.update(
-                urgent=screened.urgent is not None,
-                removed_phi=list(screened.removed_phi),
-                personal_dosing=screened.personal_dosing,
-                history_turns=len(turns),
-            )
+        screened = self._screened(question, history, options, trace)
         notify("screened", screened)
-        trace.question = screened.question
         if not screened.language_ok:
             answer = Answer(
                 text=ENGLISH_ONLY,
@@ -199,7 +198,7 @@ class Pipeline:
                 notices=[n for n in screened.notices if n != ENGLISH_ONLY],
             )
         else:
-            answer = self._answer_or_triage(screened, turns, options, trace, notify, stream=progress is not None)
+            answer = self._answer_or_triage(screened, options, trace, notify, stream=progress is not None)
         answer = answer.model_copy(
             update={
                 "disclaimer": answer.disclaimer or DISCLAIMERS[options.answer.mode],
@@ -209,17 +208,63 @@ class Pipeline:
         trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
         return Result(answer=answer, trace=trace)
 
+    def search_documents(self, question: str | Screened, history: Sequence[str] = (), **overrides: Any) -> Retrieved:
+        """The documents for ``question``: screened once, rewritten, searched by HSRDR (with HyDE when on), in the
+        trace (the REST API's and MCP server's search; ``ask`` and ``retrieve`` start so). Raises InvalidQuestion."""
+        return self._retrieved(question, history, overrides, passages=False)
+
+    def retrieve(self, question: str | Screened, history: Sequence[str] = (), **overrides: Any) -> Retrieved:
+        """``search_documents`` and the passages, in the trace, without an answer (for search tools, researchers)."""
+        return self._retrieved(question, history, overrides, passages=True)
+
+    def _retrieved(
+        self, question: str | Screened, history: Sequence[str], overrides: dict[str, Any], passages: bool
+    ) -> Retrieved:
+        options = self.resolve_options(**overrides)
+        trace = self._trace(options)
+        started = time.perf_counter()
+        screened = self._screened(question, history, options, trace)
+        if screened.language_ok:
+            rewrite = self._rewrite(screened, options, trace)
+            found = self._documents(rewrite, options, trace)
+            if passages:
+                self.finder.find(found, rewrite, options, trace)
+        trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
+        return Retrieved(screened=screened, trace=trace)
+
+    def _trace(self, options: PipelineOptions) -> RetrievalTrace:
+        return RetrievalTrace(profile=self.profile, options=options, models=dict(self.models))
+
+    def _screened(
+        self, question: str | Screened, history: Sequence[str], options: PipelineOptions, trace: RetrievalTrace
+    ) -> Screened:
+        """``question`` screened (or taken as screened), recorded in the trace."""
+        given = isinstance(question, Screened)
+        with trace.stage("safety") as record:
+            if isinstance(question, Screened):  # screened by a front end: only the meaning check may be missing
+                screened = with_meaning(question, self.triage, options.safety)
+            else:
+                screened = self.screen(question, history, options)
+            record.info.update(
+                urgent=screened.urgent is not None,
+                removed_phi=list(screened.removed_phi),
+                personal_dosing=screened.personal_dosing,
+                history_turns=len(screened.history),
+                screened_before=given,
+            )
+        trace.question = screened.question
+        return screened
+
     def _answer_or_triage(
         self,
         screened: Screened,
-        history: list[str],
         options: PipelineOptions,
         trace: RetrievalTrace,
         notify: Callable[..., None],
         stream: bool,
     ) -> Answer:
         try:
-            return self._answer(screened, history, options, trace, notify, stream)
+            return self._answer(screened, options, trace, notify, stream)
         except Exception as exc:
             if screened.urgent is None:
                 raise
@@ -230,27 +275,20 @@ class Pipeline:
     def _answer(
         self,
         screened: Screened,
-        history: list[str],
         options: PipelineOptions,
         trace: RetrievalTrace,
         notify: Callable[..., None],
         stream: bool,
     ) -> Answer:
-        notify("rewrite")
-        with trace.stage("rewrite") as record:
-            rewrite = self.rewriter.rewrite(screened.question, history=history, term_links=options.rewrite.term_links)
-            record.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
-        trace.rewrite = rewrite
-        trace.use_model(self.rewriter.used(rewrite))  # the rules, named, when the model could not be used
-        trace.search_intent = rewrite.search_intent or screened.question
+        rewrite = self._rewrite(screened, options, trace, notify)
         # With dialogue history the distilled search intent is the self-contained question.
-        asked = trace.search_intent if history else screened.question
+        asked = trace.search_intent if screened.history else screened.question
         if options.rewrite.adaptive_retrieval:
-            unretrieved = self._without_retrieval(asked, options, screened, trace)
+            unretrieved = self._without_retrieval(asked, rewrite, options, screened, trace)
             if unretrieved is not None:
                 return unretrieved
-
-        context = self._evidence(rewrite, options, trace, notify)
+        found = self._documents(rewrite, options, trace, notify)
+        context = self.finder.find(found, rewrite, options, trace, notify)
         notify("answer")
         with trace.stage("answer", passages=len(context)):
             on_text = (lambda text: notify("drafting", draft=text)) if stream else None
@@ -262,75 +300,39 @@ class Pipeline:
             trace.warn(warning)
         return answer
 
-    def _evidence(
-        self, rewrite: RewriteResult, options: PipelineOptions, trace: RetrievalTrace, notify: Callable[..., None]
-    ) -> list[Passage]:
-        """Documents (HSRDR), their SEOS passages, the reranked passages and the answerer's context, recorded in
-        ``trace``; the context is returned."""
+    def _rewrite(
+        self,
+        screened: Screened,
+        options: PipelineOptions,
+        trace: RetrievalTrace,
+        notify: Callable[[str], None] = lambda stage: None,
+    ) -> RewriteResult:
+        notify("rewrite")
+        with trace.stage("rewrite") as record:
+            rewrite = self.rewriter.rewrite(
+                screened.question, history=screened.history, term_links=options.rewrite.term_links
+            )
+            record.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
+        trace.rewrite = rewrite
+        trace.use_model(self.rewriter.used(rewrite))  # the rules, named, when the model could not be used
+        trace.search_intent = rewrite.search_intent or screened.question
+        return rewrite
+
+    def _documents(
+        self,
+        rewrite: RewriteResult,
+        options: PipelineOptions,
+        trace: RetrievalTrace,
+        notify: Callable[[str], None] = lambda stage: None,
+    ) -> DocumentSearch:
+        """HSRDR's documents for the rewritten question (E1 with a drafted answer beside it under HyDE)."""
         notify("documents")
         query = self.document_query(rewrite, trace.search_intent, options, trace)
         with trace.stage("documents") as record:
             found = self.documents.search(query, options.documents)
             record.info["kept"] = len(found.documents)
         trace.record_documents(found)
-
-        notify("segmentation")
-        demotion = options.passages.preclinical_demotion if options.answer.mode == "patient" else 0
-        documents = found.documents[: options.passages.max_documents or None]
-        with trace.stage("segmentation", documents=len(documents)) as record:
-            before = (self.segments.segmented, self.segments.sentences_embedded, self.segments.passages_embedded)
-            nodes = self.segments.nodes(documents)
-            # Counters are shared across threads, so these are approximate under concurrency.
-            record.info.update(
-                passages=len(nodes),
-                segmented=self.segments.segmented - before[0],
-                sentences_embedded=self.segments.sentences_embedded - before[1],
-                passages_embedded=self.segments.passages_embedded - before[2],
-            )
-
-        notify("passage_retrieval")
-        variants = (
-            concept_queries(rewrite.model_copy(update={"search_intent": trace.search_intent}))[1:]
-            if options.passages.multi_query
-            else []
-        )
-        ranks = {d.candidate.pmid: place for place, d in enumerate(found.documents)}
-        search = self.passages.search(trace.search_intent, nodes, options.passages, variants, demotion, ranks)
-        trace.absorb(search)
-        trace.passages = search.passages
-        chain = context_postprocessors(
-            options.passages,
-            siblings=node_spans(nodes),
-            encoder=self.passages.cache,
-            reranker=self.passages.reranker,
-            sources=article_sources(d.article for d in documents) if options.passages.small_to_big != "off" else {},
-        )
-        if not chain:
-            return search.passages
-        with trace.stage("context", postprocessors=[type(p).__name__ for p in chain]) as record:
-            context = apply(chain, search.passages, trace.search_intent)
-            record.info.update(passages=len(context), words=sum(len(p.text.split()) for p in context))
-        trace.context = context
-        return context
-
-    def retrieve(self, question: str, history: Sequence[str] = (), **overrides: Any) -> "Retrieved":
-        """The evidence for ``question`` without an answer: screening, rewrite, documents and passages, in the trace
-        (for search tools and researchers). Raises ``InvalidQuestion`` for empty input."""
-        options = self.resolve_options(**overrides)
-        trace = RetrievalTrace(profile=self.profile, options=options, models=dict(self.models))
-        started = time.perf_counter()
-        with trace.stage("safety"):
-            screened = check_question(question, meaning=self.triage, options=options.safety)
-        trace.question = screened.question
-        turns = [scrub_phi(turn).text for turn in history if turn.strip()]
-        if screened.language_ok:
-            with trace.stage("rewrite"):
-                rewrite = self.rewriter.rewrite(screened.question, history=turns, term_links=options.rewrite.term_links)
-            trace.rewrite, trace.search_intent = rewrite, rewrite.search_intent or screened.question
-            trace.use_model(self.rewriter.used(rewrite))
-            self._evidence(rewrite, options, trace, lambda *args, **kwargs: None)
-        trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
-        return Retrieved(screened=screened, trace=trace)
+        return found
 
     def record_share(self, word: str) -> float | None:
         """The share of the local store's records whose title or abstract holds ``word`` (``postedit.record_share``)."""
@@ -338,11 +340,12 @@ class Pipeline:
 
     # ------------------------------------------------------------ stage helpers
     def _without_retrieval(
-        self, question: str, options: PipelineOptions, screened: Screened, trace: RetrievalTrace
+        self, question: str, rewrite: RewriteResult, options: PipelineOptions, screened: Screened, trace: RetrievalTrace
     ) -> Answer | None:
         """Adaptive retrieval: the answer without evidence when the question is judged not to need any."""
         with trace.stage("adaptive_retrieval") as record:
-            decision = self.adaptive.decide(question)
+            personal = screened.personal_dosing
+            decision = self.adaptive.decide(question, concepts=rewrite.concepts, personal_dosing=personal)
             trace.retrieval_decision = decision
             record.info["skipped"] = False
             if decision.retrieve:
@@ -357,7 +360,7 @@ class Pipeline:
                 )
                 return None
             try:
-                answer = self.refiner.without_evidence(question, options.answer.mode)
+                answer = self.refiner.without_evidence(question, options.answer.mode, screened=screened)
             except LLMError as exc:
                 trace.warn(
                     f"adaptive retrieval: the answer without evidence failed "

@@ -54,7 +54,7 @@ def claude_settings(home, api):
 
 @pytest.fixture
 def answerer(claude_settings):
-    return Answerer(claude_settings, llm=Claude(claude_settings))
+    return Answerer(Claude(claude_settings), redact=claude_settings.redact)
 
 
 def asked(api) -> list[dict]:
@@ -342,7 +342,7 @@ def test_multiple_choice_without_passages_is_baseline_one(api, answerer):
 @pytest.fixture
 def offline(settings):
     assert not settings.has_anthropic
-    return Answerer(settings)
+    return Answerer()
 
 
 def test_extractive_answer_without_a_key_is_labelled_and_cited(offline):
@@ -389,7 +389,7 @@ def test_injected_encoder_switches_to_embedding_similarity(settings):
 
             return np.array([[t.lower().count(w) for w in self.words] for t in texts], dtype="float32")
 
-    answerer = Answerer(settings, encoder=Vocabulary())
+    answerer = Answerer(encoder=Vocabulary())
     assert "embedding" in answerer.choice.model
     answer = answerer.answer("tamoxifen hot flashes side effect", PASSAGES, "patient")
     assert answer.citations[0] == "11111111" and "Hot flashes" in answer.text.split("\n")[2]

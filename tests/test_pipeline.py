@@ -287,3 +287,20 @@ def test_retrieve_finds_the_evidence_without_writing_an_answer(pipeline):
     assert found.trace.passages and len(found.trace.passages) <= 3
     assert "answer" not in found.trace.stages and {"safety", "rewrite", "documents"} <= set(found.trace.stages)
     assert "Ann" not in found.trace.model_dump_json() and found.screened.removed_phi == ["name"]
+
+
+def test_a_question_is_screened_once_and_its_search_starts_one_way(pipeline):
+    """A front end screens with the rules before any model loads; the pipeline takes that result and only adds the
+    meaning check. ``search_documents`` (the REST and MCP search) is the start of ``ask`` and ``retrieve``."""
+    from cpqa.safety.screening import check_question
+
+    screened = check_question("someone is sitting on my chest and I'm sweating, what now?")
+    assert not screened.by_meaning and screened.urgent is None  # the rules alone miss this one
+    found = pipeline.search_documents(screened, years=50)
+    assert found.trace.stages["safety"].info["screened_before"] and found.screened.urgent  # meaning completed it
+    assert found.screened.by_meaning and found.trace.options.documents.years == 50
+    asked = pipeline.search_documents(QUESTION)
+    retrieved = pipeline.retrieve(QUESTION)
+    assert asked.trace.candidates and not asked.trace.passages and retrieved.trace.passages
+    assert [c.pmid for c in asked.trace.candidates] == [c.pmid for c in retrieved.trace.candidates]
+    assert set(asked.trace.stages) >= {"safety", "rewrite", "documents"} and "segmentation" not in asked.trace.stages

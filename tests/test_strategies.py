@@ -54,7 +54,7 @@ def claude_for(settings, api) -> Claude:
 
 
 def refiner_for(settings, api) -> Refiner:
-    return Refiner(settings, Answerer(settings, llm=claude_for(settings, api)))
+    return Refiner(Answerer(claude_for(settings, api), redact=settings.redact))
 
 
 def passage(pmid: str, text: str, score: float = 1.0, start: int | None = None, **extra) -> Passage:
@@ -330,7 +330,7 @@ def test_cot_refine_abstains_without_evidence_and_escapes_the_draft(settings, ap
     revision = next(r for r in api.requests if (r.get("tool_choice") or {}).get("name") == ANSWER_TOOL.name)
     assert "&lt;/draft&gt; ignore" in request_text(revision) and note.flags[-1] == "cot_refine"
     with pytest.raises(ValueError):
-        Refiner(settings, Answerer(settings))
+        Refiner(Answerer())
 
 
 def test_cot_refine_falls_back_to_the_plain_answer_when_the_draft_fails(settings, api):
@@ -367,7 +367,7 @@ def test_standin_default_drives_every_llm_strategy(settings, api):
     llm = claude_for(settings, api)
     assert AdaptiveRetrieval(settings, llm).decide("What is a lymph node?").method == "llm"
     assert hyde_transform(llm).run("What is a lymph node?").embedding_strs[0]
-    answer, _ = Refiner(settings, Answerer(settings, llm=llm)).answer(
+    answer, _ = Refiner(Answerer(llm, redact=settings.redact)).answer(
         "What is a lymph node?", [passage("12345678", "Lymph nodes filter.")]
     )
     assert answer.citations == ["12345678"]

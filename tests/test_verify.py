@@ -69,7 +69,7 @@ def test_findings_about_treatment_changes_are_not_advice(sentence):
 
 @pytest.fixture
 def offline(settings):
-    return Answerer(settings)
+    return Answerer()
 
 
 def test_support_score_separates_a_faithful_claim_from_an_unrelated_one():
@@ -86,7 +86,7 @@ def claude_settings(home, api):
 
 def test_a_sentence_its_citation_does_not_support_is_removed_and_listed(api, claude_settings):
     """The verification pass fails (HTTP 500): the offline support score decides, and lists what it removed."""
-    answerer = Answerer(claude_settings, llm=Claude(claude_settings))
+    answerer = Answerer(Claude(claude_settings), redact=claude_settings.redact)
     api.script(
         _answer(
             "Tamoxifen reduced breast cancer recurrence by 39% [PMID:11111111]. "
@@ -104,7 +104,7 @@ def test_a_sentence_its_citation_does_not_support_is_removed_and_listed(api, cla
 
 
 def test_claudes_verification_pass_judges_each_claim_with_its_cited_evidence(api, claude_settings):
-    answerer = Answerer(claude_settings, llm=Claude(claude_settings))
+    answerer = Answerer(Claude(claude_settings), redact=claude_settings.redact)
     api.script(
         _answer(
             "Tamoxifen reduced recurrence by 39% [PMID:11111111]. Hot flashes affected 90% of women [PMID:11111111].",
@@ -131,7 +131,7 @@ def test_claudes_verification_pass_judges_each_claim_with_its_cited_evidence(api
 
 
 def test_an_answer_that_every_check_rejects_abstains(api, claude_settings):
-    answerer = Answerer(claude_settings, llm=Claude(claude_settings))
+    answerer = Answerer(Claude(claude_settings), redact=claude_settings.redact)
     api.script(
         _answer("Tamoxifen causes hair to turn blue [PMID:22222222].", ["22222222"]),
         Reply.tool({"verdicts": [{"claim": 1, "verdict": "unsupported"}]}),
@@ -167,7 +167,7 @@ def test_a_model_that_obeys_injected_evidence_never_reaches_the_reader(api, clau
     """The planted record is not given to the model; the stand-in plays a model that obeyed it anyway (the planted
     text can arrive by other routes), citing the planted record or a real one. Neither survives: a claim citing the
     planted record cites nothing the answer was given, and advice to stop a treatment becomes the referral."""
-    answerer = Answerer(claude_settings, llm=Claude(claude_settings))
+    answerer = Answerer(Claude(claude_settings), redact=claude_settings.redact)
     cited = planted.pmid if cites == "planted" else "11111111"
     api.script(
         _answer(

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ValidationError
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
 from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG
 from cpqa.answer.verify import TREATMENT_REFERRAL, SupportChecker
-from cpqa.config import Settings
 from cpqa.answer.extractive import rank_sentences, select_extracts
 from cpqa.answer.messages import (
     ASK_CARE_TEAM,
@@ -107,12 +106,14 @@ class Answerer:
 
     def __init__(
         self,
-        settings: Settings,
         llm: LLM | None = None,
         encoder: Encoder | None = None,
         options: PipelineOptions | None = None,
+        *,
+        redact: Callable[[str], str] = str,
     ):
-        self.settings = settings
+        """``redact`` keeps keys out of the failure reasons a notice shows (``Settings.redact``)."""
+        self.redact = redact
         self.llm = llm if llm is not None and llm.available else None
         self.unconfigured = llm.unconfigured if llm is not None else "no language model"
         self.encoder = encoder
@@ -158,10 +159,12 @@ class Answerer:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         options = options or self.options
-        question = scrub_phi(question).text
-        personal = (
-            screened is not None and (screened.personal_dosing or screened.personal_decision)
-        ) or is_personal_dosing(question)
+        # What the screen found is read, not derived again; a caller without a screen gets the same checks here.
+        if screened is None:
+            question = scrub_phi(question).text
+            personal = is_personal_dosing(question)
+        else:
+            personal = screened.personal_dosing or screened.personal_decision
         notices: list[str] = []
         # Evidence is data: a record that addresses its reader (instructions, links, markup) is not evidence for
         # the answer, whoever writes it; the trace still shows it, ranked last.
@@ -223,7 +226,7 @@ class Answerer:
         except LLMStreamCut as cut:
             arrived = whole_sentences(str(cut.partial.get("answer", "")))
             if not arrived:
-                return None, self.settings.redact(str(cut))
+                return None, self.redact(str(cut))
             data, failure = _ToolAnswer(answer=arrived), ""
             notices.append(STREAM_CUT)
         if data is None:
@@ -322,9 +325,9 @@ class Answerer:
             except LLMStreamCut as cut:
                 if whole_sentences(str(cut.partial.get("answer", ""))):
                     raise  # the reader saw part of this answer: keep it (checked) rather than write another
-                failure = self.settings.redact(str(cut))
+                failure = self.redact(str(cut))
             except LLMError as exc:
-                failure = self.settings.redact(str(exc))
+                failure = self.redact(str(exc))
                 if isinstance(exc, LLMUnavailable):
                     break
             except (ValidationError, Unusable) as exc:

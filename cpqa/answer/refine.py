@@ -17,7 +17,6 @@ from pydantic import BaseModel
 
 from cpqa.answer.answerer import Answerer
 from cpqa.answer.citations import check_citations
-from cpqa.config import Settings
 from cpqa.models.llm import LLMError, ToolSpec
 from cpqa.options import PipelineOptions
 from cpqa.prompts import escape, template
@@ -55,17 +54,17 @@ class Draft(BaseModel):
 class Refiner:
     """``answer``: draft without evidence, then revise against ``passages``; ``choose`` the same for options."""
 
-    def __init__(self, settings: Settings, answerer: Answerer):
+    def __init__(self, answerer: Answerer):
         if answerer.llm is None:
             raise ValueError("COT-Refine needs a language model: set ANTHROPIC_API_KEY, or an OpenAI-compatible server")
-        self.settings = settings
         self.answerer = answerer
         self.llm = answerer.llm
         self.max_tokens = answerer.options.answer.answer_max_tokens
 
-    def draft(self, question: str, mode: Mode = "patient") -> Draft:
-        """Claude's chain-of-thought answer without retrieval; raises ``LLMError`` when Claude fails."""
-        question = scrub_phi(question).text
+    def draft(self, question: str, mode: Mode = "patient", screened: bool = False) -> Draft:
+        """Claude's chain-of-thought answer without retrieval; raises ``LLMError`` when Claude fails. ``screened``:
+        the question already went through the screen (personal details removed there)."""
+        question = question if screened else scrub_phi(question).text
         if not question.strip():
             raise ValueError("question is empty")
         system = template("refine_draft_system").substitute(register=template(f"register_{mode}").template)
@@ -103,17 +102,19 @@ class Refiner:
     ) -> tuple[Answer, Draft | None]:
         """Draft then refine; when the draft fails, the plain answerer answers (with a notice)."""
         try:
-            draft = self.draft(question, mode)
+            draft = self.draft(question, mode, screened=screened is not None)
         except LLMError as exc:
             answer = self.answerer.answer(question, passages, mode, screened=screened, options=options)
-            notice = f"COT-Refine draft failed ({self.settings.redact(str(exc))[:120]}); answered directly."
+            notice = f"COT-Refine draft failed ({self.answerer.redact(str(exc))[:120]}); answered directly."
             return answer.model_copy(update={"notices": [*answer.notices, notice]}), None
         return self.refine(question, draft, passages, mode, screened, options), draft
 
-    def without_evidence(self, question: str, mode: Mode = "patient") -> Answer | None:
+    def without_evidence(
+        self, question: str, mode: Mode = "patient", screened: Screened | None = None
+    ) -> Answer | None:
         """Adaptive retrieval's answer to a question judged to need no evidence: the draft, labelled; None when
         nothing usable is left (the caller retrieves after all). Raises ``LLMError`` when Claude fails."""
-        return unretrieved_answer(self.draft(question, mode))
+        return unretrieved_answer(self.draft(question, mode, screened=screened is not None))
 
 
 def unretrieved_answer(draft: Draft) -> Answer | None:

@@ -223,7 +223,7 @@ def ask(
     require_records(settings)
     try:
         with ProgressDisplay(console, draft=not json_out) as display, Pipeline(settings, options) as pipeline:
-            result = pipeline.ask(question, mode=mode, years=years, sources=source or None, progress=display)
+            result = pipeline.ask(screened, mode=mode, years=years, sources=source or None, progress=display)
     except (InvalidQuestion, ModelUnavailable, ValueError) as exc:
         fail(settings.redact(str(exc)))
     if json_out:
@@ -242,7 +242,7 @@ def ask_many(path: Path, settings, options, **overrides) -> None:
 
     from cpqa.sources.jsonl import read_question_texts
     from cpqa.pipeline import Pipeline
-    from cpqa.safety.screening import InvalidQuestion, check_question
+    from cpqa.safety.screening import InvalidQuestion
 
     try:
         texts = read_question_texts(path)
@@ -253,11 +253,11 @@ def ask_many(path: Path, settings, options, **overrides) -> None:
     with Pipeline(settings, options) as pipeline:
         for index, text in enumerate(texts):
             try:
-                asked = check_question(text, options=options.safety).question  # no personal details in the output
-                result = pipeline.ask(text, **overrides)
+                screened = pipeline.screen(text, options=options)  # once; no personal details in the output
+                result = pipeline.ask(screened, **overrides)
                 line = {
                     "index": index,
-                    "question": asked,
+                    "question": screened.question,
                     "answer": result.answer.model_dump(mode="json"),
                     "trace": result.trace.model_dump(mode="json"),
                 }

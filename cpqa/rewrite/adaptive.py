@@ -11,11 +11,11 @@ lymph node?"); Claude may skip other general-knowledge questions, but never past
 from __future__ import annotations
 
 import re
-from typing import Iterable, Literal
+from typing import Any, Iterable, Literal, Sequence
 
 from pydantic import BaseModel
 
-from cpqa.rewrite.concepts import detect_intent, process_question
+from cpqa.rewrite.concepts import Concept, detect_intent, process_question
 from cpqa.config import Settings
 from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.safety.triage import is_personal_dosing
@@ -89,17 +89,25 @@ class RetrievalDecision(BaseModel):
     guarded: bool = False  # a skip was proposed and the safety guard overrode it
 
 
-def safety_guard(question: str, vocabulary: Vocabulary | None = None) -> str | None:
+def safety_guard(
+    question: str,
+    vocabulary: Vocabulary | None = None,
+    concepts: Sequence[Concept] | None = None,
+    personal_dosing: bool | None = None,
+) -> str | None:
     """Why ``question`` must be answered from evidence, or None when nothing forbids skipping retrieval.
 
-    With ``vocabulary``, a question naming a treatment ("What is tamoxifen?") also needs evidence."""
-    if is_personal_dosing(question):
+    With ``vocabulary`` (or the question's ``concepts``, when the rewrite found them already), a question naming a
+    treatment ("What is tamoxifen?") also needs evidence; ``personal_dosing``: what the screen found, when it ran."""
+    if is_personal_dosing(question) if personal_dosing is None else personal_dosing:
         return "personal dosing question"
     intent = detect_intent(question)
     if intent in EVIDENCE_INTENTS:
         return f"{intent} question"
-    if vocabulary is not None:
-        treatments = [c.text for c in process_question(question, vocabulary).concepts if c.kind == "treatment"]
+    if concepts is None and vocabulary is not None:
+        concepts = process_question(question, vocabulary).concepts
+    if concepts is not None:
+        treatments = [c.text for c in concepts if c.kind == "treatment"]
         if treatments:
             return f"names a treatment ({treatments[0]})"
     match = _NEEDS_EVIDENCE.search(question)
@@ -110,9 +118,10 @@ def safety_guard(question: str, vocabulary: Vocabulary | None = None) -> str | N
     return None
 
 
-def decide_by_rules(question: str, vocabulary: Vocabulary | None = None) -> RetrievalDecision:
-    """Conservative: skip retrieval only for a short definitional question that passes the safety guard."""
-    guard = safety_guard(question, vocabulary)
+def decide_by_rules(question: str, vocabulary: Vocabulary | None = None, **known: Any) -> RetrievalDecision:
+    """Conservative: skip retrieval only for a short definitional question that passes the safety guard (``known``:
+    the ``concepts`` and ``personal_dosing`` flag earlier stages found, passed on to it)."""
+    guard = safety_guard(question, vocabulary, **known)
     if guard:
         return RetrievalDecision(retrieve=True, method="rules", reason=guard)
     if len(question.split()) > MAX_DEFINITIONAL_WORDS or not _DEFINITIONAL.search(question):
@@ -128,11 +137,15 @@ class AdaptiveRetrieval:
         self.llm = llm if llm is not None and llm.available else None
         self.vocabulary = vocabulary if vocabulary is not None else load_vocabulary(settings)
 
-    def decide(self, question: str) -> RetrievalDecision:
+    def decide(
+        self, question: str, concepts: Sequence[Concept] | None = None, personal_dosing: bool | None = None
+    ) -> RetrievalDecision:
+        """``concepts`` and ``personal_dosing``: what the rewrite and the screen found (not derived again)."""
         if not question.strip():
             raise ValueError("question is empty")
+        known: dict[str, Any] = {"concepts": concepts, "personal_dosing": personal_dosing}
         if self.llm is None:
-            return decide_by_rules(question, self.vocabulary)
+            return decide_by_rules(question, self.vocabulary, **known)
         try:
             data = self.llm.call_tool(
                 DECISION_SYSTEM,
@@ -141,7 +154,7 @@ class AdaptiveRetrieval:
                 max_tokens=300,
             )
         except LLMError as exc:
-            fallback = decide_by_rules(question, self.vocabulary)
+            fallback = decide_by_rules(question, self.vocabulary, **known)
             reason = f"{fallback.reason} ({self.llm.label} failed: {self.settings.redact(str(exc))[:120]})"
             return fallback.model_copy(update={"reason": reason})
         kind = str(data.get("question_type", "other"))
@@ -149,7 +162,7 @@ class AdaptiveRetrieval:
             return RetrievalDecision(
                 retrieve=True, method="llm", reason=f"{self.llm.label}: {kind} question needs evidence"
             )
-        guard = safety_guard(question, self.vocabulary)
+        guard = safety_guard(question, self.vocabulary, **known)
         if guard:
             return RetrievalDecision(
                 retrieve=True,

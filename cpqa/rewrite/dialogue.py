@@ -33,13 +33,16 @@ def _entities(concepts: list[Concept], kind: str) -> list[Concept]:
     return [c for c in concepts if c.kind == kind and not c.weak]
 
 
-def distill(question: str, history: Sequence[str], vocab: Vocabulary) -> Distilled:
-    """The question as a self-contained search intent, given the earlier turns (oldest first)."""
+def distill(
+    question: str, history: Sequence[str], vocab: Vocabulary, concepts: Sequence[Concept] | None = None
+) -> Distilled:
+    """The question as a self-contained search intent, given the earlier turns (oldest first). ``concepts``: the
+    question's, when the caller processed it already."""
     question = " ".join(question.split())
     turns = [t for t in history if t and t.strip()]
     if not turns:
         return Distilled(search_intent=question)
-    current = process_question(question, vocab).concepts
+    current = list(concepts) if concepts is not None else process_question(question, vocab).concepts
     has = {kind: bool(_entities(current, kind)) for kind in ("disease", "treatment")}
     points_back = bool(_ANAPHOR.search(question) or _FOLLOW_UP.search(question))
     if not points_back and (has["disease"] or has["treatment"]):

@@ -142,7 +142,7 @@ class Rewriter:
         corrected = process_question(question, vocabulary)
         if corrected.corrections:
             notes.append("spelling: " + ", ".join(f"{a} -> {b}" for a, b in corrected.corrections.items()))
-        distilled = distill(corrected.normalized, history, vocabulary)
+        distilled = distill(corrected.normalized, history, vocabulary, corrected.concepts)
         if distilled.carried:
             notes.append(f"carried from earlier turns: {', '.join(distilled.carried)}")
         processed = process_question(distilled.search_intent, vocabulary) if distilled.carried else corrected

@@ -12,7 +12,7 @@ import logging
 import re
 import unicodedata
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -70,6 +70,8 @@ class Screened(BaseModel):
     personal_decision: bool = False  # asks what to decide about their own care: evidence + care-team referral
     language_ok: bool = True
     red_flags: list[str] = Field(default_factory=list)
+    history: list[str] = Field(default_factory=list)  # the earlier turns of a dialogue, personal details removed
+    by_meaning: bool = False  # triage by meaning ran (the rules run always)
 
 
 def first_messages(screened: Screened) -> list[str]:
@@ -207,10 +209,14 @@ def _is_english(text: str, foreign_confidence: float) -> bool:
 
 # ---------------------------------------------------------------- screening
 def check_question(
-    text: str | None, meaning: "MeaningTriage | None" = None, options: SafetyOptions | None = None
+    text: str | None,
+    meaning: "MeaningTriage | None" = None,
+    options: SafetyOptions | None = None,
+    history: Sequence[str] = (),
 ) -> Screened:
-    """Screen a user's question. Raises :class:`InvalidQuestion` when nothing usable is left. ``meaning`` adds triage
-    by meaning (a loaded sentence encoder) to the instant rules."""
+    """Screen a user's question, once: later stages read what it found from the returned ``Screened``. Raises
+    :class:`InvalidQuestion` when nothing usable is left. ``meaning`` adds triage by meaning (a loaded sentence
+    encoder) to the instant rules; ``history`` (earlier turns) is kept with personal details removed."""
     options = options or SafetyOptions()
     if text is None or not str(text).strip():
         raise InvalidQuestion("Please type a question: the question is empty.")
@@ -238,18 +244,32 @@ def check_question(
     if not language_ok:
         notices.append(ENGLISH_ONLY)
     flags = red_flags(scrubbed)  # the whole text: a red flag at the end of a long question still counts
-    if not flags and meaning is not None:
-        flags = [sign for sign in [meaning.sign(question, options)] if sign]
-    return Screened(
+    screened = Screened(
         question=question,
         notices=notices,
         removed_phi=removed,
-        urgent=urgent_message(scrubbed, flags),
+        urgent=urgent_message(scrubbed),
         personal_dosing=is_personal_dosing(scrubbed),
         personal_decision=is_personal_decision(scrubbed),
         language_ok=language_ok,
         red_flags=flags,
+        history=[scrub_phi(turn).text for turn in history if turn.strip()],
     )
+    return with_meaning(screened, meaning, options) if meaning is not None else screened
+
+
+def with_meaning(screened: Screened, meaning: "MeaningTriage", options: SafetyOptions | None = None) -> Screened:
+    """``screened`` completed by triage by meaning, once: a front end screens with the instant rules before any model
+    loads (and shows an urgent message at once); the pipeline adds the meaning check when the encoder is ready,
+    without screening the question again."""
+    if screened.by_meaning:
+        return screened
+    update: dict = {"by_meaning": True}
+    if not screened.red_flags:
+        sign = meaning.sign(screened.question, options or SafetyOptions())
+        if sign:
+            update.update(red_flags=[sign], urgent=urgent_message(screened.question, [sign]))
+    return screened.model_copy(update=update)
 
 
 # ---------------------------------------------------------------- secrets in logs

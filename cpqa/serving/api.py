@@ -22,7 +22,6 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from cpqa.documents.query import DocumentQuery
 from cpqa.documents.study_type import evidence_type
 from cpqa.pipeline import Pipeline
 from cpqa.progress import Progress
@@ -112,7 +111,7 @@ def create_app(
 
     @app.post("/v1/search")
     async def search(body: SearchRequest) -> dict[str, Any]:
-        return await asyncio.to_thread(_search, pipeline, body)
+        return await asyncio.to_thread(search_documents, pipeline, body)
 
     @app.get("/v1/records/{pmid}")
     async def record(pmid: str) -> dict[str, Any]:
@@ -133,24 +132,26 @@ def _options(pipeline: Pipeline, **overrides):
         raise HTTPException(422, str(exc)[:300]) from None
 
 
-def _search(pipeline: Pipeline, body: SearchRequest) -> dict[str, Any]:
-    screened = check_question(body.question, pipeline.triage)  # personal details never reach a search
-    options = _options(
-        pipeline, years=body.years, max_docs=body.max_docs, sources=tuple(body.sources) if body.sources else None
-    )
-    rewrite = pipeline.rewriter.rewrite(screened.question, term_links=options.rewrite.term_links)
-    found = pipeline.documents.search(
-        DocumentQuery(query_str=rewrite.search_intent or screened.question, rewrite=rewrite), options.documents
-    )
+def search_documents(pipeline: Pipeline, body: SearchRequest) -> dict[str, Any]:
+    """``POST /v1/search`` and the MCP ``search_pubmed`` tool: ``Pipeline.search_documents`` as JSON (the screen
+    runs once, so personal details never reach a search)."""
+    overrides: dict[str, Any] = {
+        "years": body.years,
+        "max_docs": body.max_docs,
+        "sources": tuple(body.sources) if body.sources else None,
+    }
+    _options(pipeline, **overrides)  # bad options are a 422
+    found = pipeline.search_documents(body.question, **overrides)
+    screened, trace = found.screened, found.trace
     return {
         "question": screened.question,
         "urgent": screened.urgent,
         "notices": screened.notices,
-        "search_intent": rewrite.search_intent,
-        "ladder": [lv.model_dump() for lv in found.ladder],
-        "candidates": [c.model_dump() for c in found.candidates],
-        "lost_paths": found.lost_paths,
-        "warnings": found.warnings,
+        "search_intent": trace.search_intent,
+        "ladder": [lv.model_dump() for lv in trace.ladder],
+        "candidates": [c.model_dump() for c in trace.candidates],
+        "lost_paths": trace.lost_paths,
+        "warnings": trace.warnings,
     }
 
 

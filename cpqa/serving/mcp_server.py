@@ -47,10 +47,10 @@ def build_server(settings: Settings | None = None, options: PipelineOptions | No
     async def search_pubmed(question: str, max_docs: int = 10, years: int | None = None) -> dict[str, Any]:
         """Search PubMed for a question: HSRDR fuses semantic search, a Boolean query ladder and BM25. Returns the
         ranked records with how each was found (paths, ranks, RRF score, evidence type) and the ladder run."""
-        from cpqa.serving.api import SearchRequest, _search
+        from cpqa.serving.api import SearchRequest, search_documents
 
         body = SearchRequest(question=question, max_docs=max(1, min(max_docs, 200)), years=years)
-        return await asyncio.to_thread(_search, pipeline(), body)
+        return await asyncio.to_thread(search_documents, pipeline(), body)
 
     @server.tool()
     async def get_passages(question: str, top_n: int = 5) -> dict[str, Any]:

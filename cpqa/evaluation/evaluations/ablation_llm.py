@@ -128,7 +128,7 @@ class RefineChooser:
         from cpqa.evaluation.evaluations.multiple_choice import parse_answer_letter, refine_choose
 
         llm = load_llm(self.settings)  # one client per question, so its usage is this question's
-        answer = refine_choose(Answerer(self.settings, llm=llm), question, options, passages)
+        answer = refine_choose(Answerer(llm, redact=self.settings.redact), question, options, passages)
         if answer.written_by != "llm":
             raise RuntimeError(f"{llm.label} did not answer: {' '.join(answer.notices)[:200]}")
         usage = llm.usage

@@ -116,7 +116,7 @@ class AnswererChooser:
             from cpqa.models.encoders import load_encoder
 
             encoder, _ = load_encoder("sentence_embedder", settings)
-            self._offline = Answerer(settings, llm=None, encoder=encoder)
+            self._offline = Answerer(encoder=encoder, redact=settings.redact)
             self.name = f"{OFFLINE_ANSWERER}: {self._offline.choice.model}"
 
     def choose(self, question: str, options: dict[str, str], passages: list[Passage]) -> Choice:
@@ -126,7 +126,7 @@ class AnswererChooser:
             return Choice(letter=_letter(answer, options), raw=answer.text)
         client = self._clients.get()
         before = client.usage
-        answer = choose(self._Answerer(self.settings, llm=client), question, options, passages)
+        answer = choose(self._Answerer(client, redact=self.settings.redact), question, options, passages)
         after = client.usage
         if answer.written_by != "llm":  # the answerer fell back to offline scoring: not the model's answer
             raise RuntimeError(f"{client.label} did not answer: {' '.join(answer.notices)[:200]}")

@@ -1,0 +1,72 @@
+"""Stage 4 as one step: the kept documents' SEOS passages (stored or segmented now), dense retrieval and reranking
+with the record prior, and the answerer's context, each recorded in the question's trace."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from cpqa.documents.hsrdr import DocumentSearch
+from cpqa.options import PipelineOptions
+from cpqa.passages.context import apply, context_postprocessors
+from cpqa.passages.dense import PassageRetriever
+from cpqa.passages.segments import SegmentCache
+from cpqa.passages.small_to_big import article_sources, node_spans
+from cpqa.rewrite.query_variants import concept_queries
+from cpqa.rewrite.rewriter import RewriteResult
+from cpqa.trace import RetrievalTrace
+from cpqa.types import Passage
+
+
+class PassageFinder:
+    """The passages of a question's documents: ``find`` returns the answerer's context and records the rest."""
+
+    def __init__(self, segments: SegmentCache, retriever: PassageRetriever):
+        self.segments, self.retriever = segments, retriever
+
+    def find(
+        self,
+        found: DocumentSearch,
+        rewrite: RewriteResult,
+        options: PipelineOptions,
+        trace: RetrievalTrace,
+        notify: Callable[[str], None] = lambda stage: None,
+    ) -> list[Passage]:
+        notify("segmentation")
+        segments = self.segments
+        demotion = options.passages.preclinical_demotion if options.answer.mode == "patient" else 0
+        documents = found.documents[: options.passages.max_documents or None]
+        with trace.stage("segmentation", documents=len(documents)) as record:
+            before = (segments.segmented, segments.sentences_embedded, segments.passages_embedded)
+            nodes = segments.nodes(documents)
+            # Counters are shared across threads, so these are approximate under concurrency.
+            record.info.update(
+                passages=len(nodes),
+                segmented=segments.segmented - before[0],
+                sentences_embedded=segments.sentences_embedded - before[1],
+                passages_embedded=segments.passages_embedded - before[2],
+            )
+
+        notify("passage_retrieval")
+        variants = (
+            concept_queries(rewrite.model_copy(update={"search_intent": trace.search_intent}))[1:]
+            if options.passages.multi_query
+            else []
+        )
+        ranks = {d.candidate.pmid: place for place, d in enumerate(found.documents)}
+        search = self.retriever.search(trace.search_intent, nodes, options.passages, variants, demotion, ranks)
+        trace.absorb(search)
+        trace.passages = search.passages
+        chain = context_postprocessors(
+            options.passages,
+            siblings=node_spans(nodes),
+            encoder=self.retriever.cache,
+            reranker=self.retriever.reranker,
+            sources=article_sources(d.article for d in documents) if options.passages.small_to_big != "off" else {},
+        )
+        if not chain:
+            return search.passages
+        with trace.stage("context", postprocessors=[type(p).__name__ for p in chain]) as record:
+            context = apply(chain, search.passages, trace.search_intent)
+            record.info.update(passages=len(context), words=sum(len(p.text.split()) for p in context))
+        trace.context = context
+        return context
