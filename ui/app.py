@@ -34,10 +34,13 @@ st.set_page_config(page_title="CPQA: cancer questions answered from the evidence
 
 @st.cache_resource(show_spinner="Loading the search and language models…")
 def load_pipeline():
-    """One pipeline per server: models, indexes and caches are shared by every session."""
+    """One pipeline per server: models, indexes and caches are shared by every session; a deployment's options
+    file (``CPQA_OPTIONS_FILE``) applies."""
+    from cpqa.options_file import load_options
     from cpqa.pipeline import Pipeline
 
-    return Pipeline(get_settings())
+    settings = get_settings()
+    return Pipeline(settings, load_options(settings.cpqa_options_file))
 
 
 def component_status(settings) -> list[tuple[str, str, str]]:
@@ -195,7 +198,7 @@ def show_first(screened) -> None:
 def run_question(question: str, history: list[str], options: dict):
     """Screen the question (before any model loads: bad input is refused at once, an urgent message shown at
     once), then ask the pipeline, showing its progress stage by stage; cached per question in the session."""
-    screened = check_question(question)
+    screened = check_question(question, history=history)
     key = (question, tuple(history), options["mode"], options["years"], options["sources"])
     cache = st.session_state.setdefault("answers", {})
     if key in cache:
@@ -214,7 +217,7 @@ def run_question(question: str, history: list[str], options: dict):
                 st.text(event.draft or "")
 
     with st.status("Searching the evidence…", expanded=False) as status:
-        result = pipeline.ask(question, history=history, **options, progress=progress)
+        result = pipeline.ask(screened, **options, progress=progress)  # screened once: the meaning check is added
         status.update(label="Done", state="complete")
     first.empty()  # the answer shows the same messages first
     draft.empty()  # ... and replaces the draft with the checked answer
