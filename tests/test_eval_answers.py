@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from cpqa.evaluation.evaluations.answers import answer_sentences, holds_snippet, matches, score_question, summarise
 from cpqa.evaluation.data.bioasq_gold import GoldQuestion, Snippet, bioasq_gold
-from cpqa.answer.extractive import terms
+from cpqa.words import content_terms
 
 GOLD = GoldQuestion(
     id="q1",
@@ -36,7 +36,7 @@ def test_answer_sentences_are_the_quoted_or_cited_ones_without_markers():
 
 
 def test_a_sentence_matches_a_snippet_holding_six_tenths_of_its_words():
-    snippets = [set(terms(s.text)) for s in GOLD.snippets]
+    snippets = [set(content_terms(s.text)) for s in GOLD.snippets]
     assert matches("Adjuvant tamoxifen reduced breast cancer recurrence.", snippets)
     assert not matches("Aromatase inhibitors cause joint pain and bone loss in women.", snippets)
     assert holds_snippet(["Hot flashes were the most common side effect of tamoxifen in the trial."], snippets)

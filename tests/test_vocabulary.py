@@ -8,7 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cpqa.cli import app
-from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary, load_vocabulary, natural_mesh_name, normalize_word, terms_path
+from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary, load_vocabulary, natural_mesh_name, terms_path
+from cpqa.rewrite.word_forms import normalize_word
 from tests.conftest import shared
 
 

@@ -22,37 +22,7 @@ from cpqa.options import AnswerOptions
 from cpqa.passages.evidence import unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
-
-
-_STOP = frozenset(
-    """
-    a about above after again against all also am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her here
-    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
-    off on once only or other our ours ourselves out over own same she should so some such than that the their
-    theirs them themselves then there these they this those through to too under until up very was we were what
-    when where which while who whom why will with would you your yours yourself yourselves may might must shall
-    get got tell know want need please much many thing things really like one
-    """.split()
-)
-_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-
-
-def _stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def terms(text: str) -> list[str]:
-    """Content words of ``text``, lower-cased and lightly stemmed."""
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1]
+from cpqa.words import content_terms
 
 
 @dataclass(frozen=True)
@@ -94,7 +64,7 @@ class Similarity:
     def __init__(self, pool: Sequence[str], encoder: Encoder | None = None):
         self.pool = list(pool)
         self.encoder = encoder
-        self._terms = [set(terms(t)) for t in self.pool]
+        self._terms = [set(content_terms(t)) for t in self.pool]
         df = Counter(t for ts in self._terms for t in ts)
         n = len(self.pool)
         self._idf = {t: math.log(1.0 + n / c) for t, c in df.items()}
@@ -107,7 +77,7 @@ class Similarity:
 
     def lexical(self, query: str) -> np.ndarray:
         """Share of the query's IDF weight that each pool text covers (0..1)."""
-        wanted = set(terms(query))
+        wanted = set(content_terms(query))
         total = sum(self._idf.get(t, self._max_idf) for t in wanted)
         if not total:
             return np.zeros(len(self.pool), dtype=np.float32)
@@ -226,7 +196,7 @@ def select_extracts(
     if not ranked or ranked[0].score < threshold:
         return []
     floor = max(threshold, ranked[0].score * options.floor_share)
-    wanted = set(terms(question))
+    wanted = set(content_terms(question))
     pool = [s for s in ranked if s.score >= floor]
     chosen: list[Sentence] = []
     covered: set[str] = set()
@@ -234,7 +204,7 @@ def select_extracts(
     while pool and len(chosen) < options.max_quotes:
 
         def gain(sentence: Sentence) -> float:
-            new = (set(terms(sentence.text)) & wanted) - covered
+            new = (set(content_terms(sentence.text)) & wanted) - covered
             return sentence.score * (1.0 + options.coverage_bonus * len(new) / max(len(wanted), 1))
 
         best = max(pool, key=gain)
@@ -242,7 +212,7 @@ def select_extracts(
         if per[best.pmid] >= options.quotes_per_record or any(_same(best.text, c.text) for c in chosen):
             continue
         chosen.append(best)
-        covered |= set(terms(best.text)) & wanted
+        covered |= set(content_terms(best.text)) & wanted
         per[best.pmid] += 1
     return chosen
 
@@ -251,7 +221,7 @@ def _same(a: str, b: str) -> bool:
     """Near-duplicates: one sentence inside the other, or nine tenths of their words shared."""
     if a in b or b in a:
         return True
-    ta, tb = set(terms(a)), set(terms(b))
+    ta, tb = set(content_terms(a)), set(content_terms(b))
     return bool(ta and tb) and len(ta & tb) / min(len(ta), len(tb)) >= 0.9
 
 

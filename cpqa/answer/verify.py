@@ -21,12 +21,13 @@ import numpy as np
 from pydantic import BaseModel
 
 from cpqa.answer.citations import MARKER, is_claim, marker_pmids, sentences_of
-from cpqa.answer.extractive import passage_sentences, split_sentences, terms
+from cpqa.answer.extractive import passage_sentences, split_sentences
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.options import SupportOptions
 from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.prompts import escape, evidence_tag, template
 from cpqa.types import Passage, RemovedSentence
+from cpqa.words import content_terms
 
 TREATMENT_REFERRAL = (
     "This answer would have advised starting, stopping or changing a treatment. Research evidence cannot tell "
@@ -112,8 +113,8 @@ class SupportChecker:
     def score(self, sentence: str, cited: Sequence[Passage]) -> float:
         """Support of ``sentence`` by the ``cited`` passages (0..1): cosine and content-word coverage, halved."""
         claim = MARKER.sub("", sentence).strip(' -*"')
-        words = set(terms(claim))
-        evidence = set(terms(" ".join(p.evidence_text for p in cited)))
+        words = set(content_terms(claim))
+        evidence = set(content_terms(" ".join(p.evidence_text for p in cited)))
         coverage = len(words & evidence) / len(words) if words else 0.0
         if self.encoder is None:
             return coverage

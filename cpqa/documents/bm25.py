@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-from functools import lru_cache
 from pathlib import Path
 
 from llama_index.core.schema import QueryBundle
@@ -19,25 +18,13 @@ from cpqa.documents.path import DocumentPath, PathHits
 from cpqa.documents.query import as_document_query
 from cpqa.options import DocumentOptions
 from cpqa.types import Article
+from cpqa.words import document_bm25_tokens
 
 STATE_FILE = "cpqa_state.json"
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
 def bm25_text(article: Article) -> str:
     return f"{article.title}\n{article.abstract}".strip()
-
-
-def tokenize(texts: list[str]):
-    import bm25s
-
-    return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), show_progress=False)
 
 
 class Bm25Index:
@@ -58,7 +45,7 @@ class Bm25Index:
                 pmids.append(article.pmid)
                 texts.append(bm25_text(article))
         retriever = bm25s.BM25()
-        retriever.index(tokenize(texts), show_progress=False)
+        retriever.index(document_bm25_tokens(texts), show_progress=False)
         index = cls(retriever, pmids, store_state(store))
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
@@ -81,7 +68,7 @@ class Bm25Index:
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         """(PMID, BM25 score) best first; a query with no indexed word finds nothing."""
-        tokens = tokenize([query])
+        tokens = document_bm25_tokens([query])
         if not self.pmids or not tokens.ids[0]:
             return []
         with self._lock:  # bm25s keeps per-call state in the retriever

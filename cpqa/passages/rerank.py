@@ -19,6 +19,7 @@ from cpqa.models.encoders import EmbeddingCache, load_cross_encoder, load_encode
 from cpqa.options import RerankOptions
 from cpqa.passages.node_vectors import node_vectors
 from cpqa.types import ComponentChoice
+from cpqa.words import passage_bm25_tokens
 
 DEFAULT_TOP_N = 5
 
@@ -47,8 +48,8 @@ def bm25_scores(query: str, passages: list[str]) -> np.ndarray:
     """BM25 scores of ``query`` against ``passages``, with the index built over those passages alone."""
     import bm25s
 
-    corpus = bm25s.tokenize(passages, stopwords="en", show_progress=False, return_ids=False)
-    query_tokens = bm25s.tokenize(query, stopwords="en", show_progress=False, return_ids=False)[0]
+    corpus = passage_bm25_tokens(passages)
+    query_tokens = passage_bm25_tokens([query])[0]
     if not query_tokens or not any(corpus):
         return np.zeros(len(passages), dtype=np.float32)
     retriever = bm25s.BM25()

@@ -15,8 +15,9 @@ from typing import Literal, Sequence
 
 from pydantic import BaseModel, Field
 
-from cpqa.rewrite.vocabulary import Kind, Term, Vocabulary, normalize_word, phrase_key
-from cpqa.stopwords import STOPWORDS
+from cpqa.rewrite.vocabulary import Kind, Term, Vocabulary, phrase_key
+from cpqa.rewrite.word_forms import normalize_word
+from cpqa.words import STOPWORDS
 
 Intent = Literal[
     "treatment", "diagnosis", "prognosis", "risk", "side_effects", "screening", "prevention", "mechanism", "general"

@@ -25,7 +25,8 @@ from typing import Iterable
 
 from cpqa.sources.boolean import BooleanQueryError, quote_term
 from cpqa.rewrite.concepts import STOPWORDS, Concept
-from cpqa.rewrite.vocabulary import normalize_word, phrase_key
+from cpqa.rewrite.vocabulary import phrase_key
+from cpqa.rewrite.word_forms import normalize_word, plural_of
 
 MAX_AND_CONCEPTS = 6  # C(5, 2) = 10 clauses at most in one "m of n" level
 MAX_SYNONYMS = 5
@@ -45,22 +46,12 @@ def word_forms(phrase: str, plural: bool = False) -> list[str]:
     forms = [phrase]
     if last.isalpha() and len(last) > 3:
         singular = normalize_word(last)
-        variants = (singular, _plural(singular)) if plural else (singular,)
+        variants = (singular, plural_of(singular)) if plural else (singular,)
         for variant in variants:
             candidate = " ".join([*words[:-1], variant])
             if candidate.lower() not in (f.lower() for f in forms):
                 forms.append(candidate)
     return forms
-
-
-def _plural(word: str) -> str:
-    if word.endswith("sis"):
-        return word[:-3] + "ses"
-    if word.endswith("y") and word[-2:-1] not in tuple("aeiou"):
-        return word[:-1] + "ies"
-    if word.endswith(("s", "x", "ch", "sh")):
-        return word + "es"
-    return word + "s"
 
 
 def _terms(phrases: Iterable[str], tag: str) -> list[str]:

@@ -6,7 +6,7 @@ name, abbreviations; ``ingestion.term_links``; used with the rewrite option ``te
 list of common cancers, treatments and question intents
 that is always present, so the rule-based rewriter works without the tables (with fewer synonyms).
 
-Text is matched on normalised words: lower case, US spelling, simple singular (``normalize_word``).
+Text is matched on normalised words: lower case, US spelling, simple singular (``word_forms.normalize_word``).
 """
 
 from __future__ import annotations
@@ -20,69 +20,13 @@ from typing import Iterable, Literal
 from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
+from cpqa.rewrite.word_forms import normalize_word
 
 TERMS_FILE = "terms.json"
 LEARNED_FILE = "learned_terms.json"  # local Automatic Term Mapping links (ingestion.term_links)
 Kind = Literal["disease", "treatment", "intent", "other"]
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
-# British -> US spellings that matter in cancer text (applied inside words).
-_SPELLING = (
-    ("tumour", "tumor"),
-    ("oesophag", "esophag"),
-    ("oestrogen", "estrogen"),
-    ("haem", "hem"),
-    ("anaem", "anem"),
-    ("leukaem", "leukem"),
-    ("paediatr", "pediatr"),
-    ("foetal", "fetal"),
-    ("oedema", "edema"),
-    ("isation", "ization"),
-)
-# Plurals that the suffix rules get wrong.
-_IRREGULAR = {
-    "metastases": "metastasis",
-    "diagnoses": "diagnosis",
-    "prognoses": "prognosis",
-    "analyses": "analysis",
-    "neoplasia": "neoplasia",
-    "women": "woman",
-    "men": "man",
-    "children": "child",
-    "data": "data",
-    "criteria": "criterion",
-    "nuclei": "nucleus",
-    "carcinomata": "carcinoma",
-    "womens": "woman",
-    "mens": "man",
-    "lymphomata": "lymphoma",
-    "stomata": "stoma",
-    "feet": "foot",
-    "diabetes": "diabetes",
-    "herpes": "herpes",
-    "series": "series",
-    "species": "species",
-}
-_NO_SINGULAR = ("ss", "us", "is", "ous", "ics", "sis", "xis", "as", "ys")
-
-
-def normalize_word(word: str) -> str:
-    """Lower case, US spelling and a simple singular: ``Tumours`` -> ``tumor``."""
-    w = word.lower().strip("'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    for uk, us in _SPELLING:
-        if uk in w:
-            w = w.replace(uk, us)
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(_NO_SINGULAR):
-        return w[:-1]
-    return w
 
 
 def tokenize(text: str) -> list[str]:

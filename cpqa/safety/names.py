@@ -18,7 +18,7 @@ from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 
-from cpqa.stopwords import STOPWORDS
+from cpqa.words import STOPWORDS
 
 COUNTRIES = (
     "US",

@@ -21,7 +21,8 @@ import numpy as np
 
 from cpqa.answer.citations import MARKER, marker_pmids, sentences_of
 from cpqa.documents.study_type import PRECLINICAL
-from cpqa.answer.extractive import Similarity, split_sentences, terms
+from cpqa.answer.extractive import Similarity, split_sentences
+from cpqa.words import content_terms
 from cpqa.evaluation.data.bioasq_gold import GoldQuestion
 from cpqa.evaluation.evaluations.retrieval import NAIVE_HYBRID_OPTIONS
 
@@ -50,12 +51,12 @@ def answer_sentences(text: str) -> list[str]:
 
 
 def matches(sentence: str, snippets: Sequence[set[str]]) -> bool:
-    words = set(terms(sentence))
+    words = set(content_terms(sentence))
     return bool(words) and any(len(words & s) / len(words) >= MATCH for s in snippets)
 
 
 def holds_snippet(passages: Sequence[str], snippets: Sequence[set[str]]) -> bool:
-    held = set(terms(" ".join(passages)))
+    held = set(content_terms(" ".join(passages)))
     return any(s and len(s & held) / len(s) >= HOLD for s in snippets)
 
 
@@ -68,7 +69,7 @@ def score_question(
     types: dict[str, str | None] | None = None,
 ) -> dict:
     """One question's row. ``types``: evidence type per PMID of the passages, to count animal and cell evidence."""
-    snippets = [set(terms(s.text)) for s in gold.snippets]
+    snippets = [set(content_terms(s.text)) for s in gold.snippets]
     cited = [] if abstained else cited_sentences(answer_text)
     types = types or {}
     return {

@@ -19,6 +19,7 @@ from cpqa.sources.jsonl import read_records
 from cpqa.evaluation.stats.metrics import hits_at, mrr_at
 from cpqa.evaluation.evaluations.splitters import ChunkSpan, Splitter
 from cpqa.evaluation.data.shared import SHARED_DATA
+from cpqa.words import passage_bm25_tokens
 
 K = 5
 RERANK_DEPTH = 20  # dense candidates handed to the reranker
@@ -132,8 +133,8 @@ def bm25_rankings(corpus: list[str], queries: list[str], k: int = K) -> list[lis
     import bm25s
 
     retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
-    tokens = bm25s.tokenize(queries, stopwords="en", show_progress=False)
+    retriever.index(passage_bm25_tokens(corpus), show_progress=False)  # the passage reranker's tokenisation
+    tokens = passage_bm25_tokens(queries)
     ids, _ = retriever.retrieve(tokens, k=min(k, len(corpus)), show_progress=False, n_threads=1)
     return [list(map(int, row)) for row in ids]
 

@@ -27,6 +27,7 @@ from cpqa.models.encoders import (
     hub_reachable,
     weights_cached,
 )
+from cpqa.words import passage_bm25_tokens
 
 BM25 = "none"  # the embedder slot of the BM25-only row
 NO_RERANK = "none"
@@ -202,7 +203,7 @@ class FirstStage:
 
             self.encoder = None
             self._bm25 = bm25s.BM25()
-            self._bm25.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+            self._bm25.index(passage_bm25_tokens(texts), show_progress=False)  # the passage reranker's tokenisation
         else:
             self.encoder = load_embedder(embedder, settings)
             cache = shared_cache(caches if caches is not None else {}, self.encoder)
@@ -212,10 +213,7 @@ class FirstStage:
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         k = min(k, len(self.ids))
         if self.encoder is None:
-            import bm25s
-
-            tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
-            docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=False)
+            docs, scores = self._bm25.retrieve(passage_bm25_tokens([query]), k=k, show_progress=False)
             return [(self.ids[int(i)], float(s)) for i, s in zip(docs[0], scores[0])]
         scores = self._vectors @ self.encoder.encode([query])[0]
         top = np.argsort(-scores, kind="stable")[:k]

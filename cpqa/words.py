@@ -1,0 +1,66 @@
+"""Words, one of each: the stopword list, the stemmer (Snowball, PyStemmer), and one tokenisation per purpose.
+
+- ``STOPWORDS``: English function words; they carry no concept of a question (rewrite), no name (safety) and no
+  evidence (``content_terms``, with ``QUESTION_WORDS``, the asking words of a question).
+- ``stem``: the one stemmer, for matching words (lexical overlap, BM25). The rewrite builds search terms with real
+  word forms instead (``cpqa.rewrite.word_forms``): a stem such as "studi" finds nothing in PubMed.
+- ``content_terms``: the stemmed content words of a text, for lexical overlap (the extractive answer, the support
+  check, the answers evaluation).
+- ``document_bm25_tokens`` / ``passage_bm25_tokens``: bm25s tokenisations of the document index (stemmed; saved, so
+  it must not change under a built index) and of a question's candidate passages (unstemmed, as the passage
+  reranker was tuned).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+STOPWORDS = frozenset(
+    """
+a about above after again against all also am an and any are aren't as at be because been before being below
+between both but by can cannot could did didn't do does doesn't doing don't down during each either else ever
+every few for from further had has have having he her here hers herself him himself his how however i if in
+into is isn't it it's its itself just least less let like may me might more most much must my myself neither
+no nor not now of off on once only or other ought our ours ourselves out over own per rather really same shall
+she should so some such than that the their theirs them themselves then there these they this those through
+thus to too under until up upon us very via was we were what whatever when where whether which while who whom
+whose why will with within without would yes yet you your yours yourself yourselves
+""".split()
+)
+QUESTION_WORDS = frozenset("get got know many need one please tell thing things want".split())
+_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+_NOT_EVIDENCE = STOPWORDS | QUESTION_WORDS
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Snowball (Porter 2) stem of a lower-case word."""
+    return _stemmer().stemWord(word)
+
+
+def content_terms(text: str) -> list[str]:
+    """The content words of ``text``, lower-cased and stemmed, in order."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in _NOT_EVIDENCE and len(w) > 1]
+
+
+def document_bm25_tokens(texts: list[str]) -> Any:
+    """bm25s tokens of records (title + abstract) and of questions against them: English stopwords, stemmed."""
+    import bm25s
+
+    return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), show_progress=False)
+
+
+def passage_bm25_tokens(texts: list[str]) -> list[list[str]]:
+    """bm25s tokens of a question's candidate passages and of the question: English stopwords, not stemmed."""
+    import bm25s
+
+    return bm25s.tokenize(texts, stopwords="en", show_progress=False, return_ids=False)
