@@ -173,3 +173,18 @@ def test_the_access_log_holds_no_question_and_no_token(api, caplog):
     lines = [r.getMessage() for r in caplog.records if r.name == "cpqa.serving.access"]
     assert any(line.startswith("POST /v1/search 200") for line in lines)
     assert not any("Jane" in line or "555" in line or TOKEN in line for line in lines)
+
+
+def test_serving_without_its_extra_says_how_to_install(monkeypatch):
+    """fastapi and the MCP SDK are the serve extra: a base install gets the install command, not a traceback."""
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from cpqa.cli import app
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "fastapi" else real(name, *a))
+    for command in ("serve", "mcp"):
+        result = CliRunner().invoke(app, [command])
+        assert result.exit_code == 2 and "pip install 'cpqa[serve]'" in result.output, result.output

@@ -56,3 +56,12 @@ def pipeline_options(settings: Settings, options_file: Path | None, assignments:
         return load_options(options_file or settings.cpqa_options_file, assignments or ())
     except OptionsError as exc:
         fail(str(exc))
+
+
+def require_extra(extra: str, *modules: str) -> None:
+    """Stop with the install command when a command's optional dependencies (``cpqa[extra]``) are missing."""
+    from importlib.util import find_spec
+
+    missing = [m for m in modules if find_spec(m) is None]
+    if missing:
+        fail(f"this command needs the {extra} extra: pip install 'cpqa[{extra}]' (missing: {', '.join(missing)})")

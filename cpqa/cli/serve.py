@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from cpqa.cli.common import OPTION, OPTIONS_FILE, fail, pipeline_options
+from cpqa.cli.common import OPTION, OPTIONS_FILE, fail, pipeline_options, require_extra
 
 
 def serve(
@@ -18,6 +18,7 @@ def serve(
     option: Optional[list[str]] = OPTION,
 ) -> None:
     """Serve POST /v1/ask, POST /v1/search, GET /v1/records/{pmid} and GET /health until Ctrl-C."""
+    require_extra("serve", "fastapi")
     import logging
 
     import uvicorn
@@ -65,6 +66,7 @@ def mcp(
     option: Optional[list[str]] = OPTION,
 ) -> None:
     """Serve CPQA's tools (search_pubmed, get_passages, answer_question) over the Model Context Protocol."""
+    require_extra("serve", "mcp", "fastapi")
     from cpqa.cli.ask import require_records
     from cpqa.config import get_settings
     from cpqa.serving.mcp_server import build_server

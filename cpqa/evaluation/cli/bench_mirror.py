@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from cpqa.cli.common import fail, print_json
+from cpqa.cli.common import fail, print_json, require_extra
 
 
 def mirror(
@@ -15,6 +15,7 @@ def mirror(
     json_out: bool = typer.Option(False, "--json", help="print JSON (always JSON; kept for symmetry)"),
 ) -> None:
     """Mirror load benchmark over the store in CPQA_HOME: requests/s, errors, p50/p95/p99 per client count."""
+    require_extra("eval", "Bio")  # Bio.Entrez is one of the clients measured
     from cpqa.config import get_settings
     from cpqa.evaluation.benchmarks.mirrorbench import run_mirror_bench
     from cpqa.sources.store import Store

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from cpqa.cli.common import emit, fail
+from cpqa.cli.common import emit, fail, require_extra
 
 
 def chunking(
@@ -41,6 +41,7 @@ def chunking(
     seed: int = typer.Option(0, "--seed", help="the split into halves (--cross-validate)"),
 ) -> None:
     """Chunking benchmark: SEOS against LlamaIndex and NLTK splitters, Hits@5 / MRR@5 per retriever."""
+    require_extra("eval", "nltk")  # TextTiling and Pk / WindowDiff
     from cpqa.config import get_settings
     from cpqa.models.encoders import EmbeddingCache, load_encoder
     from cpqa.evaluation.evaluations.chunking import default_bench_path, fusion_reranker, load_bench, run_benchmark
