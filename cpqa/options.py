@@ -59,6 +59,11 @@ class RewriteOptions(_Section):
         description="search E1 with the question plus a drafted pseudo-answer "
         "(HyDE / Query2Doc); needs a language model",
     )
+    rewrite_max_tokens: int = Field(default=2048, ge=64, description="a language model's budget for the rewrite")
+    decision_max_tokens: int = Field(default=300, ge=16, description="... for adaptive retrieval's decision")
+    hyde_max_tokens: int = Field(
+        default=400, ge=16, description="... for HyDE's pseudo-answer (fixed when the pipeline loads)"
+    )
 
 
 class DocumentOptions(_Section):
@@ -209,6 +214,7 @@ class SupportOptions(_Section):
     support_cosine_share: float = Field(
         default=0.5, ge=0.0, le=1.0, description="support score = share * cosine + (1 - share) * word coverage"
     )
+    verify_max_tokens: int = Field(default=1024, ge=64, description="a language model's budget for the verification")
 
 
 class AnswerOptions(_Section):
@@ -243,6 +249,22 @@ class AnswerOptions(_Section):
     )
     max_quotes: int = Field(default=3, ge=1, description="extractive: sentences quoted")
     quotes_per_record: int = Field(default=2, ge=1, description="extractive: sentences quoted from one record")
+    max_quote_words: int = Field(
+        default=80, ge=10, description="extractive: longer 'sentences' are tables or run-on text a reader cannot check"
+    )
+    rare_record_share: float = Field(
+        default=0.005,
+        gt=0.0,
+        le=1.0,
+        description="a question word in fewer than this share of the store's records (and rare in English) names "
+        "something the evidence must mention, else an extractive answer abstains",
+    )
+    rare_word_zipf: float = Field(
+        default=3.0, description="... rare in English: below this Zipf frequency (wordfreq; 3 = once per million)"
+    )
+    distinctive_word_zipf: float = Field(
+        default=4.0, description="words of a name below this Zipf frequency carry it ('hodgkin', not 'disease')"
+    )
 
 
 class PipelineOptions(_Section):
@@ -285,7 +307,11 @@ class PipelineOptions(_Section):
     def load_time(self) -> dict[str, Any]:
         """The knobs fixed when a pipeline loads (the models' sizes, the stored layouts), by bare name."""
         fixed = {**self.segmentation.model_dump(), **self.rerank.model_dump()}
-        return {**fixed, "matryoshka_dim": self.passages.matryoshka_dim}
+        return {
+            **fixed,
+            "matryoshka_dim": self.passages.matryoshka_dim,
+            "hyde_max_tokens": self.rewrite.hyde_max_tokens,
+        }
 
     def flat(self) -> dict[str, Any]:
         """Every knob by bare name (for tables and logs)."""

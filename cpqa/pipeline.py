@@ -84,7 +84,7 @@ class Pipeline:
         vocabulary = load_vocabulary(settings)
         self.rewriter = Rewriter(settings, llm=self.llm, vocabulary=vocabulary)
         self.adaptive = AdaptiveRetrieval(settings, llm, vocabulary=vocabulary)
-        self.hyde = hyde_transform(self.llm) if llm else None
+        self.hyde = hyde_transform(self.llm, self.options.rewrite.hyde_max_tokens) if llm else None
         # Documents: E1, E2 and HSRDR composing them.
         documents = self.options.documents
         self.semantic = SemanticRetriever(SemanticSearch(settings), documents)
@@ -295,7 +295,7 @@ class Pipeline:
             answer = self._write(asked, context, options, screened, trace, on_text)
         trace.removed_sentences = answer.removed_sentences
         trace.use_model(self.answerer.used(answer))  # the fallback, named, when the model could not be reached
-        answer, warnings = after_writing(answer, rewrite.concepts, context, self.record_share)
+        answer, warnings = after_writing(answer, rewrite.concepts, context, self.record_share, options.answer)
         for warning in warnings:
             trace.warn(warning)
         return answer
@@ -310,7 +310,7 @@ class Pipeline:
         notify("rewrite")
         with trace.stage("rewrite") as record:
             rewrite = self.rewriter.rewrite(
-                screened.question, history=screened.history, term_links=options.rewrite.term_links
+                screened.question, screened.history, options.rewrite.term_links, options.rewrite.rewrite_max_tokens
             )
             record.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
         trace.rewrite = rewrite
@@ -345,7 +345,7 @@ class Pipeline:
         """Adaptive retrieval: the answer without evidence when the question is judged not to need any."""
         with trace.stage("adaptive_retrieval") as record:
             personal = screened.personal_dosing
-            decision = self.adaptive.decide(question, concepts=rewrite.concepts, personal_dosing=personal)
+            decision = self.adaptive.decide(question, rewrite.concepts, personal, options.rewrite.decision_max_tokens)
             trace.retrieval_decision = decision
             record.info["skipped"] = False
             if decision.retrieve:

@@ -24,6 +24,8 @@ from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
 from cpqa.words import content_terms
 
+_TUNED = AnswerOptions()
+
 
 @dataclass(frozen=True)
 class Sentence:
@@ -117,7 +119,6 @@ _AIM = re.compile(
     r"|\bwas (?:to|designed to|conducted to)\b|\?\s*$"
 )
 _WHOLE = re.compile(r"^[\"'(\[]?[A-Z0-9\u0391-\u03c9].*[.!?][\"')\]]?$", re.DOTALL)
-MAX_QUOTE_WORDS = 80  # longer "sentences" are tables or run-on text that a reader cannot check
 
 
 def _section_weight(label: str | None) -> float:
@@ -145,12 +146,12 @@ def strip_labels(sentence: str) -> str:
     return sentence.strip()
 
 
-def is_whole(sentence: str) -> bool:
+def is_whole(sentence: str, max_words: int = _TUNED.max_quote_words) -> bool:
     """A complete sentence: it opens with a capital or a digit and ends with its full stop (not a passage's cut)."""
-    return bool(_WHOLE.match(sentence.strip())) and len(sentence.split()) <= MAX_QUOTE_WORDS
+    return bool(_WHOLE.match(sentence.strip())) and len(sentence.split()) <= max_words
 
 
-def _labelled_sentences(passage: Passage) -> list[tuple[str, float]]:
+def _labelled_sentences(passage: Passage, max_words: int) -> list[tuple[str, float]]:
     """The passage's quotable sentences, labels stripped, with a weight for the section each falls in and for
     stating a finding. Never quoted: a sentence cut at the passage's edge, and one that addresses the reader or
     carries a link, markup or citation marker (evidence is data)."""
@@ -161,7 +162,7 @@ def _labelled_sentences(passage: Passage) -> list[tuple[str, float]]:
         if match:
             label = match.group(0)
         text = strip_labels(sentence)
-        if is_whole(text) and unquotable(text) is None:
+        if is_whole(text, max_words) and unquotable(text) is None:
             result.append((text, _section_weight(label) * _finding_weight(text)))
     return result
 
@@ -174,7 +175,7 @@ def rank_sentences(
     per place."""
     options = options or AnswerOptions()
     pool: list[tuple[int, Passage, str, float]] = [
-        (rank, p, s, w) for rank, p in enumerate(passages) for s, w in _labelled_sentences(p)
+        (rank, p, s, w) for rank, p in enumerate(passages) for s, w in _labelled_sentences(p, options.max_quote_words)
     ]
     similarity = Similarity([s for _, _, s, _ in pool], encoder)
     scores = similarity.scores(question)
@@ -226,60 +227,62 @@ def _same(a: str, b: str) -> bool:
 
 
 KEY_KINDS = frozenset({"treatment", "disease"})
-RARE_SHARE = 0.005  # a word in fewer than 0.5 % of the store's records ...
-RARE_ZIPF = 3.0  # ... and rarer than once per million words of general English (wordfreq) names something specific
 
 
-def is_specialist(word: str) -> bool:
+def is_specialist(word: str, rare_zipf: float = _TUNED.rare_word_zipf) -> bool:
     """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair")."""
     from wordfreq import zipf_frequency
 
-    return zipf_frequency(word, "en") < RARE_ZIPF
+    return zipf_frequency(word, "en") < rare_zipf
 
 
-def key_concepts(concepts: Sequence, share: Callable[[str], float | None] | None = None) -> list:
+def key_concepts(
+    concepts: Sequence, share: Callable[[str], float | None] | None = None, options: AnswerOptions | None = None
+) -> list:
     """The question's concepts that an answer must be about: a treatment or disease the vocabulary knows, or a
     specialist word (``is_specialist``) that the store's own records rarely use either (``share(word)``: the share of
     records holding it) -- a drug, gene, test or procedure the vocabulary lacks. Generic and intent words are not
-    key."""
+    key (``AnswerOptions.rare_record_share`` and ``rare_word_zipf``)."""
+    options = options or _TUNED
     key = []
     for concept in concepts:
         if concept.weak or concept.kind == "intent":
             continue
         if concept.kind in KEY_KINDS:
             key.append(concept)
-        elif share is not None and is_specialist(concept.text):
+        elif share is not None and is_specialist(concept.text, options.rare_word_zipf):
             used = share(concept.text)
-            if used is not None and used < RARE_SHARE:
+            if used is not None and used < options.rare_record_share:
                 key.append(concept)
     return key
 
 
 def unaddressed(
-    concepts: Sequence, passages: Sequence[Passage], share: Callable[[str], float | None] | None = None
+    concepts: Sequence,
+    passages: Sequence[Passage],
+    share: Callable[[str], float | None] | None = None,
+    options: AnswerOptions | None = None,
 ) -> list[str]:
     """The question's key concepts (``key_concepts``) that no passage mentions by any of their names.
 
     Quoting evidence about another drug, test or cancer in answer to a question about one the evidence never names
     would mislead: an extractive answer abstains instead (a language model makes that judgement itself)."""
+    options = options or _TUNED
     text = " ".join(p.text for p in passages).lower()
     missing = []
-    for concept in key_concepts(concepts, share):
+    for concept in key_concepts(concepts, share, options):
         names = {concept.text, *concept.phrases, *concept.synonyms, *([concept.mesh] if concept.mesh else [])}
-        if not any(_mentioned(name.lower(), text) for name in names if name.strip()):
+        if not any(_mentioned(name.lower(), text, options.distinctive_word_zipf) for name in names if name.strip()):
             missing.append(concept.text)
     return missing
 
 
-DISTINCTIVE_ZIPF = 4.0  # words of a name rarer than this in general English carry it ("hodgkin", not "disease")
-
-
-def _mentioned(name: str, text: str) -> bool:
+def _mentioned(name: str, text: str, distinctive_zipf: float) -> bool:
     """The name itself, or each of its distinctive words by its stem ("Hodgkin disease" is mentioned by "Hodgkin
     lymphoma", "Wilm's tumor" by "Wilms tumour")."""
     if re.search(rf"\b{re.escape(name)}", text):
         return True
     from wordfreq import zipf_frequency
 
-    words = [w for w in re.findall(r"[a-z0-9]+", name) if len(w) > 2 and zipf_frequency(w, "en") < DISTINCTIVE_ZIPF]
+    words = [w for w in re.findall(r"[a-z0-9]+", name) if len(w) > 2 and zipf_frequency(w, "en") < distinctive_zipf]
     return bool(words) and all(re.search(rf"\b{re.escape(w[: max(4, len(w) - 2)])}", text) for w in words)

@@ -10,6 +10,7 @@ from typing import Callable, Protocol, Sequence
 
 from cpqa.answer.extractive import unaddressed
 from cpqa.types import Answer, Passage, SearchResult
+from cpqa.options import AnswerOptions
 
 MIN_RECORDS_FOR_SHARE = 1000  # below this the share of records holding a word means nothing
 TREATMENT_CHANGE_FLAG = "treatment_change_advice_replaced"
@@ -37,7 +38,11 @@ def record_share(store: RecordCounts, word: str) -> float | None:
 
 
 def after_writing(
-    answer: Answer, concepts: Sequence, passages: Sequence[Passage], share: Callable[[str], float | None]
+    answer: Answer,
+    concepts: Sequence,
+    passages: Sequence[Passage],
+    share: Callable[[str], float | None],
+    options: AnswerOptions | None = None,
 ) -> tuple[Answer, list[str]]:
     """The answer to show and the warnings for the trace."""
     warnings = []
@@ -45,7 +50,7 @@ def after_writing(
         warnings.append(
             "the answer advised starting, stopping or changing a treatment: replaced by the care-team referral"
         )
-    missing = unaddressed(concepts, passages, share=share)
+    missing = unaddressed(concepts, passages, share=share, options=options)
     if missing:
         named = ", ".join(missing)
         warnings.append(f"the evidence found does not mention {named}")

@@ -194,7 +194,9 @@ class SupportChecker:
         system = template("verify_system").substitute(tag=tag, tool=VERIFY_TOOL.name)
         user = template("verify_user").substitute(pairs="\n\n".join(blocks), count=len(claims), tool=VERIFY_TOOL.name)
         try:
-            data = llm.call_tool(system, [{"role": "user", "content": user}], VERIFY_TOOL, max_tokens=1024)
+            data = llm.call_tool(
+                system, [{"role": "user", "content": user}], VERIFY_TOOL, max_tokens=self.options.verify_max_tokens
+            )
         except LLMError:
             return {}
         verdicts: dict[int, Verdict] = {}

@@ -19,6 +19,7 @@ from cpqa.rewrite.concepts import Concept, detect_intent, process_question
 from cpqa.config import Settings
 from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.safety.triage import is_personal_dosing
+from cpqa.options import RewriteOptions
 from cpqa.rewrite.vocabulary import Vocabulary, load_vocabulary
 
 MAX_DEFINITIONAL_WORDS = 12
@@ -138,7 +139,11 @@ class AdaptiveRetrieval:
         self.vocabulary = vocabulary if vocabulary is not None else load_vocabulary(settings)
 
     def decide(
-        self, question: str, concepts: Sequence[Concept] | None = None, personal_dosing: bool | None = None
+        self,
+        question: str,
+        concepts: Sequence[Concept] | None = None,
+        personal_dosing: bool | None = None,
+        max_tokens: int = RewriteOptions().decision_max_tokens,
     ) -> RetrievalDecision:
         """``concepts`` and ``personal_dosing``: what the rewrite and the screen found (not derived again)."""
         if not question.strip():
@@ -151,7 +156,7 @@ class AdaptiveRetrieval:
                 DECISION_SYSTEM,
                 [{"role": "user", "content": f"<question>\n{question}\n</question>"}],
                 DECISION_TOOL,
-                max_tokens=300,
+                max_tokens=max_tokens,
             )
         except LLMError as exc:
             fallback = decide_by_rules(question, self.vocabulary, **known)

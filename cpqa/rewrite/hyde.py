@@ -16,6 +16,7 @@ from llama_index.core.prompts import PromptTemplate
 from cpqa.models.llama_llm import PipelineLLM
 from cpqa.models.llm import LLM, LLMError
 from cpqa.types import StageLog
+from cpqa.options import RewriteOptions
 
 PSEUDO_SYSTEM = (
     "You write the passage of a biomedical research abstract that would answer a question about cancer. "
@@ -26,10 +27,12 @@ PSEUDO_SYSTEM = (
 PSEUDO_PROMPT = PromptTemplate("<question>\n{context_str}\n</question>")
 
 
-def hyde_transform(llm: LLM) -> HyDEQueryTransform:
+def hyde_transform(llm: LLM, max_tokens: int = RewriteOptions().hyde_max_tokens) -> HyDEQueryTransform:
     """The HyDE transform on ``llm``; running it raises ``LLMError`` when the model fails."""
     return HyDEQueryTransform(
-        llm=PipelineLLM(llm, system=PSEUDO_SYSTEM, max_tokens=400), hyde_prompt=PSEUDO_PROMPT, include_original=True
+        llm=PipelineLLM(llm, system=PSEUDO_SYSTEM, max_tokens=max_tokens),
+        hyde_prompt=PSEUDO_PROMPT,
+        include_original=True,
     )
 
 

@@ -25,6 +25,7 @@ from cpqa.models.llm import LLM, LLMError, LLMUnavailable, ToolSpec
 from cpqa.rewrite.rule_ladder import build_ladder
 from cpqa.rewrite.vocabulary import Vocabulary, load_vocabulary
 from cpqa.types import ComponentChoice
+from cpqa.options import RewriteOptions
 
 MAX_EXPRESSION_CHARS = 8000
 MAX_HISTORY_TURNS = 6
@@ -117,7 +118,13 @@ class Rewriter:
             return _rules_choice(f"{self.llm.label} could not be used for this question (see the rewrite notes)")
         return self.choice
 
-    def rewrite(self, question: str, history: Sequence[str] = (), term_links: bool = False) -> RewriteResult:
+    def rewrite(
+        self,
+        question: str,
+        history: Sequence[str] = (),
+        term_links: bool = False,
+        max_tokens: int = RewriteOptions().rewrite_max_tokens,
+    ) -> RewriteResult:
         """The question's concepts and Boolean ladder; ``term_links`` adds the learned term-mapping links to the
         vocabulary of the rule-based rewrite."""
         question = " ".join((question or "").split())
@@ -126,7 +133,7 @@ class Rewriter:
         history = [" ".join(t.split()) for t in history if t and t.strip()][-MAX_HISTORY_TURNS:]
         notes: list[str] = []
         if self.llm is not None and self.llm.available:
-            result = self._with_claude(self.llm, question, history, notes)
+            result = self._with_claude(self.llm, question, history, notes, max_tokens)
             if result is not None:
                 return result
         vocabulary = self.linked_vocabulary if term_links else self.vocabulary
@@ -173,12 +180,14 @@ class Rewriter:
             text += f"\nYour previous answer could not be used ({problem}). Call the tool again, following its schema."
         return [{"role": "user", "content": text}]
 
-    def _with_claude(self, llm: LLM, question: str, history: list[str], notes: list[str]) -> RewriteResult | None:
+    def _with_claude(
+        self, llm: LLM, question: str, history: list[str], notes: list[str], max_tokens: int
+    ) -> RewriteResult | None:
         problem: str | None = None
         for attempt in (1, 2):
             try:
                 data = llm.call_tool(
-                    self.system_prompt, self._messages(question, history, problem), LADDER_TOOL, max_tokens=2048
+                    self.system_prompt, self._messages(question, history, problem), LADDER_TOOL, max_tokens=max_tokens
                 )
                 result = self._from_tool(llm, question, data, notes)
             except LLMError as exc:
