@@ -6,7 +6,7 @@ Runtimes (``CPQA_RUNTIME``):
 - ``onnx``: the same graph on onnxruntime, float32: vectors equal torch's to within 1e-5 (cosine);
 - ``onnx-int8``: matrix products quantised to int8 per output channel (weights; activations dynamically), the
   fastest on a CPU with VNNI; vectors within the tolerance ``cpqa bench encoders`` measures (cosine about 0.99 to
-  torch's), and retrieval measured unchanged (README, issue 27).
+  torch's), and retrieval measured unchanged (docs/results.md, "The passage stage earns its place (issue 27)").
 
 The export is keyed by the model's name and its weights files' sizes and modification times, written beside a
 ``meta.json`` under ``$CPQA_CACHE/onnx/`` (``~/.cache/cpqa``), atomically (a half-written file is never loaded), so

@@ -1,11 +1,12 @@
 """The record prior: a passage's place among passages fused with its record's place among documents.
 
-HSRDR ranks records better than any passage reranker here ranks passages (README, issue 27: over the top 50 fused
-records the reranked top-5 passages held a gold snippet for 0.894 of the BioASQ dev cancer questions; the same
-passages with the record prior 0.922, and over the top 10 records 0.961). So the final order is a weighted
-reciprocal-rank fusion of the two rankings, ``1 / (k + passage place) + w / (k + record place)``, with at most
-``per_record`` passages of one record among the top; the order of records by their best passage (MaxP) is recorded
-in the trace. A passage that addresses its reader stays last whatever its record.
+HSRDR ranks records better than any passage reranker here ranks passages (docs/results.md, "The passage stage earns
+its place (issue 27)": over the top 50 fused records the reranked top-5 passages held a gold snippet for 0.894 of
+the BioASQ dev cancer questions; the same passages with the record prior 0.922, and over the top 10 records 0.961).
+So the final order is a weighted reciprocal-rank fusion of the two rankings,
+``1 / (k + passage place) + w / (k + record place)``, with at most ``per_record`` passages of one record among the
+top; the order of records by their best passage (MaxP) is recorded in the trace. A passage that addresses its reader
+stays last whatever its record.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ emergency in words no pattern lists ("someone is sitting on my chest"). The prot
 (``data/urgent_meaning.json``) name each red flag's sign in a few lay phrasings, beside ordinary questions about
 the same symptoms asked in general, so closeness to a symptom alone is not enough. Like the rules, it needs a
 person or a moment named. The threshold and margin were set on the dev phrasing set (``tests/data``); the
-README reports them on held-out phrasings.
+results on held-out phrasings are in docs/results.md ("Safety coverage and personal details (issue 17)").
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 ``fts5`` (``Fts5Index``) lives inside the store's SQLite file and changes in the store's own transactions: nothing
 to install, always consistent, fast enough to about 100k records. ``tantivy`` (``TantivyIndex``, a Lucene-style
 engine in Rust) keeps its index in a folder beside the store and answers with skipping postings and bit-packed
-counts: at 1M records its esearch p95 is tens of milliseconds where FTS5's is over a second (README, "Scale").
+counts: at 1M records its esearch p95 is tens of milliseconds where FTS5's is over a second (docs/results.md,
+"Scale, measured (issue 19)").
 
 Both index the same text (``store_rows.fts_values``) under the same field tags and rank by field-weighted BM25
 (``BM25_WEIGHTS``); they differ in stemming (Porter in FTS5, Snowball English in tantivy), so counts can differ by

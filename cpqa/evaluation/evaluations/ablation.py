@@ -253,7 +253,8 @@ def _row(cells: Sequence[object]) -> str:
 
 
 def markdown_tables(payload: dict) -> str:
-    """The ablation as markdown tables (for the README): one per block present in ``payload``."""
+    """The ablation as markdown tables (for docs/results.md, "Answer-quality strategies (issue 10)"): one per block
+    present in ``payload``."""
     out: list[str] = []
     retrieval = payload.get("retrieval") or {}
     metrics = ["recall@5", "recall@10", "mrr@10", "ndcg@10", "ms_per_question"]

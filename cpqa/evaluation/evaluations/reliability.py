@@ -1,4 +1,5 @@
-"""Reliability evidence for the README (issue 9), measured through the real ``Pipeline`` over local servers.
+"""Reliability evidence for docs/results.md ("Reliability, safety, security (issue 9)"), measured through the real
+``Pipeline`` over local servers.
 
 A *world* is: the E-utilities mirror over a small topic set of records (``cpqa mirror serve``'s server), the
 Anthropic stand-in, each behind a ``RoutedFaultyServer`` that can fail one outside call at a time, and a

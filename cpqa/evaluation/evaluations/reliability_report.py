@@ -1,5 +1,6 @@
-"""The reliability table for the README: every fault on every outside call, the service-level outages, bad
-inputs, personal details and load, measured in throw-away worlds built from a source store."""
+"""The reliability table of docs/results.md ("Reliability, safety, security (issue 9)"): every fault on every
+outside call, the service-level outages, bad inputs, personal details and load, measured in throw-away worlds built
+from a source store."""
 
 from __future__ import annotations
 
