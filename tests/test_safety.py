@@ -400,7 +400,7 @@ def test_safety_rules_on_the_dev_phrasing_set():
 
 
 def test_safety_rules_on_held_out_phrasings_raise_no_false_alarms():
-    """Phrasings written after the rules and never tuned on: recall is reported in the README (urgent triage by
+    """Phrasings written after the rules and never tuned on: recall is reported in docs/results.md (urgent triage by
     patterns generalises poorly); no ordinary question is flagged."""
     scores = _scores("safety_phrasings_heldout.json")
     assert all(score["precision"] >= 0.95 for score in scores.values()), scores
