@@ -41,14 +41,18 @@ def passage_segmenter(
 ) -> SegmentCache:
     """The segmenter: SEOS over the sentence embedder's vectors, its chunks sized by the window of the encoder that
     embeds passages (not the sentence embedder's), and that passage embedder (``vectors``: its cache, when the caller
-    has one). Where one encoder plays both parts its cache serves both, so each sentence is embedded once."""
+    has one). Where the caller's cache belongs to the sentence embedder too (the pipeline's, offline), it serves both,
+    so the extractive answer reads the vectors SEOS made. A segmenter made without one keeps the two apart, as the
+    eager build always has: int8 activations are quantised per batch, so a vector depends on what it was batched with,
+    and sharing would change the stored vectors in their last digits."""
     options = options or PipelineOptions()
     if sentence_encoder is None:
         sentence_encoder, _ = load_encoder("sentence_embedder", settings)
+    shared = vectors is not None and vectors.encoder is sentence_encoder
     if vectors is None:
         passage_encoder, _ = load_encoder("passage_retriever", settings, matryoshka_dim=options.passages.matryoshka_dim)
         vectors = EmbeddingCache(passage_encoder, max_items=cache_items)
-    sentences = vectors if vectors.encoder is sentence_encoder else EmbeddingCache(sentence_encoder, cache_items)
+    sentences = vectors if shared else EmbeddingCache(sentence_encoder, cache_items)
     seos = SEOSNodeParser(sentences, window_tokens=vectors.encoder.max_tokens, **options.segmentation.model_dump())
     return SegmentCache(seos, store=store, vectors=vectors)
 
