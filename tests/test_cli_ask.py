@@ -60,11 +60,16 @@ def test_ask_json_prints_answer_and_trace(env):
 
 @pytest.mark.slow  # a cold pipeline (SEOS over every candidate) takes well over a few seconds
 def test_ask_readable_output_numbers_citations_and_links_pubmed(env):
-    result = CliRunner().invoke(app, ["ask", "What side effects does cisplatin cause?", "--mode", "clinician"])
+    question = ["ask", "What side effects does cisplatin cause?", "--mode", "clinician"]
+    result = CliRunner().invoke(app, [*question, "--evidence"])
     assert result.exit_code == 0, result.output
     assert "https://pubmed.ncbi.nlm.nih.gov/" in result.stdout
     assert "Evidence passages" in result.stdout and "Models (profile: offline)" in result.stdout
     assert "[1]" in result.stdout and "BM25" in result.stdout
+    plain = CliRunner().invoke(app, question, env={"COLUMNS": "80"})  # what a person reads: no tables
+    assert plain.exit_code == 0 and "Evidence passages" not in plain.stdout and "Models (" not in plain.stdout
+    assert "(untitled)" not in plain.stdout and "Flag:" not in plain.stdout
+    assert max(len(line) for line in plain.stdout.splitlines()) <= 80
 
 
 @pytest.mark.slow  # a cold pipeline
@@ -100,13 +105,13 @@ def test_ask_streams_claude_and_prints_only_the_checked_answer(env, api, monkeyp
         )
 
     api.default = respond
-    result = CliRunner().invoke(app, ["ask", "Does tamoxifen reduce breast cancer recurrence?"])
+    result = CliRunner().invoke(app, ["ask", "Does tamoxifen reduce breast cancer recurrence?", "--evidence"])
     assert result.exit_code == 0, result.output
     answers = [r for r in api.requests if (r.get("tool_choice") or {}).get("name") == "give_answer"]
     assert answers and answers[-1]["stream"] is True
     assert "Tamoxifen lowers recurrence [1]" in result.stdout
     assert "Stop it now" not in result.stdout  # the draft was replaced by the checked answer
-    assert "removed_unknown_citation:99999999" in result.stdout
+    assert "removed_unknown_citation:99999999" in result.stdout  # an internal flag: shown with --evidence only
     assert "sk-ant-cli-stream-test" not in result.output
 
 
@@ -216,3 +221,50 @@ def test_ask_questions_answers_a_file_in_one_process_as_json_lines(env, tmp_path
 def test_ask_needs_one_question_or_a_file(env, tmp_path):
     assert CliRunner().invoke(app, ["ask"]).exit_code == 2
     assert CliRunner().invoke(app, ["ask", "x?", "--questions", str(tmp_path)]).exit_code == 2
+
+
+def test_a_person_reads_the_urgent_message_the_answer_and_titled_references_at_80_columns():
+    """The terminal's shape, pinned without a model: at 80 columns nothing is wider than the screen, the urgent
+    message comes first, the quoted answer is announced once, every reference has a readable heading (an untitled
+    record by its journal, year and first words) and a whole link; the tables and internal flags wait for --evidence."""
+    from rich.console import Console
+
+    from cpqa.answer.messages import DISCLAIMERS, EXTRACTIVE_LABEL, NO_KEY_NOTICE
+    from cpqa.cli.ask import render
+    from cpqa.trace import RetrievalTrace
+    from cpqa.types import Passage
+
+    passages = [
+        Passage(node_id="a", pmid="17008699", text="Tamoxifen reduced recurrence by a third.", title="Tamoxifen trial"),
+        Passage(
+            node_id="b",
+            pmid="22222222",
+            text="In 412 women given tamoxifen for five years, hot flashes were the commonest side effect reported.",
+            journal="Breast Cancer Res Treat",
+            year=2006,
+        ),
+    ]
+    answer = Answer(
+        text=f'{EXTRACTIVE_LABEL}\n\n- "Tamoxifen reduced recurrence." [PMID:17008699]\n- "Flashes." [PMID:22222222]',
+        citations=["17008699", "22222222"],
+        written_by="extractive",
+        urgent="If you have a fever over 38 C during chemotherapy, call your 24-hour oncology line now.",
+        notices=[NO_KEY_NOTICE],
+        flags=["uncited_sentences:1"],
+        disclaimer=DISCLAIMERS["patient"],
+    )
+    trace = RetrievalTrace(passages=passages)
+    console = Console(width=80, record=True, force_terminal=False)
+    render(answer, trace, console)
+    text = console.export_text()
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert text.index("fever over 38") < text.index("Tamoxifen reduced") < text.index("References")
+    assert "Tamoxifen trial" in text and "Breast Cancer Res Treat, 2006: In 412 women given tamoxifen" in text
+    assert any(line.strip() == "https://pubmed.ncbi.nlm.nih.gov/22222222/" for line in lines)  # whole, on its own
+    assert NO_KEY_NOTICE not in text and text.count("not written by a language model") == 1
+    assert "Flag:" not in text and "Evidence passages" not in text and "(untitled)" not in text
+    console = Console(width=80, record=True, force_terminal=False)
+    render(answer, trace, console, evidence=True)
+    detailed = console.export_text()
+    assert "Evidence passages" in detailed and "Flag: uncited_sentences:1" in detailed

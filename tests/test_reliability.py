@@ -76,7 +76,10 @@ def test_ncbi_down_the_semantic_path_answers_and_the_trace_and_ui_say_so(world):
     ), "E1 found held-out records that efetch could not bring"
     console = Console(record=True, width=400)
     render(result.answer, result.trace, console)
-    assert "E2 path lost" in console.export_text()
+    assert "part of the search could not run (PubMed Boolean search)" in console.export_text()  # a person's words
+    console = Console(record=True, width=400)
+    render(result.answer, result.trace, console, evidence=True)
+    assert "E2 path lost" in console.export_text()  # the details, for whoever asks for them
 
 
 @pytest.mark.parametrize("call,fault", fault_order())

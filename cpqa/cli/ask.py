@@ -8,15 +8,19 @@ from types import TracebackType
 from typing import Optional, Sequence
 
 import typer
+from rich.markup import escape
 
 from cpqa.cli.common import OPTION, OPTIONS_FILE, fail, pipeline_options, print_json
 from cpqa.answer.citations import MARKER, marker_pmids
+from cpqa.answer.messages import EXTRACTIVE_LABEL, NO_KEY_NOTICE
 from cpqa.documents.study_type import badge as study_badge
 from cpqa.progress import DRAFT_TITLE, Progress
+from cpqa.references import record_heading, record_source
 from cpqa.trace import RetrievalTrace
 from cpqa.types import Answer
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+PATH_NAMES = {"E1": "semantic search", "E2": "PubMed Boolean search", "BM25": "keyword search"}
 SAMPLE_HINT = "../shared/data/corpus/pubmed_sample.xml.gz"
 
 
@@ -89,7 +93,6 @@ class ProgressDisplay:
 
 def show_first(messages: list[str], urgent: str | None, console) -> None:
     """The screening result, printed before any model loads: the urgent-care message in a red panel, then notes."""
-    from rich.markup import escape
     from rich.panel import Panel
 
     for message in messages:
@@ -99,23 +102,59 @@ def show_first(messages: list[str], urgent: str | None, console) -> None:
             console.print(f"[yellow]Note:[/] {escape(message)}")
 
 
-def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] = ()) -> None:
-    """The human-readable answer: urgent message first (unless ``shown`` already), the answer, references,
-    evidence, models."""
+def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] = (), evidence: bool = False) -> None:
+    """What a person reads, at any width: the urgent message first (unless ``shown`` already), the answer, the
+    numbered references by title, the disclaimer. ``evidence`` adds what a researcher checks: the evidence passages,
+    the models, the sentences the support check removed, internal flags and warnings (``--json`` has all of it)."""
     from rich.markdown import Markdown
-    from rich.markup import escape
     from rich.panel import Panel
-    from rich.table import Table
 
-    show_first([m for m in [answer.urgent, *answer.notices] if m and m not in shown], answer.urgent, console)
-    label = {"llm": "Answer", "extractive": "Evidence summary (extractive; no language model)", "triage": "Answer"}[
-        answer.written_by
-    ]
-    if answer.abstained:
-        label += " (not enough evidence to answer)"
+    # The quoted answer says once, in its first line, that no language model wrote it.
+    quoted = answer.text.startswith(EXTRACTIVE_LABEL)
+    notices = [n for n in answer.notices if not (quoted and n == NO_KEY_NOTICE)]
+    show_first([m for m in [answer.urgent, *notices] if m and m not in shown], answer.urgent, console)
+    label = "Answer (not enough evidence to answer)" if answer.abstained else "Answer"
     if answer.text:
         # No hyperlinks from an answer's text: the references below carry the only links.
         console.print(Panel(Markdown(number_citations(answer), hyperlinks=False), title=label, border_style="cyan"))
+    show_references(answer, trace, console)
+    if trace.lost_paths:
+        lost = ", ".join(PATH_NAMES.get(path, path) for path in trace.lost_paths)
+        console.print(
+            f"\n[yellow]Note:[/] part of the search could not run ({lost}), so the evidence may be incomplete"
+            + ("." if evidence else "; --evidence shows why.")
+        )
+    if evidence:
+        show_evidence(answer, trace, console)
+    console.print(f"\n[dim]{escape(answer.disclaimer)}[/]")
+
+
+def show_references(answer: Answer, trace: RetrievalTrace, console) -> None:
+    """The cited records, numbered as in the answer: a readable heading, journal and year, then the PubMed link on
+    its own line (it stays whole at 80 columns)."""
+    if not answer.citations:
+        return
+    from rich.table import Table
+
+    by_pmid = {p.pmid: p for p in reversed(trace.passages)}  # best passage per PMID
+    console.print("\n[bold]References[/]")
+    grid = Table.grid(padding=(0, 1))  # a wrapped heading stays indented under its number
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for i, pmid in enumerate(answer.citations, start=1):
+        p = by_pmid.get(pmid)
+        heading = record_heading(p.title, p.text, p.journal, p.year) if p else f"PubMed record {pmid}"
+        source = record_source(p.journal, p.year) if p and p.title else ""
+        line = f"{heading} ({source})" if source else heading
+        url = PUBMED_URL.format(pmid=pmid)
+        grid.add_row(f"  \\[{i}]", f"{escape(line)}\n[link={url}]{url}[/link]")
+    console.print(grid)
+
+
+def show_evidence(answer: Answer, trace: RetrievalTrace, console) -> None:
+    """``--evidence``: the passages, best first, the models that served, and the checks' details."""
+    from rich.table import Table
+
     for flag in answer.flags:
         console.print(f"[yellow]Flag:[/] {escape(flag)}")
     for removed in answer.removed_sentences:
@@ -123,19 +162,6 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
             f"[yellow]Removed[/] (not supported by PMID {', '.join(removed.pmids)}, {removed.judged_by}): "
             f"{escape(removed.sentence)}"
         )
-
-    by_pmid = {p.pmid: p for p in reversed(trace.passages)}  # best passage per PMID
-    if answer.citations:
-        console.print("\n[bold]References[/]")
-        for i, pmid in enumerate(answer.citations, start=1):
-            p = by_pmid.get(pmid)
-            detail = ", ".join(str(x) for x in (p.journal, p.year) if x and x != "unknown") if p else ""
-            title = escape(p.title if p and p.title else "(untitled)")
-            detail = f"({escape(detail)}) " if detail else ""
-            console.print(
-                f"  \\[{i}] {title} {detail}[link={PUBMED_URL.format(pmid=pmid)}]{PUBMED_URL.format(pmid=pmid)}[/link]"
-            )
-
     cited = {pmid: i for i, pmid in enumerate(answer.citations, start=1)}
     table = Table(title="Evidence passages, best first", show_lines=False)
     for column in ("cited as", "PMID", "score", "study type", "category", "source", "section", "year", "passage"):
@@ -155,10 +181,9 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
         )
     if trace.passages:
         console.print(table)
-
     models = Table(title=f"Models (profile: {trace.profile})")
     for column in ("component", "model", "provider", "profile", "why"):
-        models.add_column(column)
+        models.add_column(column, overflow="fold")
     for choice in trace.models.values():
         models.add_row(
             choice.component, escape(choice.model), choice.provider or "local", choice.profile, escape(choice.reason)
@@ -166,7 +191,6 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
     console.print(models)
     for warning in trace.warnings:
         console.print(f"[yellow]Warning:[/] {escape(warning)}")
-    console.print(f"\n[dim]{escape(answer.disclaimer)}[/]")
 
 
 def ask(
@@ -179,6 +203,9 @@ def ask(
         "each (index, question as searched, answer, trace) on stdout.",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the answer and the whole retrieval trace as JSON."),
+    evidence: bool = typer.Option(
+        False, "--evidence", help="Also print the evidence passages, the models and the checks' details."
+    ),
     mode: Optional[str] = typer.Option(
         None, "--mode", help="patient (plain language; the default) or clinician (the option mode)."
     ),
@@ -231,7 +258,7 @@ def ask(
             {"answer": result.answer.model_dump(mode="json"), "trace": result.trace.model_dump(mode="json")}, settings
         )
     else:
-        render(result.answer, result.trace, console, shown)
+        render(result.answer, result.trace, console, shown, evidence=evidence)
 
 
 def ask_many(path: Path, settings, options, **overrides) -> None:
