@@ -268,3 +268,14 @@ def test_a_person_reads_the_urgent_message_the_answer_and_titled_references_at_8
     render(answer, trace, console, evidence=True)
     detailed = console.export_text()
     assert "Evidence passages" in detailed and "Flag: uncited_sentences:1" in detailed
+
+
+def test_an_untitled_record_is_named_by_its_journal_year_and_first_words():
+    from cpqa.references import record_heading
+
+    assert record_heading("A trial", "text", "J", 2001) == "A trial"
+    assert record_heading("", "BACKGROUND: Tamoxifen was given to 40 women.", "Lancet", 2006) == (
+        "Lancet, 2006: Tamoxifen was given to 40 women."
+    )
+    assert record_heading(None, " ".join(["word"] * 30)).endswith("word...")
+    assert record_heading("", "", None, None) == "A PubMed record"
