@@ -106,10 +106,10 @@ def test_ask_streams_the_urgent_message_first_then_stages_then_the_answer(api):
             elif line.startswith("data: "):
                 events.append((name, json.loads(line[6:])))
     names = [n for n, _ in events]
-    assert names[0] == "screened" and names[-1] == "answer" and "stage" in names
+    assert names[0] == "screened" and names[-2:] == ["answer", "done"] and "stage" in names  # done: always last
     screened = events[0][1]
     assert screened["urgent"] and "Ann" not in json.dumps(events)  # personal details never leave the server
-    assert events[-1][1]["answer"]["urgent"] == screened["urgent"]
+    assert events[-2][1]["answer"]["urgent"] == screened["urgent"]
 
 
 def test_search_returns_candidates_with_provenance_and_no_answer(api):
@@ -188,3 +188,64 @@ def test_serving_without_its_extra_says_how_to_install(monkeypatch):
     for command in ("serve", "mcp"):
         result = CliRunner().invoke(app, [command])
         assert result.exit_code == 2 and "pip install 'cpqa[serve]'" in result.output, result.output
+
+
+def test_the_contract_is_strict_and_every_error_has_one_shape(api):
+    """Unknown fields are refused; empty, blank, too long and malformed requests, bad PMIDs, missing records, a
+    missing token and unknown paths all answer ``{"error": "..."}``, and no error repeats what was sent."""
+    client = _client(api)
+    private = "Ann Smith 1954"
+    cases = [
+        client.post("/v1/ask", json={"question": "What is tamoxifen?", "foo": 1}),
+        client.post("/v1/search", json={"question": "tamoxifen", "unknown": True}),
+        client.post("/v1/ask", json={"question": ""}),
+        client.post("/v1/ask", json={"question": "   "}),
+        client.post("/v1/ask", json={"question": f"{private} " + "y" * 30_000}),
+        client.post("/v1/ask", json={"question": private, "mode": "doctor"}),
+        client.get("/v1/records/12ab"),
+        client.get("/v1/records/99999999"),
+        client.get("/v1/nowhere"),
+        _client(api, None).post("/v1/ask", json={"question": private}),
+    ]
+    for response in cases:
+        assert 400 <= response.status_code < 500, response.text
+        body = response.json()
+        assert set(body) == {"error"} and isinstance(body["error"], str) and body["error"], body
+        assert private not in response.text and "yyyy" not in response.text  # never echoed
+    assert "foo" in cases[0].json()["error"] and "Extra inputs are not permitted" in cases[0].json()["error"]
+    assert cases[2].status_code == cases[3].status_code == 422  # empty and blank: the same status and shape
+
+
+def test_the_openapi_document_describes_every_status_and_the_event_stream(api):
+    spec = _client(api, None).get("/openapi.json").json()
+    ask = spec["paths"]["/v1/ask"]["post"]["responses"]
+    assert {"200", "401", "413", "422", "429"} <= set(ask) and "text/event-stream" in ask["200"]["content"]
+    assert "`done` last" in ask["200"]["description"]
+    assert {"400", "401", "404", "429"} <= set(spec["paths"]["/v1/records/{pmid}"]["get"]["responses"])
+    error = spec["components"]["schemas"]["ErrorBody"]
+    assert error["required"] == ["error"]
+    assert spec["components"]["schemas"]["AskRequest"]["additionalProperties"] is False
+
+
+@pytest.mark.slow  # a few dozen generated requests, each a real question through the pipeline
+def test_a_schema_driven_tester_finds_no_server_error_and_no_response_off_the_schema(api):
+    """schemathesis reads /openapi.json and sends generated requests (valid and invalid) to every operation: no 5xx,
+    every status documented, every body matching its schema."""
+    import schemathesis
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    schema = schemathesis.openapi.from_url(f"{api.url}/openapi.json")
+    checks = [
+        schemathesis.checks.not_a_server_error,
+        schemathesis.checks.status_code_conformance,
+        schemathesis.checks.content_type_conformance,
+        schemathesis.checks.response_schema_conformance,
+    ]
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+
+    @settings(max_examples=6, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    def check(case):
+        case.call_and_validate(headers=headers, checks=checks)
+
+    for operation in schema.get_all_operations():
+        given(operation.ok().as_strategy())(check)()

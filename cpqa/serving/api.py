@@ -20,19 +20,31 @@ from typing import Any, AsyncIterator, Literal
 import anyio.to_thread
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cpqa.documents.study_type import evidence_type
 from cpqa.pipeline import Pipeline
 from cpqa.progress import Progress
-from cpqa.safety.screening import InvalidQuestion, check_question
+from cpqa.safety.screening import InvalidQuestion, Screened
+from cpqa.trace import Result
 from cpqa.serving.guard import Guard, TokenBucket
 from cpqa.types import Source
 
 MAX_QUESTION_CHARS = 20_000  # screening keeps the question of a longer paste; beyond this the request is refused
 
 
+class ErrorBody(BaseModel):
+    """Every 4xx and 5xx: one line saying what was wrong. It never repeats the request (a question may hold personal
+    details)."""
+
+    error: str
+
+
 class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     history: list[str] = Field(default_factory=list, max_length=20, description="earlier turns, oldest first")
     mode: Literal["patient", "clinician"] = "patient"
@@ -42,6 +54,8 @@ class AskRequest(BaseModel):
 
 
 class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     years: int | None = Field(default=None, ge=1, le=100)
     sources: list[Source] | None = None
@@ -80,7 +94,15 @@ def create_app(
     async def invalid_question(request: Request, exc: InvalidQuestion) -> JSONResponse:
         return JSONResponse({"error": str(exc)}, status_code=422)
 
-    @app.get("/health")
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"error": validation_message(exc)}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.get("/health", responses=_errors(429))
     def health() -> dict[str, Any]:
         return {
             "status": "ok",
@@ -90,8 +112,10 @@ def create_app(
             "models": {k: v.model_dump() for k, v in pipeline.models.items()},
         }
 
-    @app.post("/v1/ask")
+    @app.post("/v1/ask", response_model=Result, responses={**_errors(401, 413, 422, 429), 200: ASK_STREAM})
     async def ask(body: AskRequest, request: Request):
+        """The checked answer and its trace; with ``Accept: text/event-stream``, the progress as server-sent events
+        (``screened``, ``stage``, ``draft``, then ``answer`` or ``error``, and ``done`` last)."""
         overrides: dict[str, Any] = {
             "mode": body.mode,
             "years": body.years,
@@ -99,21 +123,21 @@ def create_app(
             "sources": tuple(body.sources) if body.sources else None,
         }
         _options(pipeline, **overrides)  # bad options are a 422 before anything runs
-        check_question(body.question)  # an empty or letterless question likewise
+        screened = pipeline.screen(body.question, body.history)  # once; an empty or letterless question likewise
         if "text/event-stream" in request.headers.get("accept", ""):
             return StreamingResponse(
-                _events(pipeline, body, overrides),
+                _events(pipeline, screened, overrides),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
             )
-        result = await asyncio.to_thread(pipeline.ask, body.question, body.history, **overrides)
+        result = await asyncio.to_thread(pipeline.ask, screened, **overrides)
         return JSONResponse(json.loads(result.model_dump_json()))
 
-    @app.post("/v1/search")
+    @app.post("/v1/search", responses=_errors(401, 413, 422, 429))
     async def search(body: SearchRequest) -> dict[str, Any]:
         return await asyncio.to_thread(search_documents, pipeline, body)
 
-    @app.get("/v1/records/{pmid}")
+    @app.get("/v1/records/{pmid}", responses=_errors(400, 401, 404, 429))
     async def record(pmid: str) -> dict[str, Any]:
         if not pmid.isdigit() or len(pmid) > 9:
             raise HTTPException(400, "a PMID is 1 to 9 digits")
@@ -123,6 +147,36 @@ def create_app(
         return found
 
     return app
+
+
+ASK_STREAM = {
+    "description": "The answer (JSON), or with `Accept: text/event-stream` the progress as server-sent events: "
+    "`screened` (the screening result, before any search), `stage` (each stage as it starts), `draft` (a language "
+    "model's answer so far, not yet checked), then `answer` (the checked answer and trace, as the JSON response) or "
+    "`error`, and `done` last, always.",
+    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+}
+_REASONS = {
+    400: "the path is malformed (a PMID is 1 to 9 digits)",
+    401: "the bearer token is missing or wrong",
+    404: "not found",
+    413: "the request body is too large",
+    422: "the request or the question cannot be used; unknown fields are refused",
+    429: "too many requests from this address; see Retry-After",
+}
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    return {status: {"model": ErrorBody, "description": _REASONS[status]} for status in statuses}
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    """Which fields were wrong and why, without the values sent (a question may hold personal details)."""
+    problems = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body") or "body"
+        problems.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "; ".join(problems)[:500] or "the request cannot be used"
 
 
 def _options(pipeline: Pipeline, **overrides):
@@ -164,8 +218,8 @@ def _record(pipeline: Pipeline, pmid: str) -> dict[str, Any] | None:
     return {**json.loads(article.model_dump_json()), "evidence_type": evidence_type(article)}
 
 
-async def _events(pipeline: Pipeline, body: AskRequest, overrides: dict) -> AsyncIterator[bytes]:
-    """The pipeline's progress as server-sent events, the checked answer last."""
+async def _events(pipeline: Pipeline, screened: Screened, overrides: dict) -> AsyncIterator[bytes]:
+    """The pipeline's progress as server-sent events, the checked answer (or the error), then ``done``."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
 
@@ -174,7 +228,7 @@ async def _events(pipeline: Pipeline, body: AskRequest, overrides: dict) -> Asyn
 
     def run() -> None:
         try:
-            result = pipeline.ask(body.question, body.history, progress=on_progress, **overrides)
+            result = pipeline.ask(screened, progress=on_progress, **overrides)
             loop.call_soon_threadsafe(queue.put_nowait, ("answer", result))
         except Exception as exc:  # noqa: BLE001 - reported to the client as an error event
             loop.call_soon_threadsafe(queue.put_nowait, ("error", pipeline.settings.redact(str(exc))[:300]))
@@ -196,6 +250,7 @@ async def _events(pipeline: Pipeline, body: AskRequest, overrides: dict) -> Asyn
             yield _sse("error", {"error": item})
         break
     await worker
+    yield _sse("done", {})
 
 
 def _sse(event: str, data: Any) -> bytes:
