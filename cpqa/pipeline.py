@@ -292,7 +292,7 @@ class Pipeline:
         notify("answer")
         with trace.stage("answer", passages=len(context)):
             on_text = (lambda text: notify("drafting", draft=text)) if stream else None
-            answer = self._write(asked, context, options, screened, trace, on_text)
+            answer = self._write(asked, context, options, screened, trace, on_text, rewrite.concepts)
         trace.removed_sentences = answer.removed_sentences
         trace.use_model(self.answerer.used(answer))  # the fallback, named, when the model could not be reached
         answer, warnings = after_writing(answer, rewrite.concepts, context, self.record_share, options.answer)
@@ -399,8 +399,10 @@ class Pipeline:
         screened: Screened,
         trace: RetrievalTrace,
         on_text: Callable[[str], None] | None = None,
+        concepts: Sequence = (),
     ) -> Answer:
-        """The answerer's answer; with ``cot_refine``, a draft without evidence revised against it."""
+        """The answerer's answer (``concepts``: the rewrite's, which an answering sentence must name); with
+        ``cot_refine``, a draft without evidence revised against it."""
         mode = options.answer.mode
         if options.answer.cot_refine:
             if self.refiner is None:
@@ -411,7 +413,11 @@ class Pipeline:
                 )
             else:
                 with trace.stage("cot_refine") as record:
-                    answer, draft = self.refiner.answer(question, passages, mode, screened=screened, options=options)
+                    answer, draft = self.refiner.answer(
+                        question, passages, mode, screened=screened, options=options, concepts=concepts
+                    )
                     record.info.update(drafted=draft is not None, draft_words=len(draft.text.split()) if draft else 0)
                 return answer
-        return self.answerer.answer(question, passages, mode, screened=screened, on_text=on_text, options=options)
+        return self.answerer.answer(
+            question, passages, mode, screened=screened, on_text=on_text, options=options, concepts=concepts
+        )

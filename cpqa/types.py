@@ -187,6 +187,9 @@ class Answer(BaseModel):
     notices: list[str] = Field(default_factory=list)  # e.g. "question truncated", "personal details removed"
     letter: str | None = None  # multiple-choice mode
     removed_sentences: list[RemovedSentence] = Field(default_factory=list)  # unsupported by what they cite
+    # Whether the answer's sentences address what was asked (cpqa.answer.intent); False: it says first that the
+    # evidence does not answer directly; None: not judged (an abstention, a triage message)
+    direct: bool | None = None
 
 
 class StageRecord(BaseModel):

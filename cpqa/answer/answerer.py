@@ -15,15 +15,17 @@ from typing import Callable, Sequence
 from pydantic import BaseModel, ValidationError
 
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
+from cpqa.answer.intent import Addressing, effect_size, judged
 from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG
 from cpqa.answer.verify import TREATMENT_REFERRAL, SupportChecker
-from cpqa.answer.extractive import rank_sentences, select_extracts
+from cpqa.answer.extractive import quote_line, rank_sentences, select_answer
 from cpqa.answer.messages import (
     ASK_CARE_TEAM,
     DISCLAIMERS,
     EXTRACTIVE_LABEL,
     NO_EVIDENCE,
     NO_KEY_NOTICE,
+    NOT_DIRECT_EXTRACTS,
     STREAM_CUT,
     THIN_EVIDENCE,
     UNSUPPORTED,
@@ -149,8 +151,11 @@ class Answerer:
         on_text: Callable[[str], None] | None = None,
         verify: bool = True,
         options: PipelineOptions | None = None,
+        concepts: Sequence | None = None,
     ) -> Answer:
-        """A cited answer. ``screened`` (from ``check_question``) carries the urgent message, notices and the
+        """A cited answer, which says first when the evidence does not answer the question directly (its sentences
+        judged by ``cpqa.answer.intent`` against ``concepts``, the rewrite's). ``screened`` (from
+        ``check_question``) carries the urgent message, notices and the
         personal-dosing flag of the user's own question (``question`` may be a rewrite of it). ``draft`` (COT-Refine)
         is an answer written without evidence, which Claude revises against the evidence. ``on_text`` streams
         Claude's answer text as it is written, before the citation check; the returned answer is the checked one.
@@ -166,24 +171,27 @@ class Answerer:
         else:
             personal = screened.personal_dosing or screened.personal_decision
         notices: list[str] = []
-        # Evidence is data: a record that addresses its reader (instructions, links, markup) is not evidence for
-        # the answer, whoever writes it; the trace still shows it, ranked last.
+        addressing = Addressing.of(question, concepts)
+        # Evidence is data: a record that addresses its reader (instructions, links, markup left after cleaning) is
+        # not evidence for the answer, whoever writes it; the trace still shows it, ranked last.
         passages = [p for p in passages if not addresses_reader(p.text)]
         result: Answer | None  # None only when the model's answer failed, until the extractive fallback
         if not passages:
             result = Answer(text=NO_EVIDENCE, abstained=True, written_by="extractive")
         elif self.llm is None:
             notices.append(NO_KEY_NOTICE)
-            result = self._extractive(question, passages, options.answer)
+            result = self._extractive(question, passages, options.answer, mode, addressing)
         else:
             result, failure = self._claude_answer(question, passages, mode, personal, draft, on_text, options.answer)
             if result is None:
                 notices.append(
                     f"{self.llm.label} could not be used ({failure}), so this answer quotes the evidence instead."
                 )
-                result = self._extractive(question, passages, options.answer)
+                result = self._extractive(question, passages, options.answer, mode, addressing)
         if verify and (result.written_by == "llm" or not result.abstained):  # a model's abstention may claim too
             result = self._verified(result, passages, options.support)
+        if result.written_by == "llm" and not result.abstained:
+            result = judged(result, passages, addressing)
         text = result.text
         if personal and ASK_CARE_TEAM not in text:
             text = f"{text}\n\n{ASK_CARE_TEAM}"
@@ -286,14 +294,21 @@ class Answerer:
             }
         )
 
-    def _extractive(self, question: str, passages: Sequence[Passage], options: AnswerOptions) -> Answer:
-        ranked, threshold = rank_sentences(question, passages, self.encoder, options)
-        chosen = select_extracts(ranked, threshold, question, options)
+    def _extractive(
+        self, question: str, passages: Sequence[Passage], options: AnswerOptions, mode: str, addressing: Addressing
+    ) -> Answer:
+        ranked, threshold = rank_sentences(question, passages, self.encoder, options, patient=mode == "patient")
+        chosen, direct = select_answer(ranked, threshold, question, passages, addressing, options)
         if not chosen:
             return Answer(text=THIN_EVIDENCE, abstained=True, written_by="extractive")
-        lines = [EXTRACTIVE_LABEL, ""] + [f'- "{s.text}" [PMID:{s.pmid}]' for s in chosen]
+        if mode == "clinician":  # numbers first: a ratio, an interval, a rate (stable, so best first within each)
+            chosen = sorted(chosen, key=lambda s: not effect_size(s.text))
+        quotes = [quote_line(s, passages[s.rank], mode) for s in chosen]
+        lines = [EXTRACTIVE_LABEL if direct else NOT_DIRECT_EXTRACTS, ""] + quotes
         check = check_citations("\n".join(lines), {p.pmid for p in passages})  # every answer is checked
-        return Answer(text=check.text, citations=check.citations, flags=check.flags, written_by="extractive")
+        return Answer(
+            text=check.text, citations=check.citations, flags=check.flags, written_by="extractive", direct=direct
+        )
 
     # ------------------------------------------------------------ Claude calls
     def call_tool(

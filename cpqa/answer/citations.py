@@ -62,6 +62,32 @@ def sentences_of(line: str) -> list[str]:
     return merged
 
 
+# A quoted extract, after an optional lead naming its study: '- Randomised trial, 2008: "Tamoxifen reduced ..."'.
+_QUOTED_EXTRACT = re.compile(r'^[\s\-*•]*(?:[^"\n]{1,160}:\s*)?"(?P<quote>[^"]{10,})"\s*$')
+
+
+def claim_text(sentence: str) -> str:
+    """The claim a sentence makes, without citation markers, bullets or quotation marks; of a quoted extract, the
+    quote alone (the lead that names its study is the answerer's, not the evidence's)."""
+    bare = re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", sentence)).strip()
+    quoted = _QUOTED_EXTRACT.match(bare)
+    if quoted:
+        return quoted.group("quote").strip()
+    return bare.strip('-*• "“”').strip()
+
+
+def cited_claims(text: str) -> list[tuple[str, list[str]]]:
+    """The claims of an answer that quote or cite evidence (``claim_text``), each with the PMIDs it cites."""
+    found = []
+    for line in text.splitlines():
+        for sentence in sentences_of(line):
+            pmids = [p for m in MARKER.finditer(sentence) for p in marker_pmids(m.group(0))]
+            claim = claim_text(sentence) if pmids else ""
+            if claim:
+                found.append((claim, pmids))
+    return found
+
+
 def whole_sentences(text: str) -> str:
     """``text`` without a last sentence that was cut off (a streamed answer that broke mid-sentence)."""
     lines = text.rstrip().splitlines()

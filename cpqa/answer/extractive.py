@@ -17,9 +17,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from cpqa.answer.intent import FINDING, Addressing, record_text
+from cpqa.documents.study_type import BADGES
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.options import AnswerOptions
-from cpqa.passages.evidence import unquotable
+from cpqa.passages.evidence import directs_treatment_change, unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
 from cpqa.words import content_terms
@@ -103,16 +105,7 @@ _LABEL = re.compile(
 )
 _RESTATES = ("objective", "aim", "purpose", "introduction", "background", "context", "rationale", "question")
 _ANSWERS = ("conclusion", "result", "finding", "interpretation", "summary")
-# A sentence that reports what a study found (a result, an effect, a comparison, a conclusion) ...
-_FINDING = re.compile(
-    r"(?i)\b(?:significant(?:ly)?|reduc(?:ed|es|ing|tion)|increas(?:ed|es|ing)|decreas(?:ed|es|ing)|improv(?:ed|es|ing|"
-    r"ement)|prolong(?:ed|s)|lower(?:ed)?|higher|associated with|correlat(?:ed|es|ion)|compared (?:with|to)|versus|"
-    r"hazard ratio|odds ratio|relative risk|confidence interval|showed|shown|"
-    r"demonstrat(?:ed|es)|found|suggest(?:ed|s)?|indicat(?:ed|es)|conclu(?:de|ded|sion)|effective|efficacy|"
-    r"no (?:significant )?difference|did not|was not|were not|is not|are not|resulted in|led to|benefit(?:ed|s)?)\b"
-    r"|\d\s?%|\bp\s?[<=>]\s?0?\.\d"
-)
-# ... and one that states what a study set out to do, which restates the question instead of answering it.
+# A sentence that states what a study set out to do restates the question instead of answering it.
 _AIM = re.compile(
     r"(?i)^(?:the\s+)?(?:aims?|purposes?|objectives?|goals?)\b|\b(?:we|this study|this review|the present "
     r"study)\s+(?:aim|aimed|sought|seek|investigat\w*|evaluat\w*|examin\w*|assess\w*|explor\w*|review\w*)\b"
@@ -135,7 +128,7 @@ def _finding_weight(sentence: str) -> float:
     """Findings first: a sentence stating a result outranks one stating an aim or asking a question."""
     if _AIM.search(sentence):
         return 0.75
-    return 1.1 if _FINDING.search(sentence) else 1.0
+    return 1.1 if FINDING.search(sentence) else 1.0
 
 
 def strip_labels(sentence: str) -> str:
@@ -151,10 +144,11 @@ def is_whole(sentence: str, max_words: int = _TUNED.max_quote_words) -> bool:
     return bool(_WHOLE.match(sentence.strip())) and len(sentence.split()) <= max_words
 
 
-def _labelled_sentences(passage: Passage, max_words: int) -> list[tuple[str, float]]:
+def _labelled_sentences(passage: Passage, max_words: int, patient: bool) -> list[tuple[str, float]]:
     """The passage's quotable sentences, labels stripped, with a weight for the section each falls in and for
     stating a finding. Never quoted: a sentence cut at the passage's edge, and one that addresses the reader or
-    carries a link, markup or citation marker (evidence is data)."""
+    carries a link, markup or citation marker (evidence is data); for a patient, one that directs a treatment change
+    in any voice ("should be discontinued in all patients"): the care team decides that, not a quote."""
     label = passage.section
     result = []
     for sentence in passage_sentences(passage):
@@ -162,20 +156,26 @@ def _labelled_sentences(passage: Passage, max_words: int) -> list[tuple[str, flo
         if match:
             label = match.group(0)
         text = strip_labels(sentence)
-        if is_whole(text, max_words) and unquotable(text) is None:
+        if is_whole(text, max_words) and unquotable(text) is None and not (patient and directs_treatment_change(text)):
             result.append((text, _section_weight(label) * _finding_weight(text)))
     return result
 
 
 def rank_sentences(
-    question: str, passages: Sequence[Passage], encoder: Encoder | None = None, options: AnswerOptions | None = None
+    question: str,
+    passages: Sequence[Passage],
+    encoder: Encoder | None = None,
+    options: AnswerOptions | None = None,
+    patient: bool = True,
 ) -> tuple[list[Sentence], float]:
     """Evidence sentences, best first, and the score below which evidence counts as thin (cosine with an encoder,
     word coverage without). The reranker's order counts too: the n-th passage's sentences weigh ``rank_decay`` less
     per place."""
     options = options or AnswerOptions()
     pool: list[tuple[int, Passage, str, float]] = [
-        (rank, p, s, w) for rank, p in enumerate(passages) for s, w in _labelled_sentences(p, options.max_quote_words)
+        (rank, p, s, w)
+        for rank, p in enumerate(passages)
+        for s, w in _labelled_sentences(p, options.max_quote_words, patient)
     ]
     similarity = Similarity([s for _, _, s, _ in pool], encoder)
     scores = similarity.scores(question)
@@ -216,6 +216,48 @@ def select_extracts(
         covered |= set(content_terms(best.text)) & wanted
         per[best.pmid] += 1
     return chosen
+
+
+def select_answer(
+    ranked: list[Sentence],
+    threshold: float,
+    question: str,
+    passages: Sequence[Passage],
+    addressing: Addressing,
+    options: AnswerOptions | None = None,
+) -> tuple[list[Sentence], bool]:
+    """The quotes and whether they answer the question: the best sentences that address its need
+    (``cpqa.answer.intent``), chosen as ``select_extracts`` chooses; when none does, the closest evidence, and False."""
+    direct = [s for s in ranked if addressing.addresses(s.text, record_text(passages[s.rank]))]
+    chosen = select_extracts(direct, threshold, question, options)
+    if chosen:
+        return chosen, True
+    return select_extracts(ranked, threshold, question, options), False
+
+
+_POPULATION = re.compile(
+    r"\b(\d{1,3}(?:,\d{3})+|\d{2,6})\s+(?:(?:consecutive|eligible|evaluable|adult|elderly|older|postmenopausal|"
+    r"premenopausal|healthy|breast|lung|prostate|colorectal|cancer)\s+){0,2}(patients|women|men|participants|"
+    r"subjects|cases|children|adults|individuals|survivors|people|volunteers)\b",
+    re.IGNORECASE,
+)
+
+
+def study_lead(passage: Passage) -> str:
+    """What a clinician weighs first about a quote's study: its design, year and population, where the record has
+    them ("Randomised trial, 2008, 1,234 women")."""
+    design = BADGES.get(passage.evidence_type or "", "")
+    if passage.evidence_type in (None, "not indexed", "human study"):
+        design = "Study"
+    population = _POPULATION.search(passage.evidence_text)
+    facts = [design, str(passage.year or ""), " ".join(population.groups()) if population else ""]
+    return ", ".join(f for f in facts if f)
+
+
+def quote_line(sentence: Sentence, passage: Passage, mode: str) -> str:
+    """One quoted sentence as a bullet with its citation; for a clinician, led by its study (``study_lead``)."""
+    lead = f"{study_lead(passage)}: " if mode == "clinician" else ""
+    return f'- {lead}"{sentence.text}" [PMID:{sentence.pmid}]'
 
 
 def _same(a: str, b: str) -> bool:

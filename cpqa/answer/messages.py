@@ -21,6 +21,12 @@ EXTRACTIVE_LABEL = (
     "Evidence extracts, not written by a language model: the sentences from the retrieved "
     "studies that best match your question, quoted as published."
 )
+NOT_DIRECT = "The evidence found does not answer this directly."
+NOT_DIRECT_EXTRACTS = (
+    f"{NOT_DIRECT} The closest evidence it holds is below: sentences from the retrieved studies, quoted as "
+    "published (not written by a language model), that are about your topic but do not answer your question."
+)
+NOT_DIRECT_WRITTEN = f"{NOT_DIRECT} What it does say follows."
 NO_EVIDENCE = (
     "No evidence was found for this question, so no answer can be given. Try rephrasing it, or ask your care team."
 )
@@ -36,3 +42,9 @@ STREAM_CUT = (
 NO_KEY_NOTICE = (
     "No language model is configured, so this answer quotes the most relevant evidence instead of a written summary."
 )
+
+
+def announces_quotes(text: str) -> bool:
+    """Whether an answer's first line already says that it quotes the evidence (no language model wrote it), so a
+    display need not repeat ``NO_KEY_NOTICE``."""
+    return text.startswith((EXTRACTIVE_LABEL, NOT_DIRECT_EXTRACTS))

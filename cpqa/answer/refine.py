@@ -87,9 +87,12 @@ class Refiner:
         mode: Mode = "patient",
         screened: Screened | None = None,
         options: PipelineOptions | None = None,
+        concepts: Sequence | None = None,
     ) -> Answer:
         """The draft revised against the evidence by the answerer (cited and checked; abstains without evidence)."""
-        answer = self.answerer.answer(question, passages, mode, screened=screened, draft=draft.text, options=options)
+        answer = self.answerer.answer(
+            question, passages, mode, screened=screened, draft=draft.text, options=options, concepts=concepts
+        )
         return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
 
     def answer(
@@ -99,15 +102,18 @@ class Refiner:
         mode: Mode = "patient",
         screened: Screened | None = None,
         options: PipelineOptions | None = None,
+        concepts: Sequence | None = None,
     ) -> tuple[Answer, Draft | None]:
         """Draft then refine; when the draft fails, the plain answerer answers (with a notice)."""
         try:
             draft = self.draft(question, mode, screened=screened is not None)
         except LLMError as exc:
-            answer = self.answerer.answer(question, passages, mode, screened=screened, options=options)
+            answer = self.answerer.answer(
+                question, passages, mode, screened=screened, options=options, concepts=concepts
+            )
             notice = f"COT-Refine draft failed ({self.answerer.redact(str(exc))[:120]}); answered directly."
             return answer.model_copy(update={"notices": [*answer.notices, notice]}), None
-        return self.refine(question, draft, passages, mode, screened, options), draft
+        return self.refine(question, draft, passages, mode, screened, options, concepts), draft
 
     def without_evidence(
         self, question: str, mode: Mode = "patient", screened: Screened | None = None

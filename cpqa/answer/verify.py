@@ -20,9 +20,10 @@ from typing import Literal, Sequence
 import numpy as np
 from pydantic import BaseModel
 
-from cpqa.answer.citations import MARKER, is_claim, marker_pmids, sentences_of
+from cpqa.answer.citations import MARKER, claim_text, is_claim, marker_pmids, sentences_of
 from cpqa.answer.extractive import passage_sentences, split_sentences
 from cpqa.models.encoders import Encoder, unit_rows
+from cpqa.passages.evidence import directs_treatment_change
 from cpqa.options import SupportOptions
 from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.prompts import escape, evidence_tag, template
@@ -35,20 +36,6 @@ TREATMENT_REFERRAL = (
     "changing anything about your treatment."
 )
 
-# Advice, not a finding: a modal or an imperative aimed at the reader or at patients, followed by a change of
-# treatment. "Patients who stopped tamoxifen had ..." reports; "patients should stop tamoxifen" advises.
-_CHANGE = (
-    r"(?:stop|stopping|discontinue|discontinuing|quit|quitting|cease|halt|pause|skip|start|starting|begin|"
-    r"switch|switching|change|changing|increase|increasing|decrease|decreasing|reduce|reducing|double|"
-    r"lower|raise|avoid|refuse|decline|come off|taper)"
-)
-_ADVICE = re.compile(
-    rf"(?i)\b(?:should|must|ought to|need to|needs to|have to|has to|had better|is advised to|are advised to|"
-    rf"it is (?:best|advisable|important|recommended) to|we recommend|i recommend|recommend(?:s|ed)? that|"
-    rf"consider|may want to|can safely)\s+(?:\w+\s+){{0,2}}?{_CHANGE}\b"
-    rf"|^\W*(?:please\s+|now\s+|so\s+)?{_CHANGE}\s+(?:taking|using|your|the|all|any|this|that|it|them)\b"
-    rf"|\b(?:you|patients?|women|men|readers?)\s+(?:\w+\s+){{0,2}}?(?:should|must|need to)\b[^.]{{0,60}}\b{_CHANGE}\b"
-)
 Verdict = Literal["supported", "unsupported", "contradicted"]
 VERDICTS: tuple[str, ...] = ("supported", "unsupported", "contradicted")  # the stand-in's default is the first
 
@@ -78,7 +65,7 @@ VERIFY_TOOL = ToolSpec(
 
 def advises_treatment_change(sentence: str) -> bool:
     """Whether a sentence tells the reader (or patients) to start, stop or change a treatment."""
-    return bool(_ADVICE.search(MARKER.sub("", sentence)))
+    return directs_treatment_change(MARKER.sub("", sentence))
 
 
 @dataclass
@@ -112,7 +99,7 @@ class SupportChecker:
 
     def score(self, sentence: str, cited: Sequence[Passage]) -> float:
         """Support of ``sentence`` by the ``cited`` passages (0..1): cosine and content-word coverage, halved."""
-        claim = MARKER.sub("", sentence).strip(' -*"')
+        claim = claim_text(sentence)
         words = set(content_terms(claim))
         evidence = set(content_terms(" ".join(p.evidence_text for p in cited)))
         coverage = len(words & evidence) / len(words) if words else 0.0

@@ -49,6 +49,34 @@ IMPERATIVE_START = re.compile(
 )
 
 
+# Advice, not a finding: a modal or an imperative aimed at the reader or at patients, followed by a change of
+# treatment. "Patients who stopped tamoxifen had ..." reports; "patients should stop tamoxifen" advises.
+_CHANGE = (
+    r"(?:stop|stopping|discontinue|discontinuing|quit|quitting|cease|halt|pause|skip|start|starting|begin|"
+    r"switch|switching|change|changing|increase|increasing|decrease|decreasing|reduce|reducing|double|"
+    r"lower|raise|avoid|refuse|decline|come off|taper)"
+)
+_ADVICE = re.compile(
+    rf"(?i)\b(?:should|must|ought to|need to|needs to|have to|has to|had better|is advised to|are advised to|"
+    rf"it is (?:best|advisable|important|recommended) to|we recommend|i recommend|recommend(?:s|ed)? that|"
+    rf"consider|may want to|can safely)\s+(?:\w+\s+){{0,2}}?{_CHANGE}\b"
+    rf"|^\W*(?:please\s+|now\s+|so\s+)?{_CHANGE}\s+(?:taking|using|your|the|all|any|this|that|it|them)\b"
+    rf"|\b(?:you|patients?|women|men|readers?)\s+(?:\w+\s+){{0,2}}?(?:should|must|need to)\b[^.]{{0,60}}\b{_CHANGE}\b"
+)
+# The same advice in the passive voice: "X should be discontinued in all patients", "must be stopped".
+_PASSIVE_ADVICE = re.compile(
+    r"(?i)\b(?:should|must|ought to|needs? to|has to|have to)\s+(?:not\s+)?be\s+(?:\w+\s+)?(?:stopped|discontinued|"
+    r"withdrawn|ceased|halted|paused|started|initiated|switched|changed|increased|decreased|reduced|doubled|lowered|"
+    r"raised|avoided|tapered|omitted|skipped)\b"
+)
+
+
+def directs_treatment_change(sentence: str) -> bool:
+    """Whether a sentence tells the reader or patients, in any voice, to start, stop or change a treatment (advice,
+    not a finding: "patients who stopped tamoxifen had ..." reports; "tamoxifen should be stopped" directs)."""
+    return bool(_ADVICE.search(sentence) or _PASSIVE_ADVICE.search(sentence))
+
+
 def unquotable(sentence: str) -> str | None:
     """Why ``sentence`` must not be quoted to a reader, or None when it may be."""
     text = sentence.strip()

@@ -4,9 +4,10 @@ evidence screen, the answer) sees.
 - Mojibake repaired where ftfy can tell ("cafÃ©" -> "café") and HTML entities decoded; Unicode NFKC.
 - Format characters removed (zero-width spaces and joiners, soft hyphens, byte-order marks: Unicode category Cf),
   so "I\u200bg\u200bn\u200bo\u200br\u200be" reads, and is screened, as "Ignore".
-- Markup stripped to its text: HTML tags (a line break becomes a space), Markdown links and images (their words
-  kept), bold markers and terminal escapes. A record's result stated beside a stray "<br>" stays quotable; links
-  themselves stay in the text, where the evidence screen keeps them from being quoted.
+- Markup stripped to its text: HTML tags (a line break becomes a space), Markdown links (their words kept), bold
+  markers and terminal escapes; Markdown images removed whole (an image is no part of the record's prose, and its
+  caption left behind would cut the sentence before it). A record's result stated beside a stray "<br>" stays
+  quotable; links themselves stay in the text, where the evidence screen keeps them from being quoted.
 - A character lost before the record reached us (U+FFFD) stays as it is: nothing can tell what it was.
 
 ``CLEANING`` names this version; the store keeps records parsed under another version as changed, so re-ingesting
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-CLEANING = "clean1"
+CLEANING = "clean2"
 
 _TAGS = (
     "a|abbr|b|blockquote|body|br|button|code|div|em|embed|font|form|h[1-6]|head|hr|html|i|iframe|img|input|li|"
@@ -26,7 +27,7 @@ _TAGS = (
 )
 _BLOCK_TAG = re.compile(r"<\s*/?\s*(?:br|p|div|li|tr|td|th|h[1-6]|hr|blockquote|table|ul|ol)\b[^>]*>", re.I)
 _TAG = re.compile(rf"<\s*/?\s*(?:{_TAGS})\b[^>]*>", re.I)
-_MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_MD_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _MD_LINK = re.compile(r"\[([^\]]+)\]\(\s*(?:https?:|ftp:|www\.|mailto:|javascript:|/|#)[^)]*\)")
 _BOLD = re.compile(r"\*\*(\S[^*]*?)\*\*")
 _ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\))")
@@ -48,13 +49,13 @@ def clean_text(value: str) -> str:
 
 
 def strip_markup(value: str) -> str:
-    """HTML tags, Markdown links and images, bold markers and terminal escapes reduced to their text."""
+    """HTML tags, Markdown links, bold markers and terminal escapes reduced to their text; Markdown images removed."""
     if "&" in value:
         import html
 
         value = html.unescape(value)
     value = _ESCAPE.sub("", value)
-    value = _MD_IMAGE.sub(lambda m: m.group(1), value)
+    value = _MD_IMAGE.sub(" ", value)
     value = _MD_LINK.sub(lambda m: m.group(1), value)
     value = _BOLD.sub(lambda m: m.group(1), value)
     value = _BLOCK_TAG.sub(" ", value)

@@ -109,17 +109,19 @@ def answers(
             )
         if naive:
             result["systems"]["naive_baseline"] = summarise(run_naive(pipeline, gold))
-    for name, path in given.items():
-        try:
-            result["systems"][name] = summarise(read_answers(path, gold, asked))
-        except (OSError, ValueError) as exc:
-            fail(str(exc))
+        for name, path in given.items():
+            try:
+                result["systems"][name] = summarise(read_answers(path, gold, asked, pipeline))
+            except (OSError, ValueError) as exc:
+                fail(str(exc))
     emit(result, save, json_out, settings)
     if not json_out:
         for name, row in result["systems"].items():
             typer.echo(
                 f"{name}: quote precision {row['quote_precision']}, snippet hit@5 {row['snippet_hit_at_5']}, "
-                f"abstention {row['abstention_rate']}, removed {row['unsupported_removed']}"
+                f"abstention {row['abstention_rate']}, removed {row['unsupported_removed']}; first sentence "
+                f"addresses the question {row['first_sentence_addresses']}, says it does not answer directly "
+                f"{row['says_not_direct']}, topic as answer {row['topic_as_answer']}"
             )
 
 

@@ -2,7 +2,10 @@
 
 Per question: the answer's quoted or cited sentences, each matched against the question's gold snippets (a match:
 at least ``MATCH`` of the sentence's content words are in one snippet); whether the top-5 passages hold at least
-``HOLD`` of one gold snippet's content words; abstention; sentences the support check removed. Systems: the
+``HOLD`` of one gold snippet's content words; abstention; sentences the support check removed; and whether the
+answer's first sentence addresses what was asked (the published rule of ``cpqa.answer.intent``, with the question's
+concepts from the pipeline's rewriter), says first that the evidence does not answer directly, or does neither (the
+topic quoted as if it were the answer). Systems: the
 product's pipeline as configured (the offline answerer without a key); answers another build wrote with
 ``cpqa ask --questions FILE --json`` (e.g. the answerer before a change), scored the same way; and the naive
 baseline of RAG tutorials: the top-5 abstracts of BM25 + dense RRF (the product's HSRDR with the naive-hybrid
@@ -12,14 +15,15 @@ options), its top-3 sentences by embedding similarity, quoted.
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from cpqa.answer.citations import MARKER, marker_pmids, sentences_of
+from cpqa.answer.citations import cited_claims
+from cpqa.answer.intent import Addressing
+from cpqa.answer.messages import NOT_DIRECT
 from cpqa.documents.study_type import PRECLINICAL
 from cpqa.answer.extractive import Similarity, split_sentences
 from cpqa.words import content_terms
@@ -33,17 +37,9 @@ BASELINE_SENTENCES = 3
 
 
 def cited_sentences(text: str) -> list[tuple[str, list[str]]]:
-    """The sentences of an answer that quote or cite evidence (without markers, quotation marks or bullets), each
-    with the PMIDs it cites."""
-    found = []
-    for line in text.splitlines():
-        for sentence in sentences_of(line):
-            pmids = [p for m in MARKER.finditer(sentence) for p in marker_pmids(m.group(0))]
-            if pmids:
-                bare = re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", sentence)).strip().strip('-*• "“”').strip()
-                if bare:
-                    found.append((bare, pmids))
-    return found
+    """The sentences of an answer that quote or cite evidence, each with the PMIDs it cites (the product's
+    ``cited_claims``: a quote without the lead naming its study)."""
+    return cited_claims(text)
 
 
 def answer_sentences(text: str) -> list[str]:
@@ -67,12 +63,23 @@ def score_question(
     passages: Sequence[str],
     removed: int = 0,
     types: dict[str, str | None] | None = None,
+    judge: Addressing | None = None,
+    records: dict[str, str] | None = None,
 ) -> dict:
-    """One question's row. ``types``: evidence type per PMID of the passages, to count animal and cell evidence."""
+    """One question's row. ``types``: evidence type per PMID of the passages, to count animal and cell evidence;
+    ``judge``: the rule bound to the question, with ``records`` (text per PMID) for the sentences' context."""
     snippets = [set(content_terms(s.text)) for s in gold.snippets]
     cited = [] if abstained else cited_sentences(answer_text)
     types = types or {}
+    first = cited[0] if cited else None
+    addresses = bool(
+        judge and first and judge.addresses(first[0], " ".join((records or {}).get(p, "") for p in first[1]))
+    )
     return {
+        "needs": list(judge.needs) if judge else None,
+        "first_addresses": addresses,
+        "says_not_direct": not abstained and answer_text.lstrip().startswith(NOT_DIRECT),
+        "first_matched": bool(first and matches(first[0], snippets)),
         "id": gold.id,
         "abstained": abstained,
         "sentences": len(cited),
@@ -96,9 +103,25 @@ def summarise(rows: Sequence[dict]) -> dict:
         "preclinical_quote_share": round(sum(r.get("preclinical_quotes", 0) for r in answered) / sentences, 4)
         if sentences
         else None,
+        # The first sentence (the published rule, cpqa.answer.intent): it addresses what was asked; the answer says
+        # first that the evidence does not answer directly; or neither: the topic quoted as if it answered.
+        "first_sentence_addresses": _share(answered, lambda r: r["first_addresses"]),
+        "says_not_direct": _share(answered, lambda r: r["says_not_direct"]),
+        "topic_as_answer": _share(answered, lambda r: not r["first_addresses"] and not r["says_not_direct"]),
+        "first_sentence_precision": _share(answered, lambda r: r["first_matched"]),
         "unsupported_removed": sum(r["removed"] for r in rows),
         "questions_with_removals": sum(r["removed"] > 0 for r in rows),
     }
+
+
+def _share(rows: Sequence[dict], test) -> float | None:
+    return round(sum(bool(test(r)) for r in rows) / len(rows), 4) if rows else None
+
+
+def judge_for(pipeline, question: str) -> Addressing:
+    """The published rule bound to ``question``, with the concepts the pipeline's rewriter finds in it (the same for
+    every system scored)."""
+    return Addressing.of(question, pipeline.rewriter.rewrite(question).concepts)
 
 
 def run_pipeline(pipeline, questions: Sequence[GoldQuestion], **overrides) -> tuple[list[dict], list[float]]:
@@ -117,6 +140,8 @@ def run_pipeline(pipeline, questions: Sequence[GoldQuestion], **overrides) -> tu
                 [p.text for p in passages],
                 len(result.answer.removed_sentences),
                 {p.pmid: p.evidence_type for p in passages},
+                judge_for(pipeline, gold.question),
+                _records((p.pmid, f"{p.title} {p.evidence_text}") for p in passages),
             )
         )
     return rows, seconds
@@ -143,13 +168,24 @@ def run_naive(pipeline, questions: Sequence[GoldQuestion]) -> list[dict]:
     rows = []
     for gold in questions:
         text, abstracts, types = naive_answer(pipeline, gold.question)
-        rows.append(score_question(gold, text, not text, abstracts, types=types))
+        records = _records(zip(types, abstracts))
+        judge = judge_for(pipeline, gold.question)
+        rows.append(score_question(gold, text, not text, abstracts, types=types, judge=judge, records=records))
     return rows
 
 
-def read_answers(path: Path, questions: Sequence[GoldQuestion], asked: Sequence[str]) -> list[dict]:
+def _records(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Text per PMID, a record's passages joined."""
+    records: dict[str, str] = {}
+    for pmid, text in pairs:
+        records[pmid] = f"{records.get(pmid, '')} {text}"
+    return records
+
+
+def read_answers(path: Path, questions: Sequence[GoldQuestion], asked: Sequence[str], pipeline=None) -> list[dict]:
     """Rows for answers that ``cpqa ask --questions FILE --json`` wrote (line ``index`` = position in ``asked``, the
-    questions file it was given); a line with an error counts as an abstention."""
+    questions file it was given); a line with an error counts as an abstention. With ``pipeline``, first sentences
+    are judged too (``judge_for``)."""
     by_text = {q.question: q for q in questions}
     rows = []
     for line in _lines(path):
@@ -157,13 +193,17 @@ def read_answers(path: Path, questions: Sequence[GoldQuestion], asked: Sequence[
         if not isinstance(index, int) or not 0 <= index < len(asked) or asked[index] not in by_text:
             continue
         answer, trace = line.get("answer") or {}, line.get("trace") or {}
+        passages = trace.get("passages") or []
+        gold = by_text[asked[index]]
         rows.append(
             score_question(
-                by_text[asked[index]],
+                gold,
                 str(answer.get("text", "")),
                 bool(answer.get("abstained", True)) or "error" in line,
-                [str(p.get("text", "")) for p in trace.get("passages") or []],
+                [str(p.get("text", "")) for p in passages],
                 len(answer.get("removed_sentences") or []),
+                judge=judge_for(pipeline, gold.question) if pipeline is not None else None,
+                records=_records((str(p.get("pmid")), f"{p.get('title', '')} {p.get('text', '')}") for p in passages),
             )
         )
     return rows
