@@ -3,17 +3,16 @@ abstracts), its journal and year with its first words, so no reference or eviden
 
 from __future__ import annotations
 
-import re
+from cpqa.words import strip_labels
 
 HEADING_WORDS = 14  # the first words that stand in for a missing title
-_LABEL = re.compile(r"^(?:[A-Z][A-Z &/-]{2,40}:\s*)+")  # a structured abstract's "BACKGROUND:" is no heading
 
 
 def record_heading(title: str | None, text: str = "", journal: str | None = None, year: int | None = None) -> str:
     """``title``, else "Journal, year: the record's first words..." (whatever of those the record has)."""
     if title and title.strip():
         return title.strip()
-    words = _LABEL.sub("", " ".join(text.split())).split(" ")
+    words = strip_labels(" ".join(text.split())).split(" ")  # a structured abstract's "BACKGROUND:" is no heading
     opening = " ".join(words[:HEADING_WORDS]) + ("..." if len(words) > HEADING_WORDS else "")
     source = ", ".join(str(x) for x in (journal, year) if x and x != "unknown")
     if source and opening:

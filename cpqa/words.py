@@ -6,6 +6,8 @@
   word forms instead (``cpqa.rewrite.word_forms``): a stem such as "studi" finds nothing in PubMed.
 - ``content_terms``: the stemmed content words of a text, for lexical overlap (the extractive answer, the support
   check, the answers evaluation).
+- ``strip_labels``: a sentence or record without the structured-abstract labels it opens with ("BACKGROUND:",
+  NLM's run-in "UNLABELLED ABSTRACT").
 - ``document_bm25_tokens`` / ``passage_bm25_tokens``: bm25s tokenisations of the document index (stemmed; saved, so
   it must not change under a built index) and of a question's candidate passages (unstemmed, as the passage
   reranker was tuned).
@@ -64,3 +66,21 @@ def passage_bm25_tokens(texts: list[str]) -> list[list[str]]:
     import bm25s
 
     return bm25s.tokenize(texts, stopwords="en", show_progress=False, return_ids=False)
+
+
+# A structured-abstract label: "RESULTS: ", "Conclusions: ", or NLM's capitalised headings run into the text
+# without a colon ("BACKGROUND Tamoxifen is ...", "UNLABELLED ABSTRACT ...").
+SECTION_LABEL = re.compile(
+    r"^(?:[A-Z][A-Za-z /&-]{2,40}:\s+|(?:UNLABELLED|ABSTRACT|BACKGROUNDS?|INTRODUCTION|CONTEXT|"
+    r"IMPORTANCE|OBJECTIVES?|AIMS?|PURPOSES?|GOALS?|RATIONALE|DESIGN|SETTINGS?|PATIENTS|PARTICIPANTS|"
+    r"SUBJECTS|INTERVENTIONS?|MEASUREMENTS|METHODS?|MATERIALS?|AND|RESULTS?|FINDINGS|INTERPRETATION|"
+    r"CONCLUSIONS?|SUMMARY|MAIN|OUTCOMES?|MEASURES?|SIGNIFICANCE|RELEVANCE)\s+(?=[A-Z]))"
+)
+
+
+def strip_labels(sentence: str) -> str:
+    """The sentence without the structured-abstract labels it opens with ("UNLABELLED ABSTRACT: BACKGROUND: ...")."""
+    previous = None
+    while previous != sentence:
+        previous, sentence = sentence, SECTION_LABEL.sub("", sentence, count=1)
+    return sentence.strip()

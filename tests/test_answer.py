@@ -7,7 +7,7 @@ import re
 import pytest
 
 from cpqa.answer.answerer import Answerer, format_evidence
-from cpqa.answer.messages import ASK_CARE_TEAM, DISCLAIMERS, EXTRACTIVE_LABEL, NO_KEY_NOTICE, STREAM_CUT, UNSUPPORTED
+from cpqa.answer.messages import ASK_CARE_TEAM, DISCLAIMERS, EXTRACTIVE_LABEL, STREAM_CUT, UNSUPPORTED
 from cpqa.answer.citations import check_citations, whole_sentences
 from cpqa.answer.verify import VERIFY_TOOL
 from cpqa.config import get_settings
@@ -348,7 +348,8 @@ def offline(settings):
 def test_extractive_answer_without_a_key_is_labelled_and_cited(offline):
     answer = offline.answer(QUESTION, PASSAGES, "patient")
     assert answer.written_by == "extractive" and not answer.abstained
-    assert answer.text.startswith(EXTRACTIVE_LABEL) and NO_KEY_NOTICE in answer.notices
+    assert answer.text.startswith(EXTRACTIVE_LABEL) and answer.direct  # says once, first, that it quotes
+    assert not any("language model" in notice for notice in answer.notices)
     first = answer.text.split("\n")[2]  # the best-matching sentence comes first, quoted with its PMID
     assert first.startswith('- "Hot flashes were the most common side effect of tamoxifen') and first.endswith(
         "[PMID:11111111]"

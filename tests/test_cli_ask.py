@@ -229,7 +229,7 @@ def test_a_person_reads_the_urgent_message_the_answer_and_titled_references_at_8
     record by its journal, year and first words) and a whole link; the tables and internal flags wait for --evidence."""
     from rich.console import Console
 
-    from cpqa.answer.messages import DISCLAIMERS, EXTRACTIVE_LABEL, NO_KEY_NOTICE
+    from cpqa.answer.messages import DISCLAIMERS, EXTRACTIVE_LABEL
     from cpqa.cli.ask import render
     from cpqa.trace import RetrievalTrace
     from cpqa.types import Passage
@@ -249,7 +249,6 @@ def test_a_person_reads_the_urgent_message_the_answer_and_titled_references_at_8
         citations=["17008699", "22222222"],
         written_by="extractive",
         urgent="If you have a fever over 38 C during chemotherapy, call your 24-hour oncology line now.",
-        notices=[NO_KEY_NOTICE],
         flags=["uncited_sentences:1"],
         disclaimer=DISCLAIMERS["patient"],
     )
@@ -262,7 +261,7 @@ def test_a_person_reads_the_urgent_message_the_answer_and_titled_references_at_8
     assert text.index("fever over 38") < text.index("Tamoxifen reduced") < text.index("References")
     assert "Tamoxifen trial" in text and "Breast Cancer Res Treat, 2006: In 412 women given tamoxifen" in text
     assert any(line.strip() == "https://pubmed.ncbi.nlm.nih.gov/22222222/" for line in lines)  # whole, on its own
-    assert NO_KEY_NOTICE not in text and text.count("not written by a language model") == 1
+    assert text.count("not written by a language model") == 1
     assert "Flag:" not in text and "Evidence passages" not in text and "(untitled)" not in text
     console = Console(width=80, record=True, force_terminal=False)
     render(answer, trace, console, evidence=True)

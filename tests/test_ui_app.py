@@ -32,10 +32,13 @@ def all_markdown(at) -> str:
     return "\n".join(m.value for m in at.markdown)
 
 
-def test_sidebar_shows_component_status_and_what_to_set(app):
+def test_the_sidebar_says_what_serves_in_plain_words_once(app):
+    about = [e for e in app.sidebar.expander if e.label == "About this system"]
+    assert len(about) == 1
     sidebar = "\n".join(m.value for m in app.sidebar.markdown)
-    assert "all-MiniLM-L6-v2" in sidebar
-    assert "ANTHROPIC_API_KEY" in sidebar  # tells the user what to set for Claude answers
+    assert "quote the studies" in sidebar and "local copy of PubMed" in sidebar and "not installed" in sidebar
+    for developer_text in ("all-MiniLM", "offline:", "ANTHROPIC_API_KEY", "E-utilities", "profile"):
+        assert developer_text not in sidebar
 
 
 def test_asking_shows_linked_citations_and_evidence_cards(app):
@@ -90,10 +93,21 @@ def test_empty_question_is_refused_clearly(app):
     assert app.error and "question" in app.error[0].value.lower()
 
 
-def test_urgent_symptoms_put_the_urgent_banner_first(app):
+def test_urgent_symptoms_put_one_urgent_banner_first(app):
     turn = ask(app, "I have a fever of 39C during my chemotherapy, what should I do?")
     assert turn["answer"].urgent
-    assert app.error and "Please act now" in app.error[0].value
+    assert app.error and app.error[0].value == turn["answer"].urgent
+    assert sum("URGENT" in e.value for e in app.error) == 1 and "Please act now" not in app.error[0].value
+
+
+def test_the_answer_area_shows_no_internal_flags_and_says_once_that_it_quotes(app):
+    turn = ask(app, QUESTION)
+    provenance = {m.value for e in app.main.expander for m in e.markdown}  # a researcher's view, kept
+    shown = "\n".join([*(m.value for m in app.main.markdown if m.value not in provenance)])
+    shown += "\n".join(w.value for w in app.main.warning)
+    shown += "\n".join(i.value for i in app.main.info) + "\n".join(c.value for c in app.main.caption)
+    assert "uncited_sentences" not in shown and "Checked after writing" not in shown
+    assert shown.count("not written by a language model") == 1
 
 
 def test_the_input_is_disabled_while_a_question_runs_and_enabled_after(app):

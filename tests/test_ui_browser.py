@@ -1,5 +1,7 @@
-"""A real browser: `streamlit run` on 127.0.0.1, Debian's Chromium driven by Playwright, one question over the
-shared sample; asserts the answer's citations and evidence cards and saves a screenshot per mode."""
+"""A real browser: `streamlit run` on 127.0.0.1 from the repository root (so the app's `.streamlit/config.toml`
+applies, as for a user), Debian's Chromium driven by Playwright, questions over the shared sample. Asserts what a
+patient or clinician sees: no Deploy button or developer text, the answer's citations, a readable heading on every
+evidence card, plain badges for a patient, one urgent banner before any evidence; saves a screenshot of each."""
 
 import os
 import shutil
@@ -48,6 +50,7 @@ def app_url(indexed_home):
             "false",
         ],
         env=env,
+        cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -89,22 +92,55 @@ def browser():
         chromium.close()
 
 
-@pytest.mark.parametrize("mode", ["patient", "clinician"])
-def test_question_in_a_real_browser(app_url, browser, output_dir, mode):
+DEVELOPER_TEXT = ("Deploy", "uncited_sentences", "Checked after writing", "offline:", "all-MiniLM", "Flag:")
+
+
+def ask(browser, app_url, question: str, mode: str = "patient"):
     page = browser.new_page(viewport={"width": 1400, "height": 4200})  # the chat scrolls inside the page: show it whole
     page.goto(app_url)
     page.get_by_text("Cancer questions, answered from the evidence").wait_for(timeout=60_000)
     if mode == "clinician":
         page.locator("[data-testid='stSidebar']").get_by_text("clinician", exact=True).click()
     box = page.locator("[data-testid='stChatInputTextArea']")
-    box.fill(QUESTION)
+    box.fill(question)
     box.press("Enter")
     page.locator(".evidence-card").first.wait_for(timeout=180_000)
     page.wait_for_timeout(1000)
-    cards = page.locator(".evidence-card").count()
+    return page
+
+
+def shown_text(page) -> str:
+    return page.locator("body").inner_text()
+
+
+@pytest.mark.parametrize("mode", ["patient", "clinician"])
+def test_question_in_a_real_browser(app_url, browser, output_dir, mode):
+    page = ask(browser, app_url, QUESTION, mode)
+    assert page.locator("[data-testid='stAppDeployButton']").count() == 0
+    text = shown_text(page)
+    for developer in DEVELOPER_TEXT:
+        assert developer not in text, developer
+    assert text.count("not written by a language model") == 1
+    cards = page.locator(".evidence-card")
     citations = page.locator("[data-testid='stChatMessage'] a[href^='https://pubmed.ncbi.nlm.nih.gov/']").count()
-    assert cards >= 1 and citations >= 1
+    assert cards.count() >= 1 and citations >= 1
+    for i in range(cards.count()):
+        heading = cards.nth(i).locator(".card-heading").inner_text().strip()
+        assert len(heading.split()) >= 3 and not heading.lstrip("[0123456789] ").startswith("PMID"), heading
+        badges = cards.nth(i).inner_text()
+        assert ("rerank" in badges) == (mode == "clinician")
     shot = output_dir / f"{mode}.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
+    page.close()
+
+
+def test_an_urgent_question_gets_one_banner_before_any_evidence(app_url, browser, output_dir):
+    page = ask(browser, app_url, "I have a fever of 39C during my chemotherapy and feel shivery, what should I do?")
+    banners = page.locator("[data-testid='stAlertContentError']").filter(has_text="URGENT")
+    assert banners.count() == 1
+    assert banners.first.bounding_box()["y"] < page.locator(".evidence-card").first.bounding_box()["y"]
+    text = shown_text(page)
+    assert "Please act now" not in text and text.count("URGENT") == 1
+    page.screenshot(path=str(output_dir / "urgent.png"), full_page=True)
     page.close()

@@ -56,11 +56,28 @@ def test_highlight_marks_the_supporting_sentence_only():
     assert "<mark>The trial enrolled" not in html
 
 
-def test_evidence_card_escapes_text_and_shows_badges():
-    risky = PASSAGES[0].model_copy(update={"title": "<script>alert(1)</script>"})
+def test_evidence_card_escapes_text_and_shows_plain_badges_to_a_patient():
+    risky = PASSAGES[0].model_copy(update={"title": "<script>alert(1)</script>", "evidence_type": "meta-analysis"})
     card = evidence_card(1, risky, ANSWER)
     assert "<script>" not in card and "&lt;script&gt;" in card
-    assert "semantic + Boolean" in card and "PubMed abstract" in card and "rerank 0.910" in card
+    assert "Meta-analysis" in card and ">2016<" in card and ">Abstract<" in card
+    assert "semantic" not in card and "rerank" not in card  # how it was found is a clinician's detail
+    clinician = evidence_card(1, risky, ANSWER, mode="clinician")
+    assert "semantic + Boolean" in clinician and "rerank 0.910" in clinician
+
+
+def test_an_untitled_record_gets_a_readable_heading_and_its_pmid_once():
+    untitled = Passage(
+        node_id="u",
+        pmid="17008699",
+        journal="Int J Radiat Oncol Biol Phys",
+        year=2006,
+        text="BACKGROUND: Examine whether patients with prostate cancer choose the more aggressive of two options.",
+    )
+    card = evidence_card(1, untitled, "")
+    heading = card.split("class='card-heading'>")[1].split("</div>")[0]
+    assert "Int J Radiat Oncol Biol Phys, 2006: Examine whether patients" in heading and "PMID" not in heading
+    assert card.count("17008699") == 2  # the link and the PMID line, never the heading
 
 
 def test_evidence_renders_as_plain_text_and_answers_link_only_their_citations():

@@ -13,7 +13,7 @@ import streamlit as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cpqa.config import NCBI_EUTILS_URL, get_settings  # noqa: E402
-from cpqa.models.encoders import resolve  # noqa: E402
+from cpqa.models.encoders import PAPER_MODELS as PAPER_COMPONENTS, resolve  # noqa: E402
 from cpqa.progress import DRAFT_TITLE  # noqa: E402
 from cpqa.documents.boolean_search import uses_local_store  # noqa: E402
 from cpqa.safety.screening import check_question, first_messages, install_log_redaction, prepare  # noqa: E402
@@ -21,15 +21,13 @@ from cpqa.documents.study_type import badge as study_badge  # noqa: E402
 from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
 
 SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
-COMPONENT_LABELS = {
-    "semantic_query": "Semantic search",
-    "article_encoder": "Article index",
-    "sentence_embedder": "Passage splitting",
-    "passage_retriever": "Passage retrieval",
-    "reranker": "Reranking",
-}
-
-st.set_page_config(page_title="CPQA: cancer questions answered from the evidence", page_icon="🎗️", layout="wide")
+PAPER_MODELS = "the biomedical models of the research CPQA follows (MedCPT and PubMedBERT)"
+st.set_page_config(
+    page_title="CPQA: cancer questions answered from the evidence",
+    page_icon="🎗️",
+    layout="wide",
+    menu_items={"About": "CPQA answers questions about cancer from PubMed and PMC evidence, citing every claim."},
+)
 
 
 @st.cache_resource(show_spinner="Loading the search and language models…")
@@ -43,33 +41,35 @@ def load_pipeline():
     return Pipeline(settings, load_options(settings.cpqa_options_file))
 
 
-def component_status(settings) -> list[tuple[str, str, str]]:
-    """(component, what serves it, what to set to change it) for the sidebar."""
-    rows = []
-    for component, label in COMPONENT_LABELS.items():
-        choice = resolve(component, settings)
-        hint = "" if choice.profile == "paper" else "offline: the paper model's weights are not available here"
-        rows.append((label, f"{choice.model} ({'paper model' if choice.profile == 'paper' else 'offline'})", hint))
+def about_system(settings) -> list[str]:
+    """What answers, searches and reads the evidence, in plain words, once each (the trace names every model)."""
     if settings.has_llm:
-        rows.append(("Rewriting and answers", f"{settings.cpqa_llm_model} ({settings.cpqa_llm_provider})", ""))
+        answers = (
+            f"Answers are written by a language model ({settings.cpqa_llm_model}) from the studies found, and every "
+            "sentence is checked against the study it cites."
+        )
     else:
-        rows.append(
-            (
-                "Rewriting and answers",
-                "rule-based searches, extractive answers (offline)",
-                "set ANTHROPIC_API_KEY for answers written by Claude, or CPQA_LLM_PROVIDER=openai-compatible "
-                "with CPQA_LLM_BASE_URL for a local model",
-            )
+        answers = (
+            "Answers quote the studies found, sentence by sentence: no language model is set up on this server "
+            "(an administrator can add one)."
         )
     if uses_local_store(settings):
-        ncbi, hint = "local store (offline twin of PubMed search)", "NCBI not used: offline profile or unreachable"
+        search = "Searches a local copy of PubMed records kept on this server."
     elif settings.cpqa_eutils_url.rstrip("/") == NCBI_EUTILS_URL.rstrip("/"):
-        ncbi = "NCBI E-utilities" if settings.ncbi_email else "NCBI E-utilities (set NCBI_EMAIL, as NCBI asks)"
-        hint = "" if settings.ncbi_api_key else "set NCBI_API_KEY for 10 requests/s instead of 3"
+        search = "Searches PubMed and PubMed Central at the US National Library of Medicine, as you ask."
     else:
-        ncbi, hint = "E-utilities mirror", settings.cpqa_eutils_url
-    rows.append(("PubMed search", ncbi, hint))
-    return rows
+        search = "Searches PubMed records through this organisation's own copy of PubMed's search service."
+    paper = [resolve(component, settings).profile == "paper" for component in PAPER_COMPONENTS]
+    if all(paper):
+        models = f"Finds and ranks evidence with {PAPER_MODELS}."
+    elif any(paper):
+        models = f"Finds and ranks evidence partly with {PAPER_MODELS}, partly with general-purpose language models."
+    else:
+        models = (
+            "Finds and ranks evidence with a general-purpose sentence model bundled with CPQA; "
+            f"{PAPER_MODELS} are not installed on this server."
+        )
+    return [answers, search, models]
 
 
 def sidebar(settings) -> dict:
@@ -88,39 +88,37 @@ def sidebar(settings) -> dict:
         )
         if st.button("New conversation"):
             st.session_state.turns = []
-        st.divider()
-        st.subheader("Components")
-        for label, serving, hint in component_status(settings):
-            st.markdown(
-                f"**{label}**: {serving}" + (f"  \n<small>{hint}</small>" if hint else ""), unsafe_allow_html=True
-            )
+        with st.expander("About this system"):
+            for line in about_system(settings):
+                st.markdown(line)
     return {"mode": mode, "years": years, "sources": tuple(sources) or ("D1",)}
 
 
 def show_answer(answer, trace) -> None:
+    """The answer as a person reads it: one urgent banner first, notices, the answer (whose first line says when it
+    quotes the studies), the disclaimer, then the evidence cards; what the checks found stays in the provenance."""
+    mode = trace.options.answer.mode
     if answer.urgent:
-        st.error(f"**Please act now.** {answer.urgent}", icon="🚨")
+        st.error(answer.urgent, icon=":material/emergency:")
     for notice in answer.notices:
-        st.info(notice, icon="ℹ️")
+        st.info(notice, icon=":material/info:")
     numbers = citation_numbers(answer.text, answer.citations)
-    if answer.written_by == "extractive":
-        st.caption("Evidence summary assembled from the passages below, not written by a language model.")
     st.markdown(linked_answer(answer.text, numbers, trace.passages))
-    if answer.flags:
-        st.warning("Checked after writing: " + "; ".join(answer.flags))
     if answer.disclaimer:
         st.caption(answer.disclaimer)
     if trace.passages:
         st.markdown("**Evidence**")
         for passage in trace.passages:
-            st.markdown(evidence_card(numbers.get(passage.pmid), passage, answer.text), unsafe_allow_html=True)
-    show_provenance(trace)
+            st.markdown(evidence_card(numbers.get(passage.pmid), passage, answer.text, mode), unsafe_allow_html=True)
+    show_provenance(answer, trace)
 
 
-def show_provenance(trace) -> None:
+def show_provenance(answer, trace) -> None:
     with st.expander("How this answer was found"):
         for warning in trace.warnings:
             st.warning(warning)
+        if answer.flags:
+            st.markdown("**Checks after writing:** " + "; ".join(answer.flags))
         if trace.removed_sentences:
             st.markdown("**Removed before you saw the answer** (not supported by the evidence they cite)")
             st.table(
@@ -190,9 +188,9 @@ def show_first(screened) -> None:
     """The screening result, shown the moment it is known, above the progress box: urgent care first."""
     for message in first_messages(screened):
         if message == screened.urgent:
-            st.error(f"**Please act now.** {message}", icon="🚨")
+            st.error(message, icon=":material/emergency:")
         else:
-            st.info(message, icon="ℹ️")
+            st.info(message, icon=":material/info:")
 
 
 def run_question(question: str, history: list[str], options: dict):

@@ -9,13 +9,14 @@ import re
 
 from cpqa.answer.citations import MARKER, marker_pmids
 from cpqa.documents.study_type import PRECLINICAL, badge as study_badge
+from cpqa.references import record_heading
 from cpqa.types import Passage
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 PMC_URL = "https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
 
-SOURCE_BADGES = {"D1": "PubMed abstract", "D2": "PMC review (full text)", "D3": "PMC article (full text)"}
-RETRIEVAL_BADGES = {"E1": "semantic search", "E2": "Boolean search", "E3": "semantic + Boolean"}
+SOURCE_BADGES = {"D1": "Abstract", "D2": "Full text (review)", "D3": "Full text"}
+RETRIEVAL_BADGES = {"E1": "found by semantic search", "E2": "found by Boolean search", "E3": "semantic + Boolean"}
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -32,7 +33,9 @@ _MARKDOWN_CHARS = str.maketrans({c: f"&#{ord(c)};" for c in "[]()*_`#~|\\"})
 def plain_html(text: str) -> str:
     """Evidence text as inert HTML: tags escaped and Markdown's characters as entities, so nothing in an abstract
     renders as a link, an image or formatting."""
-    return html.escape(text).translate(_MARKDOWN_CHARS).replace("://", "&#58;//").replace("www.", "www&#46;")
+    return (
+        html.escape(text, quote=False).translate(_MARKDOWN_CHARS).replace("://", "&#58;//").replace("www.", "www&#46;")
+    )
 
 
 def citation_numbers(text: str, citations: list[str]) -> dict[str, int]:
@@ -118,27 +121,34 @@ def badge(text: str, colour: str) -> str:
     )
 
 
-def evidence_card(number: int | None, passage: Passage, answer_text: str) -> str:
-    """One evidence card as HTML: title, year, journal, badges, rerank score, highlighted passage."""
-    title = html.escape(passage.title or f"PMID {passage.pmid}")
-    meta = " · ".join(html.escape(str(x)) for x in (passage.journal, passage.year) if x and x != "unknown")
+def evidence_card(number: int | None, passage: Passage, answer_text: str, mode: str = "patient") -> str:
+    """One evidence card as HTML: a readable heading (the title, or journal, year and first words of an untitled
+    record), plain badges (study type, year, abstract or full text), the passage with what the answer cites from it
+    marked. A clinician also sees how the record was found and its rerank score."""
+    heading = plain_html(record_heading(passage.title, passage.text, passage.journal, passage.year))
     label = f"[{number}] " if number else ""
-    badges = badge(SOURCE_BADGES.get(passage.source, passage.source), "#2f6f9f")
-    if passage.category:
-        badges += badge(RETRIEVAL_BADGES.get(passage.category, passage.category), "#6b4f9f")
+    badges = ""
     if passage.evidence_type:
         colour = "#b5651d" if passage.evidence_type in PRECLINICAL else "#1f7a7a"
         badges += badge(study_badge(passage.evidence_type), colour)
-    badges += badge(f"rerank {passage.score:.3f}", "#4f7f4f")
+    if passage.year:
+        badges += badge(str(passage.year), "#555555")
+    badges += badge(SOURCE_BADGES.get(passage.source, passage.source), "#2f6f9f")
+    if mode == "clinician":
+        if passage.category:
+            badges += badge(RETRIEVAL_BADGES.get(passage.category, passage.category), "#6b4f9f")
+        badges += badge(f"rerank {passage.score:.3f}", "#4f7f4f")
+    journal = html.escape(passage.journal) if passage.journal and passage.title else ""
+    meta = " · ".join(x for x in (journal, f"PMID {html.escape(passage.pmid)}") if x)
     section = (
         f"<div style='color:#666;font-size:0.85em'>Section: {html.escape(passage.section)}</div>"
-        if passage.section
+        if passage.section and mode == "clinician"
         else ""
     )
     return (
         f"<div class='evidence-card' style='border:1px solid #ddd;border-radius:0.5em;padding:0.7em;margin:0.5em 0'>"
-        f"<div><b>{label}<a href='{link_for(passage)}' target='_blank'>{title}</a></b></div>"
-        f"<div style='color:#555;font-size:0.9em'>{meta + ' · ' if meta else ''}PMID {html.escape(passage.pmid)}</div>"
+        f"<div class='card-heading'><b>{label}<a href='{link_for(passage)}' target='_blank'>{heading}</a></b></div>"
+        f"<div style='color:#555;font-size:0.85em'>{meta}</div>"
         f"<div style='margin:0.3em 0'>{badges}</div>{section}"
         f"<div style='font-size:0.92em'>{highlighted_passage(passage, answer_text)}</div></div>"
     )

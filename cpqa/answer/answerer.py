@@ -24,7 +24,6 @@ from cpqa.answer.messages import (
     DISCLAIMERS,
     EXTRACTIVE_LABEL,
     NO_EVIDENCE,
-    NO_KEY_NOTICE,
     NOT_DIRECT_EXTRACTS,
     STREAM_CUT,
     THIN_EVIDENCE,
@@ -178,8 +177,7 @@ class Answerer:
         result: Answer | None  # None only when the model's answer failed, until the extractive fallback
         if not passages:
             result = Answer(text=NO_EVIDENCE, abstained=True, written_by="extractive")
-        elif self.llm is None:
-            notices.append(NO_KEY_NOTICE)
+        elif self.llm is None:  # the quotes' first line says that no language model wrote them
             result = self._extractive(question, passages, options.answer, mode, addressing)
         else:
             result, failure = self._claude_answer(question, passages, mode, personal, draft, on_text, options.answer)
@@ -304,10 +302,14 @@ class Answerer:
         if mode == "clinician":  # numbers first: a ratio, an interval, a rate (stable, so best first within each)
             chosen = sorted(chosen, key=lambda s: not effect_size(s.text))
         quotes = [quote_line(s, passages[s.rank], mode) for s in chosen]
-        lines = [EXTRACTIVE_LABEL if direct else NOT_DIRECT_EXTRACTS, ""] + quotes
-        check = check_citations("\n".join(lines), {p.pmid for p in passages})  # every answer is checked
+        check = check_citations("\n".join(quotes), {p.pmid for p in passages})  # every answer is checked
+        head = EXTRACTIVE_LABEL if direct else NOT_DIRECT_EXTRACTS  # the label is ours, not a claim to cite
         return Answer(
-            text=check.text, citations=check.citations, flags=check.flags, written_by="extractive", direct=direct
+            text=f"{head}\n\n{check.text}",
+            citations=check.citations,
+            flags=check.flags,
+            written_by="extractive",
+            direct=direct,
         )
 
     # ------------------------------------------------------------ Claude calls

@@ -24,7 +24,7 @@ from cpqa.options import AnswerOptions
 from cpqa.passages.evidence import directs_treatment_change, unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
-from cpqa.words import content_terms
+from cpqa.words import SECTION_LABEL, content_terms, strip_labels
 
 _TUNED = AnswerOptions()
 
@@ -95,14 +95,6 @@ class Similarity:
         return self._vectors @ self._encode([query])[0]
 
 
-# A structured-abstract label: "RESULTS: ", "Conclusions: ", or NLM's capitalised headings run into the text
-# without a colon ("BACKGROUND Tamoxifen is ...", "UNLABELLED ABSTRACT ...").
-_LABEL = re.compile(
-    r"^(?:[A-Z][A-Za-z /&-]{2,40}:\s+|(?:UNLABELLED|ABSTRACT|BACKGROUNDS?|INTRODUCTION|CONTEXT|"
-    r"IMPORTANCE|OBJECTIVES?|AIMS?|PURPOSES?|GOALS?|RATIONALE|DESIGN|SETTINGS?|PATIENTS|PARTICIPANTS|"
-    r"SUBJECTS|INTERVENTIONS?|MEASUREMENTS|METHODS?|MATERIALS?|AND|RESULTS?|FINDINGS|INTERPRETATION|"
-    r"CONCLUSIONS?|SUMMARY|MAIN|OUTCOMES?|MEASURES?|SIGNIFICANCE|RELEVANCE)\s+(?=[A-Z]))"
-)
 _RESTATES = ("objective", "aim", "purpose", "introduction", "background", "context", "rationale", "question")
 _ANSWERS = ("conclusion", "result", "finding", "interpretation", "summary")
 # A sentence that states what a study set out to do restates the question instead of answering it.
@@ -131,14 +123,6 @@ def _finding_weight(sentence: str) -> float:
     return 1.1 if FINDING.search(sentence) else 1.0
 
 
-def strip_labels(sentence: str) -> str:
-    """The sentence without the structured-abstract labels it opens with ("UNLABELLED ABSTRACT: BACKGROUND: ...")."""
-    previous = None
-    while previous != sentence:
-        previous, sentence = sentence, _LABEL.sub("", sentence, count=1)
-    return sentence.strip()
-
-
 def is_whole(sentence: str, max_words: int = _TUNED.max_quote_words) -> bool:
     """A complete sentence: it opens with a capital or a digit and ends with its full stop (not a passage's cut)."""
     return bool(_WHOLE.match(sentence.strip())) and len(sentence.split()) <= max_words
@@ -152,7 +136,7 @@ def _labelled_sentences(passage: Passage, max_words: int, patient: bool) -> list
     label = passage.section
     result = []
     for sentence in passage_sentences(passage):
-        match = _LABEL.match(sentence)
+        match = SECTION_LABEL.match(sentence)
         if match:
             label = match.group(0)
         text = strip_labels(sentence)
@@ -271,11 +255,23 @@ def _same(a: str, b: str) -> bool:
 KEY_KINDS = frozenset({"treatment", "disease"})
 
 
+_MEASUREMENT = re.compile(r"(?i)^\d+(?:[.,]\d+)?\s?(?:°?[cf]|mg|mcg|kg|g|ml|l|mm|cm|%|x|h|hrs?|mins?)?$")
+_LAY_SUFFIXES = ("ier", "iest", "ily", "y", "ish", "ness", "ly", "ed", "ing")
+
+
 def is_specialist(word: str, rare_zipf: float = _TUNED.rare_word_zipf) -> bool:
-    """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair")."""
+    """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair"). Neither a
+    measurement ("39c") nor a rare form of a common word ("shivery", "achy": a lay word for a sign) names one."""
     from wordfreq import zipf_frequency
 
-    return zipf_frequency(word, "en") < rare_zipf
+    if _MEASUREMENT.match(word) or zipf_frequency(word, "en") >= rare_zipf:
+        return False
+    for suffix in _LAY_SUFFIXES:
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and len(base) >= 3:
+            if any(zipf_frequency(b, "en") >= rare_zipf for b in (base, base + "e", base[:-1])):
+                return False
+    return True
 
 
 def key_concepts(

@@ -39,12 +39,3 @@ STREAM_CUT = (
     "The connection to the language model broke while the answer was being written: this is the part that "
     "arrived, checked against the evidence like any answer. Ask again for the whole answer."
 )
-NO_KEY_NOTICE = (
-    "No language model is configured, so this answer quotes the most relevant evidence instead of a written summary."
-)
-
-
-def announces_quotes(text: str) -> bool:
-    """Whether an answer's first line already says that it quotes the evidence (no language model wrote it), so a
-    display need not repeat ``NO_KEY_NOTICE``."""
-    return text.startswith((EXTRACTIVE_LABEL, NOT_DIRECT_EXTRACTS))

@@ -12,7 +12,6 @@ from rich.markup import escape
 
 from cpqa.cli.common import OPTION, OPTIONS_FILE, fail, pipeline_options, print_json
 from cpqa.answer.citations import MARKER, marker_pmids
-from cpqa.answer.messages import NO_KEY_NOTICE, announces_quotes
 from cpqa.documents.study_type import badge as study_badge
 from cpqa.progress import DRAFT_TITLE, Progress
 from cpqa.references import record_heading, record_source
@@ -109,10 +108,7 @@ def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] 
     from rich.markdown import Markdown
     from rich.panel import Panel
 
-    # The quoted answer says once, in its first line, that no language model wrote it.
-    quoted = announces_quotes(answer.text)
-    notices = [n for n in answer.notices if not (quoted and n == NO_KEY_NOTICE)]
-    show_first([m for m in [answer.urgent, *notices] if m and m not in shown], answer.urgent, console)
+    show_first([m for m in [answer.urgent, *answer.notices] if m and m not in shown], answer.urgent, console)
     label = "Answer (not enough evidence to answer)" if answer.abstained else "Answer"
     if answer.text:
         # No hyperlinks from an answer's text: the references below carry the only links.
