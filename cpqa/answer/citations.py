@@ -77,10 +77,12 @@ def claim_text(sentence: str) -> str:
 
 
 def cited_claims(text: str) -> list[tuple[str, list[str]]]:
-    """The claims of an answer that quote or cite evidence (``claim_text``), each with the PMIDs it cites."""
+    """The claims of an answer that quote or cite evidence (``claim_text``), each with the PMIDs it cites; a quoted
+    extract's line is one claim."""
     found = []
     for line in text.splitlines():
-        for sentence in sentences_of(line):
+        quoted = _QUOTED_EXTRACT.match(re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", line)).strip())
+        for sentence in [line] if quoted else sentences_of(line):  # a quote is one claim, whatever its full stops
             pmids = [p for m in MARKER.finditer(sentence) for p in marker_pmids(m.group(0))]
             claim = claim_text(sentence) if pmids else ""
             if claim:
