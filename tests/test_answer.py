@@ -137,8 +137,12 @@ def test_patient_and_clinician_prompts_differ_as_specified(api, answerer):
     answerer.answer(QUESTION, PASSAGES, "clinician")
     patient, _ = sent(api, 0)
     clinician, _ = sent(api, 1)
-    assert "plain, everyday language" in patient and "give the study type" not in patient
-    assert "give the study type" in clinician and "hazard" in clinician and "confidence intervals" in clinician
+    assert "plain, everyday language" in patient and "with the study type" not in patient
+    assert (
+        "Lead each key finding with the study type" in clinician
+        and "hazard" in clinician
+        and "confidence intervals" in clinician
+    )
     assert "plain, everyday language" not in clinician
     for system in (patient, clinician):
         assert "Never give personal medical instructions" in system
