@@ -32,6 +32,20 @@ class SafetyOptions(_Section):
     triage_margin: float = Field(
         default=0.1, ge=0.0, le=1.0, description="... ahead of the nearest ordinary question by at least this"
     )
+    triage_method: Literal["prototypes", "classifier", "either"] = Field(
+        default="either",
+        description="triage by meaning: nearest phrasing, a classifier over the phrasings, or either firing "
+        "(chosen by cross-validation; docs/results.md, issue 30)",
+    )
+    triage_probability: float = Field(
+        default=0.5, gt=0.0, lt=1.0, description="... the classifier's probability that a question is urgent"
+    )
+    model_triage: bool = Field(
+        default=True,
+        description="with a language model configured, a short triage call beside the search may raise a flag "
+        "(never lower one), and translates a question in another language for the search",
+    )
+    model_triage_max_tokens: int = Field(default=400, ge=64, description="the triage call's output budget")
     foreign_confidence: float = Field(
         default=0.9,
         gt=0.0,

@@ -15,10 +15,10 @@ from typing import Any, Callable, Sequence
 
 
 from cpqa.answer.answerer import Answerer
-from cpqa.answer.messages import DISCLAIMERS
+from cpqa.answer.messages import DISCLAIMERS, NEEDS_LLM
 from cpqa.answer.extractive import is_specialist
 from cpqa.answer.postedit import after_writing, record_share
-from cpqa.answer.refine import Refiner
+from cpqa.answer.refine import Refiner, write_answer
 from cpqa.config import Settings, get_settings
 from cpqa.documents.bm25 import Bm25Retriever
 from cpqa.documents.boolean_search import BooleanLadderRetriever, uses_local_store
@@ -39,14 +39,14 @@ from cpqa.rewrite.hyde import hyde_transform, pseudo_answer
 from cpqa.rewrite.rewriter import Rewriter, RewriteResult
 from cpqa.rewrite.vocabulary import load_vocabulary
 from cpqa.safety.meaning import MeaningTriage
-from cpqa.safety.screening import ENGLISH_ONLY, Screened, check_question, with_meaning
+from cpqa.safety.model_triage import ModelTriage
+from cpqa.safety.screening import Screened, check_question, with_meaning
 from cpqa.safety.screening import prepare as prepare_screening
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
 from cpqa.trace import Result, RetrievalTrace, Retrieved
-from cpqa.types import Answer, Passage, StageLog, StageRecord
-
-NEEDS_LLM = "{option} needs a language model ({unconfigured}): {instead}"
+from cpqa.triage_pass import TriagePass
+from cpqa.types import Answer, StageLog, StageRecord
 
 
 def _open_passage_store(path: Path) -> PassageStore | None:
@@ -102,6 +102,8 @@ class Pipeline:
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
         self.triage = MeaningTriage(sentence_encoder)  # urgent by meaning, beside the instant rules
         self.triage.prepare()
+        # ... and a language model's pass beside the search, when one is configured.
+        self.triage_pass = TriagePass(ModelTriage(self.llm, redact=settings.redact)) if llm else None
         self.passage_store = _open_passage_store(passages_path or settings.index_dir / PASSAGES_FILE)
         self.passages = PassageRetriever.load(
             settings, matryoshka_dim=self.options.passages.matryoshka_dim, rerank=self.options.rerank
@@ -129,6 +131,8 @@ class Pipeline:
         }
 
     def close(self) -> None:
+        if self.triage_pass is not None:
+            self.triage_pass.close()
         if self.client is not None:
             self.client.close()
         self.store.close()
@@ -163,7 +167,8 @@ class Pipeline:
         by rule and by meaning, referrals. ``ask``, ``retrieve`` and ``search_documents`` take its result as it is.
         Raises ``InvalidQuestion`` for unusable input."""
         safety = (options or self.options).safety
-        return check_question(question, meaning=self.triage, options=safety, history=history)
+        translated = self.triage_pass is not None and safety.model_triage  # the model translates other languages
+        return check_question(question, self.triage, safety, history, translated=translated)
 
     def ask(
         self,
@@ -189,16 +194,19 @@ class Pipeline:
         notify("safety")
         screened = self._screened(question, history, options, trace)
         notify("screened", screened)
-        if not screened.language_ok:
+        pending = self.triage_pass.start(screened, options) if self.triage_pass is not None else None
+        if pending is not None and not screened.language_ok:  # the model translates it before the search
+            screened, pending = self.triage_pass.join(pending, screened, trace, notify), None  # type: ignore[union-attr]
+        if not screened.language_ok and not screened.english:
             answer = Answer(
-                text=ENGLISH_ONLY,
+                text=screened.refusal or "",
                 abstained=True,
                 written_by="triage",
                 urgent=screened.urgent,
-                notices=[n for n in screened.notices if n != ENGLISH_ONLY],
+                notices=[n for n in screened.notices if n != screened.refusal],
             )
         else:
-            answer = self._answer_or_triage(screened, options, trace, notify, stream=progress is not None)
+            answer = self._answer_or_triage(screened, options, trace, notify, progress is not None, pending)
         answer = answer.model_copy(
             update={
                 "disclaimer": answer.disclaimer or DISCLAIMERS[options.answer.mode],
@@ -224,7 +232,7 @@ class Pipeline:
         trace = self._trace(options)
         started = time.perf_counter()
         screened = self._screened(question, history, options, trace)
-        if screened.language_ok:
+        if screened.language_ok:  # a search without an answer: the model's translation is not waited for
             rewrite = self._rewrite(screened, options, trace)
             found = self._documents(rewrite, options, trace)
             if passages:
@@ -252,7 +260,7 @@ class Pipeline:
                 history_turns=len(screened.history),
                 screened_before=given,
             )
-        trace.question = screened.question
+        trace.question, trace.language, trace.triage = screened.question, screened.language, list(screened.triage)
         return screened
 
     def _answer_or_triage(
@@ -262,10 +270,13 @@ class Pipeline:
         trace: RetrievalTrace,
         notify: Callable[..., None],
         stream: bool,
+        pending=None,
     ) -> Answer:
         try:
-            return self._answer(screened, options, trace, notify, stream)
+            return self._answer(screened, options, trace, notify, stream, pending)
         except Exception as exc:
+            if pending is not None and not pending.done():
+                screened = self.triage_pass.join(pending, screened, trace, notify)  # type: ignore[union-attr]
             if screened.urgent is None:
                 raise
             # An urgent question always gets its urgent-care message, even when retrieval fails.
@@ -279,7 +290,9 @@ class Pipeline:
         trace: RetrievalTrace,
         notify: Callable[..., None],
         stream: bool,
+        pending=None,
     ) -> Answer:
+        """``pending``: the model's triage running beside the search, joined before the answer is written."""
         rewrite = self._rewrite(screened, options, trace, notify)
         # With dialogue history the distilled search intent is the self-contained question.
         asked = trace.search_intent if screened.history else screened.question
@@ -289,10 +302,14 @@ class Pipeline:
                 return unretrieved
         found = self._documents(rewrite, options, trace, notify)
         context = self.finder.find(found, rewrite, options, trace, notify)
+        if pending is not None:
+            screened = self.triage_pass.join(pending, screened, trace, notify)  # type: ignore[union-attr]
         notify("answer")
         with trace.stage("answer", passages=len(context)):
             on_text = (lambda text: notify("drafting", draft=text)) if stream else None
-            answer = self._write(asked, context, options, screened, trace, on_text, rewrite.concepts)
+            answer = write_answer(
+                self.answerer, self.refiner, asked, context, options, screened, trace, on_text, rewrite.concepts
+            )
         trace.removed_sentences = answer.removed_sentences
         trace.use_model(self.answerer.used(answer))  # the fallback, named, when the model could not be reached
         answer, warnings = after_writing(answer, rewrite.concepts, context, self.record_share, options.answer)
@@ -309,8 +326,11 @@ class Pipeline:
     ) -> RewriteResult:
         notify("rewrite")
         with trace.stage("rewrite") as record:
-            rewrite = self.rewriter.rewrite(
-                screened.question, screened.history, options.rewrite.term_links, options.rewrite.rewrite_max_tokens
+            rewrite = self.rewriter.rewrite(  # a question in another language is searched in the model's English
+                screened.english or screened.question,
+                screened.history,
+                options.rewrite.term_links,
+                options.rewrite.rewrite_max_tokens,
             )
             record.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
         trace.rewrite = rewrite
@@ -390,34 +410,3 @@ class Pipeline:
         if strings is None:
             return query
         return DocumentQuery(query_str=search_intent, custom_embedding_strs=strings, rewrite=rewrite)
-
-    def _write(
-        self,
-        question: str,
-        passages: list[Passage],
-        options: PipelineOptions,
-        screened: Screened,
-        trace: RetrievalTrace,
-        on_text: Callable[[str], None] | None = None,
-        concepts: Sequence = (),
-    ) -> Answer:
-        """The answerer's answer (``concepts``: the rewrite's, which an answering sentence must name); with
-        ``cot_refine``, a draft without evidence revised against it."""
-        mode = options.answer.mode
-        if options.answer.cot_refine:
-            if self.refiner is None:
-                trace.warn(
-                    NEEDS_LLM.format(
-                        option="cot_refine", unconfigured=self.llm.unconfigured, instead="answered directly"
-                    )
-                )
-            else:
-                with trace.stage("cot_refine") as record:
-                    answer, draft = self.refiner.answer(
-                        question, passages, mode, screened=screened, options=options, concepts=concepts
-                    )
-                    record.info.update(drafted=draft is not None, draft_words=len(draft.text.split()) if draft else 0)
-                return answer
-        return self.answerer.answer(
-            question, passages, mode, screened=screened, on_text=on_text, options=options, concepts=concepts
-        )

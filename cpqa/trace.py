@@ -9,6 +9,7 @@ from cpqa.documents.hsrdr import DocumentSearch
 from cpqa.options import PipelineOptions
 from cpqa.rewrite.adaptive import RetrievalDecision
 from cpqa.rewrite.rewriter import RewriteResult
+from cpqa.safety.categories import Finding
 from cpqa.safety.screening import Screened
 from cpqa.types import Answer, Candidate, ComponentChoice, LadderLevel, Passage, RemovedSentence, StageLog
 
@@ -19,6 +20,9 @@ class RetrievalTrace(StageLog):
     timings (``stages``), warnings and the outside requests made."""
 
     question: str = ""  # after personal details were removed
+    language: str = "English"  # the asker's
+    translated_question: str | None = None  # a question in another language, in English for the search (a model's)
+    triage: list[Finding] = Field(default_factory=list)  # every urgent or amber sign found, and which screen fired
     search_intent: str = ""  # the question after dialogue distillation / rewrite
     profile: str = "offline"
     models: dict[str, ComponentChoice] = Field(default_factory=dict)

@@ -97,8 +97,37 @@ def test_boolean_and_quoting_characters_stay_text_that_quote_term_makes_one_phra
 )
 def test_non_english_questions_are_told_only_english_is_supported(text):
     screened = check_question(text)
-    assert not screened.language_ok
-    assert ENGLISH_ONLY in screened.notices
+    assert not screened.language_ok and screened.refusal in screened.notices
+    assert screened.refusal.endswith(ENGLISH_ONLY)  # in the asker's language first where the table has it
+    assert check_question(text, translated=True).notices == []  # a language model will translate it
+
+
+@pytest.mark.parametrize(
+    "text,language,said",
+    [
+        ("¿Cuáles son los efectos secundarios del tamoxifeno?", "Spanish", "Por ahora solo se admiten"),
+        ("乳腺癌的治疗方法是什么？", "Chinese", "目前仅支持英文提问"),
+        ("Какие побочные эффекты у химиотерапии?", "Russian", "Пока поддерживаются"),
+        ("स्तन कैंसर का इलाज क्या है?", "Hindi", "अभी केवल अंग्रेज़ी"),
+        ("ما هي أعراض سرطان القولون؟", "Arabic", "حالياً نقبل"),
+    ],
+)
+def test_the_refusal_is_written_in_the_askers_language(text, language, said):
+    screened = check_question(text)
+    assert screened.language == language and screened.refusal.startswith(said)
+
+
+@pytest.mark.parametrize(
+    "text,first",
+    [
+        ("Tengo fiebre de 39 después de la quimio, ¿qué hago?", "URGENTE"),
+        ("我化疗后发烧39度，怎么办？", "紧急"),
+        ("Je veux en finir, je n'en peux plus", "Si vous pensez au suicide"),
+    ],
+)
+def test_an_urgent_sign_in_another_language_gets_the_urgent_message_first_in_it(text, first):
+    screened = check_question(text)
+    assert screened.urgent.startswith(first) and "URGENT" in screened.urgent or "988" in screened.urgent
 
 
 @pytest.mark.parametrize(
@@ -206,7 +235,7 @@ def test_scrub_phi_returns_text_and_kinds():
         ("I have a fever of 38.5 during chemo, what should I do?", "fever"),
         ("I'm on FOLFOX and have had chills and a temperature of 101 since last night", "fever"),
         ("I've had chest pain since my infusion this morning", "chest pain"),
-        ("I can't breathe properly since starting pembrolizumab", "trouble breathing"),
+        ("I can't breathe properly since starting pembrolizumab", "breathlessness"),
         ("I have new back pain and my legs feel weak and numb", "spinal cord compression"),
         ("Back pain and I have lost control of my bladder, is it the cancer?", "spinal cord compression"),
         ("Heavy bleeding after my biopsy, is that normal?", "heavy bleeding"),
@@ -387,9 +416,15 @@ def test_medical_numbers_are_not_phone_numbers():
 
 # ---------------------------------------------------------------- phrasing sets (precision and recall)
 def _scores(name: str, meaning=None) -> dict[str, dict[str, float]]:
-    from cpqa.evaluation.data.safety_sets import phrasing_scores
+    """Precision and recall of the urgent screen and the dosing and decision referrals on a phrasing set."""
+    from cpqa.evaluation.evaluations.triage import screen_with, triage_scores
 
-    return phrasing_scores(Path(__file__).parent / "data" / name, meaning)
+    scores = triage_scores(Path(__file__).parent / "data" / name, screen_with(meaning))
+    keep = ("precision", "recall")
+    return {
+        "urgent": {k: scores["urgent"][k] for k in keep},
+        **{kind: {k: scores["referrals"][kind][k] for k in keep} for kind in ("dosing", "decision")},
+    }
 
 
 def test_safety_rules_on_the_dev_phrasing_set():
@@ -423,21 +458,111 @@ def test_triage_by_meaning_keeps_the_dev_set_perfect(meaning):
 
 
 def test_triage_by_meaning_finds_urgent_phrasings_no_pattern_lists(meaning):
-    """The second held-out set was written after the prototypes and never tuned on: rules alone find 9 of its 20
-    urgent phrasings; with meaning, at least 14, still without flagging ordinary questions about the same symptoms."""
-    rules, both = _scores("safety_phrasings_heldout2.json"), _scores("safety_phrasings_heldout2.json", meaning)
-    assert rules["urgent"]["recall"] <= 0.5
-    assert both["urgent"]["recall"] >= 0.7 and both["urgent"]["precision"] >= 0.9, both
-    assert _scores("safety_phrasings_heldout.json", meaning)["urgent"]["recall"] >= 0.9
+    """The earlier held-out sets, beside the rules: with meaning every urgent phrasing is found, still without
+    flagging ordinary questions about the same symptoms (the clean measure of issue 30's screen is
+    tests/data/triage_phrasings_heldout.json, in docs/results.md)."""
+    for name in ("safety_phrasings_heldout.json", "safety_phrasings_heldout2.json"):
+        both = _scores(name, meaning)
+        assert both["urgent"]["recall"] >= 0.9 and both["urgent"]["precision"] >= 0.95, (name, both)
     assert meaning.sign("someone is sitting on my chest and I'm sweating") == "chest pain"
     from cpqa.options import SafetyOptions
 
-    strict = SafetyOptions(triage_threshold=0.99)  # the options' knobs govern the screen
+    strict = SafetyOptions(triage_threshold=0.99, triage_probability=0.99)  # the options' knobs govern the screen
     assert meaning.sign("someone is sitting on my chest and I'm sweating", strict) is None
     text = "someone is sitting on my chest and I'm sweating, what now?"
     assert check_question(text, meaning).urgent and not check_question(text, meaning, strict).urgent
     assert meaning.sign("What does chest pain mean after radiotherapy?") is None  # a general question
     assert meaning.sign("I'm fine, just wondering how tamoxifen works") is None
+
+
+# ---------------------------------------------------------------- triage by category (issue 30)
+@pytest.mark.parametrize(
+    "text,category,action",
+    [
+        ("I haven't been able to pass urine since yesterday evening and my bladder aches", "urinary", "call_now"),
+        (
+            "I've been vomiting for two days, nothing has come out the other end and my belly is swollen",
+            "constipation",
+            "call_now",
+        ),
+        ("my platelets are low and my nose has been bleeding on and off all evening", "bleeding", "call_now"),
+        ("my mouth is so full of sores I can't swallow or even drink water", "mouth", "call_now"),
+        ("I've suddenly lost the feeling in my legs, I have bone metastases", "neurological", "call_now"),
+        ("my husband's face has dropped on one side and his speech is slurred", "neurological", "emergency"),
+        ("I'm on chemo and shivering with a temperature of 38.4", "fever", "call_now"),
+    ],
+)
+def test_each_category_fires_by_its_rules_with_its_action(text, category, action):
+    screened = check_question(text)
+    [finding] = [f for f in screened.triage if f.category == category]
+    assert finding.action == action and finding.by == "rules" and finding.evidence
+    assert screened.urgent and finding.sign in screened.urgent and screened.urgent.startswith("URGENT")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I've given my things away and I won't be a burden to anyone much longer",
+        "everyone would be better off without me",
+        "I've been saving up my morphine tablets",
+        "I want to end my life",
+    ],
+)
+def test_suicidal_intent_direct_or_indirect_gets_the_crisis_message_first(text):
+    screened = check_question(text)
+    assert screened.crisis and screened.urgent.startswith("If you are thinking about suicide")
+    assert "988" in screened.urgent and "emergency" in screened.urgent
+    from cpqa.safety.screening import first_messages
+
+    assert first_messages(screened)[0] == screened.urgent
+
+
+def test_amber_signs_ask_for_the_care_team_today_not_an_emergency():
+    screened = check_question("I've had loose stools a few times a day since starting capecitabine")
+    assert screened.urgent is None and screened.care_soon and "care team today" in screened.care_soon
+    from cpqa.safety.screening import first_messages
+
+    assert first_messages(screened)[0] == screened.care_soon
+
+
+def test_a_red_sign_told_as_history_is_not_an_emergency_now():
+    assert check_question("I had a seizure last year from my brain tumour; can I drive?").urgent is None
+    assert check_question("I had a seizure last year and now I've just had another one").urgent
+
+
+@pytest.mark.parametrize(
+    "text,kind",
+    [
+        ("Can I take an extra tablet if the pain comes back tonight?", "dosing"),
+        ("Is it safe to take two tablets instead of one?", "dosing"),
+        ("I missed my capecitabine this morning, should I double up tonight?", "dosing"),
+        ("Can I crush my tamoxifen tablets?", "dosing"),
+        ("Is it OK for me to take ibuprofen with my capecitabine?", "interaction"),
+        ("Can I drink wine while I'm on my letrozole?", "interaction"),
+        ("Does my warfarin interact with my chemo?", "interaction"),
+        ("Should I have the operation or radiotherapy?", "decision"),
+    ],
+)
+def test_referrals_in_any_phrasing(text, kind):
+    screened = check_question(text)
+    raised = {
+        "dosing": screened.personal_dosing,
+        "interaction": screened.personal_interaction,
+        "decision": screened.personal_decision,
+    }
+    assert raised[kind], (text, raised)
+    assert screened.urgent is None
+
+
+def test_general_questions_about_the_same_things_get_no_referral():
+    for text in (
+        "How are chemotherapy tablets split for children?",
+        "Does capecitabine interact with warfarin?",
+        "What is the usual dose of tamoxifen?",
+        "I have crushing pain in my chest",
+    ):
+        screened = check_question(text)
+        assert not (screened.personal_dosing or screened.personal_interaction), text
 
 
 def test_a_personal_decision_gets_the_care_team_referral_first():

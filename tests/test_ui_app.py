@@ -101,7 +101,7 @@ def test_urgent_symptoms_put_one_urgent_banner_first(app):
 
 
 def test_the_answer_area_shows_no_internal_flags_and_says_once_that_it_quotes(app):
-    turn = ask(app, QUESTION)
+    ask(app, QUESTION)
     provenance = {m.value for e in app.main.expander for m in e.markdown}  # a researcher's view, kept
     shown = "\n".join([*(m.value for m in app.main.markdown if m.value not in provenance)])
     shown += "\n".join(w.value for w in app.main.warning)

@@ -196,18 +196,23 @@ def show_first(screened) -> None:
 def run_question(question: str, history: list[str], options: dict):
     """Screen the question (before any model loads: bad input is refused at once, an urgent message shown at
     once), then ask the pipeline, showing its progress stage by stage; cached per question in the session."""
-    screened = check_question(question, history=history)
+    settings = get_settings()
+    translated = settings.has_llm  # a language model's triage pass translates a question in another language
+    screened = check_question(question, history=history, translated=translated)
     key = (question, tuple(history), options["mode"], options["years"], options["sources"])
     cache = st.session_state.setdefault("answers", {})
     if key in cache:
         return cache[key]
-    first = st.container()
-    with first:
+    first = st.empty()
+    with first.container():
         show_first(screened)
     pipeline = load_pipeline()
     draft = st.empty()
 
     def progress(event) -> None:
+        if event.stage == "screened" and event.screened is not None:  # a later screen (by meaning, a model) raised
+            with first.container():
+                show_first(event.screened)
         status.update(label=event.label + "…")
         if event.stage == "drafting":  # Claude's answer as it streams, as plain text until it is checked
             with draft.container():

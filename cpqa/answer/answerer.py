@@ -171,6 +171,7 @@ class Answerer:
             personal = screened.personal_dosing or screened.personal_decision
         notices: list[str] = []
         addressing = Addressing.of(question, concepts)
+        language = screened.language if screened is not None else "English"
         # Evidence is data: a record that addresses its reader (instructions, links, markup left after cleaning) is
         # not evidence for the answer, whoever writes it; the trace still shows it, ranked last.
         passages = [p for p in passages if not addresses_reader(p.text)]
@@ -180,7 +181,9 @@ class Answerer:
         elif self.llm is None:  # the quotes' first line says that no language model wrote them
             result = self._extractive(question, passages, options.answer, mode, addressing)
         else:
-            result, failure = self._claude_answer(question, passages, mode, personal, draft, on_text, options.answer)
+            result, failure = self._claude_answer(
+                question, passages, mode, personal, draft, on_text, options.answer, language
+            )
             if result is None:
                 notices.append(
                     f"{self.llm.label} could not be used ({failure}), so this answer quotes the evidence instead."
@@ -188,7 +191,7 @@ class Answerer:
                 result = self._extractive(question, passages, options.answer, mode, addressing)
         if verify and (result.written_by == "llm" or not result.abstained):  # a model's abstention may claim too
             result = self._verified(result, passages, options.support)
-        if result.written_by == "llm" and not result.abstained:
+        if result.written_by == "llm" and not result.abstained and language == "English":  # the rule reads English
             result = judged(result, passages, addressing)
         text = result.text
         if personal and ASK_CARE_TEAM not in text:
@@ -211,7 +214,9 @@ class Answerer:
         draft: str | None = None,
         on_text: Callable[[str], None] | None = None,
         options: AnswerOptions | None = None,
+        language: str = "English",
     ) -> tuple[Answer | None, str]:
+        """``language``: the asker's; a question in another language is answered in it (citations unchanged)."""
         budget = (options or self.options.answer).answer_max_tokens
         tag = evidence_tag()
         system = (
@@ -223,6 +228,8 @@ class Answerer:
             )
             .strip()
         )
+        if language != "English":
+            system += "\n\n" + template("answer_language").substitute(language=language)
         user = template("answer_user").substitute(
             tag=tag, evidence=format_evidence(passages), question=escape(question), tool=ANSWER_TOOL.name
         ) + draft_note(draft)

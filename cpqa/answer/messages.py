@@ -39,3 +39,4 @@ STREAM_CUT = (
     "The connection to the language model broke while the answer was being written: this is the part that "
     "arrived, checked against the evidence like any answer. Ask again for the whole answer."
 )
+NEEDS_LLM = "{option} needs a language model ({unconfigured}): {instead}"

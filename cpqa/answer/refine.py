@@ -11,18 +11,19 @@ any citation stripped and a notice saying so.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from pydantic import BaseModel
 
 from cpqa.answer.answerer import Answerer
 from cpqa.answer.citations import check_citations
+from cpqa.answer.messages import NEEDS_LLM
 from cpqa.models.llm import LLMError, ToolSpec
 from cpqa.options import PipelineOptions
 from cpqa.prompts import escape, template
 from cpqa.safety.phi import scrub_phi
 from cpqa.safety.screening import Screened
-from cpqa.types import Answer, Mode, Passage
+from cpqa.types import Answer, Mode, Passage, StageLog
 
 DRAFT_TOOL = ToolSpec(
     name="draft_answer",
@@ -131,4 +132,35 @@ def unretrieved_answer(draft: Draft) -> Answer | None:
         return None
     return Answer(
         text=check.text, written_by="llm", flags=["no_retrieval", *check.flags], notices=[NO_RETRIEVAL_NOTICE]
+    )
+
+
+def write_answer(
+    answerer: Answerer,
+    refiner: Refiner | None,
+    question: str,
+    passages: Sequence[Passage],
+    options: PipelineOptions,
+    screened: Screened,
+    log: StageLog,
+    on_text: Callable[[str], None] | None = None,
+    concepts: Sequence = (),
+) -> Answer:
+    """The answerer's answer (``concepts``: the rewrite's, which an answering sentence must name); with
+    ``cot_refine``, a draft without evidence revised against it (``log`` records the step, or why it could not run)."""
+    mode = options.answer.mode
+    if options.answer.cot_refine:
+        if refiner is None:
+            log.warn(
+                NEEDS_LLM.format(option="cot_refine", unconfigured=answerer.unconfigured, instead="answered directly")
+            )
+        else:
+            with log.stage("cot_refine") as record:
+                answer, draft = refiner.answer(
+                    question, passages, mode, screened=screened, options=options, concepts=concepts
+                )
+                record.info.update(drafted=draft is not None, draft_words=len(draft.text.split()) if draft else 0)
+            return answer
+    return answerer.answer(
+        question, passages, mode, screened=screened, on_text=on_text, options=options, concepts=concepts
     )

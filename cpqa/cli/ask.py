@@ -61,13 +61,16 @@ class ProgressDisplay:
     """A live status line and, while Claude writes, the unchecked draft as plain text; both vanish when the run
     ends, so the checked answer printed next replaces the draft."""
 
-    def __init__(self, console, draft: bool = True):
+    def __init__(self, console, draft: bool = True, shown: list[str] | None = None):
+        """``shown``: the messages already printed first; a later screen's new ones (a language model's triage
+        raising a flag) are printed above the status line as they arrive, before the answer."""
         from rich.live import Live
         from rich.spinner import Spinner
 
         self.spinner = Spinner("dots", text="Loading models...")
         self.show_draft = draft
         self.draft = ""
+        self.shown = shown if shown is not None else []
         self.live = Live(self.spinner, console=console, transient=True, refresh_per_second=8)
 
     def __call__(self, event: Progress) -> None:
@@ -75,6 +78,12 @@ class ProgressDisplay:
         from rich.panel import Panel
         from rich.text import Text
 
+        from cpqa.safety.screening import first_messages
+
+        if event.stage == "screened" and event.screened is not None:
+            new = [m for m in first_messages(event.screened) if m not in self.shown]
+            show_first(new, event.screened.urgent, self.live.console)
+            self.shown.extend(new)
         self.spinner.update(text=event.label + "...")
         if event.stage == "drafting" and self.show_draft:
             self.draft = event.draft or ""
@@ -233,7 +242,8 @@ def ask(
         return ask_many(questions, settings, options, mode=mode, years=years, sources=source or None)
     assert question is not None  # exactly one of QUESTION and --questions (checked above)
     try:  # bad input is refused, and an urgent message shown, before any model loads
-        screened = check_question(question, options=options.safety)
+        translated = settings.has_llm and options.safety.model_triage  # a model translates other languages
+        screened = check_question(question, options=options.safety, translated=translated)
     except InvalidQuestion as exc:
         fail(str(exc))
     console = Console(stderr=json_out)
@@ -245,7 +255,7 @@ def ask(
 
     require_records(settings)
     try:
-        with ProgressDisplay(console, draft=not json_out) as display, Pipeline(settings, options) as pipeline:
+        with ProgressDisplay(console, not json_out, shown) as display, Pipeline(settings, options) as pipeline:
             result = pipeline.ask(screened, mode=mode, years=years, sources=source or None, progress=display)
     except (InvalidQuestion, ModelUnavailable, ValueError) as exc:
         fail(settings.redact(str(exc)))

@@ -1,59 +1,125 @@
-"""Triage by meaning: a question is urgent when a sentence encoder puts it nearer a lay description of a red flag
-than any ordinary cancer question, by a margin.
+"""Triage by meaning: the red criterion of ``cpqa.safety.categories`` a question describes in words no rule lists.
 
-The rules in :mod:`cpqa.safety.triage` answer instantly and before any model loads, but people describe the same
-emergency in words no pattern lists ("someone is sitting on my chest"). The prototypes
-(``data/urgent_meaning.json``) name each red flag's sign in a few lay phrasings, beside ordinary questions about
-the same symptoms asked in general, so closeness to a symptom alone is not enough. Like the rules, it needs a
-person or a moment named. The threshold and margin were set on the dev phrasing set (``tests/data``); the
-results on held-out phrasings are in docs/results.md ("Safety coverage and personal details (issue 17)").
+People describe the same emergency in many ways ("someone is sitting on my chest", "I won't be a burden much
+longer"). Each red criterion of the triage tool comes with lay phrasings and its clinical words; ordinary questions
+(many about the same symptoms asked in general), the amber criteria's phrasings and the referral phrasings are the
+other side. Two ways to decide, both over the pipeline's sentence encoder (``SafetyOptions.triage_method``):
+- ``prototypes``: the question is urgent when it is near enough to a red phrasing and nearer to it than to any
+  ordinary one, by a margin;
+- ``classifier``: a logistic regression trained on the same phrasings (urgent against everything else) gives the
+  probability that the question is urgent; the criterion whose phrasings are nearest (best and mean cosine) names it.
+``either`` fires when one of them does. Which generalises better was measured by cross-validation over the phrasings
+(``cpqa eval safety --cross-validate``; docs/results.md, "Triage that generalises (issue 30)"). Like the rules, it
+needs a person or a moment named, except for the crisis criterion.
 """
 
 from __future__ import annotations
 
-import json
 from functools import cached_property
-from importlib.resources import files
+from typing import Sequence
 
 import numpy as np
 
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.options import SafetyOptions
-from cpqa.safety.triage import names_someone
+from cpqa.safety.categories import Criterion, Finding, TriageBook, names_someone, told_as_history
+
+_ORDINARY = -1  # the class of everything that is not urgent
 
 
 class MeaningTriage:
-    """``sign(text)``: the red flag a question describes by meaning, or None."""
+    """``find(text)``: the red criterion a question describes by meaning, as a ``Finding``, or None."""
 
-    def __init__(self, encoder: Encoder):
+    def __init__(self, encoder: Encoder, book: TriageBook | None = None, exclude: Sequence[str] = ()):
+        """``exclude``: phrasings left out of training (cross-validation holds out a fold this way)."""
         self.encoder = encoder
-        data = json.loads(files("cpqa.safety").joinpath("data", "urgent_meaning.json").read_text(encoding="utf-8"))
-        self._signs = [sign for sign, texts in data["urgent"].items() for _ in texts]
-        self._urgent_texts = [text for texts in data["urgent"].values() for text in texts]
-        self._ordinary_texts = list(data["ordinary"])
+        self.book = book or TriageBook.load()
+        left_out = set(exclude)
+        self.red: list[Criterion] = [c for c in self.book.criteria if c.red]
+        self._texts: list[str] = []
+        self._labels: list[int] = []
+        for index, criterion in enumerate(self.red):
+            for text in (*criterion.lay, criterion.clinical):
+                if text and text not in left_out:
+                    self._texts.append(text)
+                    self._labels.append(index)
+        not_urgent = [
+            *self.book.ordinary,
+            *(text for c in self.book.criteria if not c.red for text in c.lay),
+            *(text for texts in self.book.referrals.values() for text in texts),
+        ]
+        for text in not_urgent:
+            if text not in left_out:
+                self._texts.append(text)
+                self._labels.append(_ORDINARY)
 
     def _unit(self, texts: list[str]) -> np.ndarray:
         return unit_rows(self.encoder.encode(texts))
 
     @cached_property
-    def _prototypes(self) -> tuple[np.ndarray, np.ndarray]:
-        return self._unit(self._urgent_texts), self._unit(self._ordinary_texts)
+    def _vectors(self) -> np.ndarray:
+        return self._unit(self._texts)
+
+    @cached_property
+    def _classifier(self):
+        from sklearn.linear_model import LogisticRegression
+
+        model = LogisticRegression(C=4.0, max_iter=3000, class_weight="balanced")
+        model.fit(self._vectors, np.array(self._labels) != _ORDINARY)
+        return model
 
     def prepare(self) -> None:
-        """Embed the prototypes now (the pipeline does this while it loads)."""
-        _ = self._prototypes
+        """Embed the phrasings and train the classifier now (the pipeline does this while it loads)."""
+        _ = self._classifier
+
+    def find(self, text: str, options: SafetyOptions | None = None) -> Finding | None:
+        """The red criterion ``text`` describes, by ``options.triage_method``, or None."""
+        options = options or SafetyOptions()
+        question = self._unit([text])[0]
+        found = None
+        if options.triage_method in ("prototypes", "either"):
+            found = self._nearest(question, options)
+        if found is None and options.triage_method in ("classifier", "either"):
+            found = self._classified(question, options)
+        if found is None:
+            return None
+        criterion, evidence = found
+        if criterion.personal and (not names_someone(text) or told_as_history(text)):
+            return None
+        return Finding(
+            category=criterion.category, sign=criterion.sign, action=criterion.action, by="meaning", evidence=evidence
+        )
 
     def sign(self, text: str, options: SafetyOptions | None = None) -> str | None:
-        """The urgent sign whose prototype ``text`` is nearest, when near enough and nearer than any ordinary question
-        (``SafetyOptions.triage_threshold`` and ``triage_margin``)."""
-        options = options or SafetyOptions()
-        if not names_someone(text):
-            return None
-        urgent, ordinary = self._prototypes
-        question = self._unit([text])[0]
-        near_urgent, near_ordinary = urgent @ question, ordinary @ question
-        best = int(np.argmax(near_urgent))
-        ahead = near_urgent[best] - float(np.max(near_ordinary))
-        if near_urgent[best] >= options.triage_threshold and ahead >= options.triage_margin:
-            return self._signs[best]
+        """The sign of the criterion ``find`` returns, or None."""
+        found = self.find(text, options)
+        return found.sign if found else None
+
+    def _nearest(self, question: np.ndarray, options: SafetyOptions) -> tuple[Criterion, str] | None:
+        labels = np.array(self._labels)
+        near = self._vectors @ question
+        urgent = np.where(labels != _ORDINARY)[0]
+        best = int(urgent[np.argmax(near[urgent])])
+        ahead = float(near[best] - np.max(near[labels == _ORDINARY]))
+        if near[best] >= options.triage_threshold and ahead >= options.triage_margin:
+            return self.red[labels[best]], f'near "{self._texts[best]}" ({near[best]:.2f}, {ahead:+.2f} ahead)'
         return None
+
+    def _classified(self, question: np.ndarray, options: SafetyOptions) -> tuple[Criterion, str] | None:
+        urgent = float(self._classifier.predict_proba(question[None, :])[0][1])
+        if urgent < options.triage_probability:
+            return None
+        return self._nearest_criterion(question), f"classifier: urgent with probability {urgent:.2f}"
+
+    def _nearest_criterion(self, question: np.ndarray) -> Criterion:
+        """The red criterion whose phrasings are nearest: half the best cosine, half the mean."""
+        labels = np.array(self._labels)
+        near = self._vectors @ question
+        closeness = {
+            index: 0.5 * float(near[labels == index].max()) + 0.5 * float(near[labels == index].mean())
+            for index in set(self._labels) - {_ORDINARY}
+        }
+        return self.red[max(closeness, key=closeness.__getitem__)]
+
+
+__all__ = ["MeaningTriage"]

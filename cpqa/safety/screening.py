@@ -1,8 +1,9 @@
 """Screening a question before anything else sees it, and keeping secrets out of logs.
 
 ``check_question`` cleans the text (control characters, length, quoting characters), removes personal details
-(:mod:`cpqa.safety.phi`), checks the language, and raises urgent-care and personal-dosing flags
-(:mod:`cpqa.safety.triage`).
+(:mod:`cpqa.safety.phi`), checks the language, triages it by symptom category (:mod:`cpqa.safety.categories`: the
+instant rules, then by meaning once a sentence encoder is loaded, then a language model's pass when one is
+configured) and raises the dosing, interaction and decision referrals (:mod:`cpqa.safety.triage`).
 The pipeline uses only ``Screened.question`` from then on: for NCBI, Anthropic, traces and logs.
 """
 
@@ -18,8 +19,17 @@ from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
 from cpqa.options import SafetyOptions
+from cpqa.safety.languages import detect, languages
+from cpqa.safety.languages import prepare as prepare_languages
 from cpqa.safety.phi import PHIRedaction, scrub_phi
-from cpqa.safety.triage import is_personal_decision, is_personal_dosing, red_flags, urgent_message
+from cpqa.safety.categories import RED, Finding, TriageBook, most_severe_first
+from cpqa.safety.triage import (
+    is_personal_decision,
+    is_personal_dosing,
+    is_personal_interaction,
+    soon_message,
+    urgent_message,
+)
 
 if TYPE_CHECKING:  # the encoder stays unloaded until a pipeline brings one
     from cpqa.safety.meaning import MeaningTriage
@@ -53,6 +63,11 @@ DOSING_REFERRAL = (
     "your care team can answer that for you: please ask them before you take, stop or change "
     "anything. What follows is what the research reports in general."
 )
+INTERACTION_REFERRAL = (
+    "Whether your own medicines (or foods, drinks and supplements) can be taken together is a question for your "
+    "pharmacist or care team, who know everything you take: please ask them before you combine anything. What "
+    "follows is what the research reports in general."
+)
 
 
 class InvalidQuestion(ValueError):
@@ -65,22 +80,59 @@ class Screened(BaseModel):
     question: str
     notices: list[str] = Field(default_factory=list)  # shown to the user
     removed_phi: list[str] = Field(default_factory=list)  # kinds of personal details removed, never the values
-    urgent: str | None = None  # urgent-care message, shown before anything else
+    urgent: str | None = None  # the red signs' message (crisis line, emergency number, 24-hour line), shown first
+    care_soon: str | None = None  # amber signs only: see the care team today
+    triage: list[Finding] = Field(default_factory=list)  # every sign found, by which screen, with its evidence
     personal_dosing: bool = False  # asks for a personal dose / stopping treatment: evidence + "ask your care team"
+    personal_interaction: bool = False  # asks whether their own medicines go together: evidence + pharmacist
     personal_decision: bool = False  # asks what to decide about their own care: evidence + care-team referral
     language_ok: bool = True
-    red_flags: list[str] = Field(default_factory=list)
+    language: str = "English"  # the asker's language, by its English name ("another language" when unnamed)
+    refusal: str | None = None  # for a question in another language with no model to translate: what it is told
+    english: str | None = None  # a language model's English search intent for a question in another language
+    red_flags: list[str] = Field(default_factory=list)  # the red signs, by name
     history: list[str] = Field(default_factory=list)  # the earlier turns of a dialogue, personal details removed
     by_meaning: bool = False  # triage by meaning ran (the rules run always)
+    by_model: bool = False  # a language model's triage pass ran
+
+    @property
+    def crisis(self) -> bool:
+        return any(f.action == "crisis" for f in self.triage)
+
+    def with_findings(self, findings: list[Finding]) -> "Screened":
+        """This screen with ``findings`` added (a later screen may raise a flag, never lower one)."""
+        merged = most_severe_first(
+            {(f.category, f.action): f for f in [*findings, *self.triage]}.values()  # the earlier screen's evidence
+        )
+        red = [f for f in merged if f.action in RED]
+        urgent = urgent_message(red)
+        local = languages().get(self.language)
+        if urgent and local is not None:  # first in the asker's language, then in full in English
+            said = [
+                local.crisis if any(f.action == "crisis" for f in red) else "",
+                local.urgent if any(f.action != "crisis" for f in red) else "",
+            ]
+            urgent = " ".join(m for m in said if m) + f"\n\n{urgent}"
+        return self.model_copy(
+            update={
+                "triage": merged,
+                "urgent": urgent,
+                "care_soon": soon_message(merged),
+                "red_flags": list(dict.fromkeys(f.sign for f in red)),
+            }
+        )
 
 
 def first_messages(screened: Screened) -> list[str]:
-    """What a display shows the moment screening ends, before any search: the urgent-care message first, then the
-    dosing referral and the notices (personal details removed, question shortened, language)."""
-    referral = (
-        DOSING_REFERRAL if screened.personal_dosing else DECISION_REFERRAL if screened.personal_decision else None
-    )
-    return [m for m in (screened.urgent, referral) if m] + list(screened.notices)
+    """What a display shows the moment screening ends, before any search: the urgent message first (a crisis line
+    before anything else), then the care-team-today message, the referrals and the notices (personal details removed,
+    question shortened, language)."""
+    referrals = [
+        DOSING_REFERRAL if screened.personal_dosing else None,
+        INTERACTION_REFERRAL if screened.personal_interaction else None,
+        DECISION_REFERRAL if screened.personal_decision and not screened.personal_dosing else None,
+    ]
+    return [m for m in (screened.urgent, screened.care_soon, *referrals) if m] + list(screened.notices)
 
 
 _QUOTES = str.maketrans(
@@ -186,6 +238,7 @@ def _detector():
 def prepare() -> None:
     """Load what screening needs (the language models) now, so the first question's screening is instant."""
     _detector()
+    prepare_languages()
 
 
 def _is_english(text: str, foreign_confidence: float) -> bool:
@@ -213,10 +266,12 @@ def check_question(
     meaning: "MeaningTriage | None" = None,
     options: SafetyOptions | None = None,
     history: Sequence[str] = (),
+    translated: bool = False,
 ) -> Screened:
     """Screen a user's question, once: later stages read what it found from the returned ``Screened``. Raises
     :class:`InvalidQuestion` when nothing usable is left. ``meaning`` adds triage by meaning (a loaded sentence
-    encoder) to the instant rules; ``history`` (earlier turns) is kept with personal details removed."""
+    encoder) to the instant rules; ``history`` (earlier turns) is kept with personal details removed; ``translated``:
+    a language model will translate a question in another language, so it is not refused."""
     options = options or SafetyOptions()
     if text is None or not str(text).strip():
         raise InvalidQuestion("Please type a question: the question is empty.")
@@ -241,20 +296,26 @@ def check_question(
             "much of the text before it as fits."
         )
     language_ok = _is_english(question, options.foreign_confidence)
+    local = None if language_ok else detect(question)
+    refusal = None
     if not language_ok:
-        notices.append(ENGLISH_ONLY)
-    flags = red_flags(scrubbed)  # the whole text: a red flag at the end of a long question still counts
+        refusal = f"{local.only_english}\n\n{ENGLISH_ONLY}" if local else ENGLISH_ONLY
+        if not translated:
+            notices.append(refusal)
     screened = Screened(
         question=question,
         notices=notices,
         removed_phi=removed,
-        urgent=urgent_message(scrubbed),
         personal_dosing=is_personal_dosing(scrubbed),
+        personal_interaction=is_personal_interaction(scrubbed),
         personal_decision=is_personal_decision(scrubbed),
         language_ok=language_ok,
-        red_flags=flags,
+        language=local.name if local else "English" if language_ok else "another language",
+        refusal=refusal,
         history=[scrub_phi(turn).text for turn in history if turn.strip()],
-    )
+    ).with_findings(TriageBook.load().rules(scrubbed))  # the whole text: a sign at the end of a long paste counts
+    if local is not None:  # the signs the screen can read in the asker's words (told in them first)
+        screened = screened.with_findings(local.findings(scrubbed))
     return with_meaning(screened, meaning, options) if meaning is not None else screened
 
 
@@ -264,12 +325,11 @@ def with_meaning(screened: Screened, meaning: "MeaningTriage", options: SafetyOp
     without screening the question again."""
     if screened.by_meaning:
         return screened
-    update: dict = {"by_meaning": True}
-    if not screened.red_flags:
-        sign = meaning.sign(screened.question, options or SafetyOptions())
-        if sign:
-            update.update(red_flags=[sign], urgent=urgent_message(screened.question, [sign]))
-    return screened.model_copy(update=update)
+    screened = screened.model_copy(update={"by_meaning": True})
+    if screened.red_flags:
+        return screened
+    found = meaning.find(screened.question, options or SafetyOptions())
+    return screened.with_findings([found]) if found else screened
 
 
 # ---------------------------------------------------------------- secrets in logs

@@ -1,220 +1,77 @@
-"""Urgent-care triage and personal-dosing detection for incoming questions.
+"""What a screened question is told first, and which questions get a care-team or pharmacist referral.
 
-Red flags are matched on the question text whether the writer describes their own symptoms or asks in general:
-a false alarm costs one message at the top of the answer, a missed one can cost far more. The message says
-"if this is happening now", so it reads correctly either way.
+Urgent signs are found by the triage tool of :mod:`cpqa.safety.categories` (rules, by meaning, or by a language
+model); this module turns what was found into the message shown before anything else: a crisis message for thoughts
+of suicide or self-harm, the emergency number, the oncology team's 24-hour line, or the care team today. A false
+alarm costs one message at the top of the answer, a missed one can cost far more; the message says "if this is
+happening now", so it reads correctly either way.
+
+Referrals (the evidence is still given, beside them): personal dosing in any phrasing (an extra tablet, two instead of
+one, doubling up, skipping, crushing or splitting, a dose by weight), interactions between the asker's own medicines
+(or with food, alcohol, supplements), and personal treatment decisions.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import Iterable
+
+from cpqa.safety.categories import RED, Finding, names_someone
 
 _I = re.IGNORECASE
 
-
-@dataclass(frozen=True)
-class RedFlag:
-    name: str  # shown in the message: "fever during chemotherapy"
-    pattern: re.Pattern
-    requires: re.Pattern | None = None  # a second pattern that must also occur anywhere in the question
-
-
-# Someone's own symptoms (a person or a moment is named), not a general question: "my chest hurts", "coughing up
-# blood right now", but not "Does lung cancer cause chest pain?".
-_SOMEONE = re.compile(
-    r"\b(?:i|i'm|im|i've|i'd|me|my|mine|myself|we|our|us|he|she|his|her|him|they|their|husband|wife|son|daughter|"
-    r"mother|father|mom|mum|dad|partner|friend|baby|child)\b|\bright\s+now\b|\bnow\b|\btoday\b|\btonight\b|"
-    r"\bthis\s+(?:morning|evening|afternoon)\b|\bsince\b|\bago\b|\bcurrently\b",
-    _I,
-)
-
-
-_CHEMO = re.compile(
-    r"chemo|chemotherapy|neutropeni|immunotherapy|on\s+(?:my\s+)?(?:cycle|treatment)|cancer\s+treatment|"
-    r"after\s+(?:my\s+)?(?:treatment|infusion)|low\s+(?:white|blood)\s+(?:cell\s+)?counts?|"
-    r"folfox|folfiri|capox|carboplatin|cisplatin|paclitaxel|docetaxel|doxorubicin|cyclophosphamide",
-    _I,
-)
-_FEVER = re.compile(
-    r"\bfever|febrile|\bchills\b|\brigors?\b|\btemp(?:erature)?\s+(?:of\s+|is\s+|was\s+)?"
-    r"(?:3[89](?:[.,]\d)?|4[01](?:[.,]\d)?|10[0-5](?:\.\d)?)\b|\bhigh\s+temp",
-    _I,
-)
-_BACK_PAIN = re.compile(
-    r"\b(?:back|spine|spinal|neck)\s+(?:pain|ache|hurts?)|\bbackache|pain\s+in\s+(?:my\s+)?(?:back|spine)", _I
-)
-_CORD_SIGNS = re.compile(
-    r"(?:legs?|feet|foot)\s+(?:(?:are|is|feel|feels|feeling|going|have\s+gone|went)\s+)?"
-    r"(?:weak|weakness|numb|numbness|tingl|giving\s+(?:out|way))|"
-    r"(?:weak|weakness|numb|numbness|tingling)\s+(?:in\s+)?(?:(?:my|both|the)\s+)?(?:legs?|feet|foot)|"
-    r"can'?not\s+walk|can'?t\s+walk|trouble\s+walking|difficulty\s+walking",
-    _I,
-)
-_CONTINENCE = re.compile(
-    r"(?:los[st]|losing|no|lack\s+of|can'?t\s+control|cannot\s+control|control\s+of)\s+(?:\w+\s+){0,3}"
-    r"(?:bladder|bowels?)|(?:bladder|bowel)\s+(?:control|incontinence|accidents?)|\bincontinen|"
-    r"saddle\s+(?:numbness|anaesthesia|anesthesia)"
-    r"|(?:can'?t|cannot|unable\s+to)\s+(?:pee|urinate|pass\s+urine)",
-    _I,
-)
-
-_W = r"(?:[\w'-]+\s+){0,4}"  # up to four words between two parts of a phrase
-RED_FLAGS: tuple[RedFlag, ...] = (
-    RedFlag("fever during cancer treatment", _FEVER, _CHEMO),
-    RedFlag(
-        "chest pain",
-        re.compile(
-            r"chest\s+(?:pain|tightness|pressure|hurts?|hurting|aches?|aching|is\s+(?:tight|hurting|painful|sore))|"
-            rf"(?:pain|tight(?:ness)?|pressure|heaviness|crushing)\s+{_W}(?:in|on|across)\s+(?:my\s+|his\s+|her\s+|the\s+)?"
-            r"chest|(?:tight|crushing|heavy)\s+chest",
-            _I,
-        ),
-    ),
-    RedFlag(
-        "signs of a stroke or bleeding in the brain",
-        re.compile(
-            r"(?:face|mouth|smile)\s+(?:is\s+)?(?:droop|drooping|dropped|lopsided)|drooping\s+(?:face|mouth)|"
-            r"slurr(?:ed|ing)\s+(?:speech|words)|speech\s+(?:is\s+)?slurred|can'?t\s+(?:find|get)\s+(?:my|his|her)\s+words|"
-            r"(?:can'?t|cannot|unable\s+to)\s+move\s+(?:my|his|her)\s+(?:\w+\s+)?(?:arm|leg|hand|side)|"
-            r"(?:numb|weak|weakness|paralys\w*)\s+(?:\w+\s+){0,2}(?:on\s+)?one\s+side|one\s+side\s+of\s+(?:my|his|her)\s+"
-            r"(?:face|body)|worst\s+headache|thunderclap|sudden(?:ly)?\s+(?:\w+\s+){0,2}headache|"
-            r"(?:sudden(?:ly)?|new(?:ly)?|very|become|became|getting)\s+(?:\w+\s+)?confus|"
-            r"(?:sudden(?:ly)?|lost)\s+(?:\w+\s+){0,3}(?:vision|sight)|vision\s+(?:\w+\s+){0,2}(?:suddenly|went)|"
-            r"blind\s+in\s+one\s+eye",
-            _I,
-        ),
-    ),
-    RedFlag("a seizure", re.compile(r"\bseizures?\b|\bconvuls|\bhad\s+a\s+fit\b|\bfitting\b", _I)),
-    RedFlag(
-        "fainting or unresponsiveness",
-        re.compile(
-            r"\bfaint(?:ed|ing)?\b|pass(?:ed)?\s+out|black(?:ed)?\s+out|lost\s+consciousness|unconscious|"
-            r"not\s+respond(?:ing)?|unresponsive",
-            _I,
-        ),
-    ),
-    RedFlag(
-        "a swollen or painful leg (a possible blood clot)",
-        re.compile(
-            r"(?:legs?|calf|calves|thigh)\s+(?:\w+\s+){0,4}(?:swollen|swelling|swell|puffy|bigger|red|hot)|"
-            r"(?:swollen|swelling|painful|red,?\s+(?:and\s+)?hot)\s+(?:\w+\s+){0,2}(?:legs?|calf|calves|thigh)",
-            _I,
-        ),
-    ),
-    RedFlag(
-        "a severe allergic reaction",
-        re.compile(
-            r"(?:throat|tongue|lips?|face|eyes)\s+(?:\w+\s+){0,3}swell|swell(?:ing)?\s+(?:of\s+)?(?:my\s+)?"
-            r"(?:throat|tongue|lips?)|\bhives\b|anaphyla|allergic\s+reaction",
-            _I,
-        ),
-    ),
-    RedFlag(
-        "severe vomiting or diarrhoea (dehydration)",
-        re.compile(
-            r"(?:can'?t|cannot|unable\s+to|not\s+(?:been\s+)?able\s+to)\s+(?:keep\s+(?:any(?:thing)?\s+)?(?:\w+\s+)?down|"
-            r"stop\s+(?:vomiting|throwing\s+up))|(?:haven'?t|have\s+not|not)\s+(?:\w+\s+)?(?:peed|urinated|passed\s+urine)|"
-            r"diarrh(?:o)?ea\s+(?:\w+\s+){0,3}(?:\d+|many|several|ten|eight|six|seven)\s+times|severe\s+diarrh",
-            _I,
-        ),
-    ),
-    RedFlag(
-        "sudden severe abdominal pain",
-        re.compile(
-            r"(?:sudden|severe|extreme|unbearable|excruciating)\s+(?:\w+\s+){0,2}(?:abdominal|stomach|belly|tummy)"
-            r"\s+pain|(?:belly|abdomen|stomach)\s+is\s+(?:hard|rigid)",
-            _I,
-        ),
-    ),
-    RedFlag(
-        "trouble breathing",
-        re.compile(
-            r"(?:trouble|difficulty|difficult|hard|struggling|struggle|can'?t|cannot|unable\s+to)\s+(?:to\s+)?"
-            r"(?:breath|breathe|breathing|catch\s+(?:my|her|his)\s+breath)|short(?:ness)?\s+of\s+breath|"
-            r"\bbreathless|\bgasping|\bchoking|(?:can'?t|cannot)\s+get\s+(?:enough\s+)?air|"
-            r"(?:lips?|face|fingers?)\s+(?:\w+\s+){0,2}(?:blue|grey|gray)",
-            _I,
-        ),
-    ),
-    RedFlag(
-        "possible spinal cord compression", _BACK_PAIN, re.compile(f"{_CORD_SIGNS.pattern}|{_CONTINENCE.pattern}", _I)
-    ),
-    RedFlag("loss of bladder or bowel control", _CONTINENCE, _CORD_SIGNS),
-    RedFlag(
-        "heavy bleeding",
-        re.compile(
-            r"heavy\s+bleeding|"
-            r"bleeding\s+(?:heavily|a\s+lot|profusely|that\s+won'?t\s+stop|won'?t\s+stop|doesn'?t\s+stop)|"
-            r"(?:can'?t|cannot)\s+stop\s+(?:the\s+)?bleeding|(?:vomiting|throwing\s+up|coughing\s+(?:up\s+)?)\s*blood|"
-            r"\bhaemorrhag|\bhemorrhag|black,?\s+tarry\s+stools?|blood\s+clots?\s+in\s+(?:my\s+)?(?:urine|vomit)|"
-            r"(?:stools?|poo|poop)\s+(?:is|are|has\s+been|have\s+been)\s+(?:\w+\s+){0,2}(?:black|tarry|bloody)|"
-            r"bleeding\s+(?:\w+\s+){0,5}(?:won'?t|doesn'?t|will\s+not|does\s+not)\s+stop",
-            _I,
-        ),
-    ),
-)
-
-SELF_HARM = re.compile(
-    r"suicid|kill\s+(?:myself|me)\b|end(?:ing)?\s+(?:my|it)\s+(?:own\s+)?(?:life|all)|take\s+my\s+(?:own\s+)?life|"
-    r"self[-\s]?harm|hurt(?:ing)?\s+myself|harm(?:ing)?\s+myself|cut(?:ting)?\s+myself|"
-    r"(?:don'?t|do\s+not)\s+want\s+to\s+(?:live|be\s+alive|go\s+on)|want\s+to\s+die|better\s+off\s+dead|"
-    r"no\s+(?:reason|point)\s+(?:to|in)\s+(?:live|living|going\s+on)",
-    _I,
-)
-
-URGENT_CARE = (
-    "URGENT: your question mentions {signs}. If this is happening now, call your emergency number (911 in the US) "
-    "or your oncology team's 24-hour line now. Do not wait for an answer here; this service cannot assess symptoms."
-)
 CRISIS = (
-    "If you are thinking about suicide or harming yourself, please reach out now: call or text 988 "
-    "(Suicide & Crisis Lifeline, US), call your local emergency number, or go to the nearest emergency department. "
-    "You do not have to face this alone."
+    "If you are thinking about suicide or harming yourself, please reach out now: call or text 988 (Suicide & Crisis "
+    "Lifeline, US), call your local emergency number (911 in the US, 999 in the UK, 112 in the EU) or go to the "
+    "nearest emergency department, and tell your care team. You do not have to face this alone."
+)
+EMERGENCY = (
+    "URGENT: your message describes {signs}. If this is happening now, call your emergency number now (911 in the US, "
+    "999 in the UK, 112 in the EU), then your oncology team's 24-hour line. Do not wait for an answer here; this "
+    "service cannot assess symptoms."
+)
+CALL_NOW = (
+    "URGENT: your message describes {signs}. If this is happening now, call your oncology team's 24-hour line now, or "
+    "your emergency number (911 in the US, 999 in the UK, 112 in the EU) if you cannot reach them. Do not wait for an "
+    "answer here; this service cannot assess symptoms."
+)
+SOON = (
+    "Your message describes {signs}. Please tell your care team today; if it gets worse, or you feel very unwell, call "
+    "your oncology team's 24-hour line."
 )
 
 
-SELF_HARM_SIGN = "thoughts of suicide or self-harm"
+def _signs(findings: list[Finding]) -> str:
+    return ", ".join(dict.fromkeys(f.sign for f in findings))
 
 
-def red_flags(text: str) -> list[str]:
-    """Names of the red flags the text mentions, in a fixed order."""
-    someone = names_someone(text)
-    found = [
-        flag.name
-        for flag in RED_FLAGS
-        if someone and flag.pattern.search(text) and (flag.requires is None or flag.requires.search(text))
-    ]
-    if "possible spinal cord compression" in found and "loss of bladder or bowel control" in found:
-        found.remove("loss of bladder or bowel control")
-    if SELF_HARM.search(text):
-        found.append(SELF_HARM_SIGN)
-    return found
-
-
-def names_someone(text: str) -> bool:
-    """Whether the text is about someone's own situation (a person or a moment is named), not a general question."""
-    return _SOMEONE.search(text) is not None
-
-
-def urgent_message(text: str, extra: list[str] | None = None) -> str | None:
-    """The urgent-care message to show first, or None when the question raises no red flag. ``extra``: signs found
-    another way (by meaning, ``cpqa.safety.meaning``)."""
-    flags = list(dict.fromkeys([*red_flags(text), *(extra or [])]))
-    if not flags:
-        return None
+def urgent_message(findings: Iterable[Finding]) -> str | None:
+    """The message to show before anything else for the red signs found (crisis first), or None."""
+    findings = list(findings)
     parts = []
-    medical = [f for f in flags if f != SELF_HARM_SIGN]
-    if medical:
-        parts.append(URGENT_CARE.format(signs=", ".join(medical)))
-    if len(medical) != len(flags):
+    if any(f.action == "crisis" for f in findings):
         parts.append(CRISIS)
-    return " ".join(parts)
+    medical = [f for f in findings if f.action in RED - {"crisis"}]
+    if medical:
+        emergency = any(f.action == "emergency" for f in medical)
+        parts.append((EMERGENCY if emergency else CALL_NOW).format(signs=_signs(medical)))
+    return " ".join(parts) or None
 
 
+def soon_message(findings: Iterable[Finding]) -> str | None:
+    """For amber signs only (no red one): see the care team today."""
+    findings = list(findings)
+    if any(f.action in RED for f in findings):
+        return None
+    amber = [f for f in findings if f.action == "soon"]
+    return SOON.format(signs=_signs(amber)) if amber else None
+
+
+# ---------------------------------------------------------------- referrals
 _DRUGLIKE = r"(?:[\w-]+\s+){0,4}?"
 _WHO = r"(?:i|we|he|she|they|my\s+\w+)"
 _UNIT = r"(?:mg|milligrams?|mcg|micrograms?|g|grams?|ml|units?|tablets?|pills?|capsules?|doses?|patch(?:es)?)"
+_FORM = r"(?:tablets?|pills?|capsules?|doses?|patch(?:es)?|puffs?|injections?|sachets?|spoonfuls?|drops?)"
 _DOSING_FORMS = (
     rf"how\s+(?:much|many)\s+(?:{_UNIT}\s+(?:of\s+)?)?{_DRUGLIKE}(?:should|can|do|must|may|would)\s+{_WHO}\s+"
     r"(?:take|use|have|give|need|be\s+taking)",
@@ -226,9 +83,9 @@ _DOSING_FORMS = (
     rf"(?:should|can|could|may|must)\s+{_WHO}\s+(?:just\s+)?(?:stop|skip|quit|pause|halt|discontinue|come\s+off|"
     r"go\s+off|double|increase|decrease|reduce|lower|halve|change|adjust|cut\s+down)\b",
     r"is\s+it\s+(?:ok|okay|safe|fine|alright|all\s+right)\s+(?:for\s+(?:me|him|her)\s+)?to\s+(?:stop|skip|quit|double|"
-    r"take\s+(?:more|less|extra|another|double)|increase|reduce|lower)",
+    r"take\s+(?:more|less|extra|another|double|two|2|a\s+second)|increase|reduce|lower|miss|crush|split|halve)",
     rf"(?:should|can|could|may)\s+{_WHO}\s+take\s+(?:more|less|extra|another|a\s+higher|a\s+lower|double|two|2|both|"
-    rf"\d+\s*{_UNIT})",
+    rf"a\s+second|\d+\s*{_UNIT})",
     rf"(?:should|can|could|may)\s+{_WHO}\s+take\s+(?:my|it|them|the)\b.*\b(?:every\s+other|instead|less\s+often|"
     r"twice|more\s+often)",
     r"\b(?:cut|halve|split|change|adjust|lower|raise|increase|reduce|double)\s+(?:[\w-]+\s+){0,3}(?:dose|dosage)",
@@ -237,22 +94,67 @@ _DOSING_FORMS = (
     r"(?:taking\s+)?(?:my|the)\b",
     r"(?:stop|quit|skip)\s+(?:taking\s+)?my\s+"
     r"(?:chemo|chemotherapy|treatment|medication|medicine|pills|tablets|meds|infusions?)",
+    # an extra one, two instead of one, doubling up, a missed dose
+    rf"\b(?:an?|one|another)\s+extra\s+(?:[\w-]+\s+){{0,2}}{_FORM}",
+    rf"\b(?:two|2|three|3|four|4|double)\s+(?:[\w-]+\s+){{0,2}}(?:{_FORM}\s+)?instead\s+of\s+(?:one|1|two|2|a\s+single|my\s+usual)",
+    r"\bdoubl(?:e|ing)\s+up\b",
+    rf"\b(?:missed|forgot|forgotten|skipped)\s+(?:to\s+take\s+)?(?:a\s+|my\s+|his\s+|her\s+|the\s+|one\s+|this\s+"
+    rf"morning'?s?\s+|last\s+night'?s?\s+)?(?:[\w-]+\s+){{0,2}}{_FORM}",
+    rf"\b(?:skip|miss)\s+(?:a\s+|my\s+|the\s+|this\s+|next\s+|one\s+)?(?:[\w-]+\s+){{0,2}}(?:{_FORM}|cycle|treatment|"
+    r"infusion|round|day)",
+    # crushing, splitting, opening, by weight, how often
+    rf"\b(?:crush|crushing|split|splitting|halve|halving|break|breaking|chew|chewing|dissolve|dissolving|open|opening)"
+    rf"\s+(?:up\s+)?(?:(?:my|his|her|the|a|these|those)\s+(?:[\w-]+\s+){{0,2}}{_FORM}|them\b|it\b)",
+    r"\b(?:dose|dosage|how\s+much)\s+(?:[\w-]+\s+){0,5}(?:for|by|based\s+on|per)\s+(?:my\s+|his\s+|her\s+)?"
+    r"(?:weight|kg|kilos?|body\s+weight|size|stone)",
+    r"\btake\s+(?:it|them|my\s+[\w-]+|the\s+[\w-]+)\s+(?:every\s+other\s+day|twice|less\s+often|more\s+often|"
+    r"at\s+night\s+instead)",
 )
 PERSONAL_DOSING = re.compile("|".join(_DOSING_FORMS), _I)
+# Only a question about one's own dosing, when a form is generic ("crush", "split"): a general question names no one.
+_GENERIC_DOSING = re.compile(r"\b(?:crush|split|halve|break|chew|dissolve|open)", _I)
 
 
 def is_personal_dosing(text: str) -> bool:
-    """True when the question asks for a personal dose or whether to stop/change the writer's own treatment."""
-    return bool(PERSONAL_DOSING.search(text))
+    """True when the question asks for a personal dose, or to take more, less, none, or in another form."""
+    match = PERSONAL_DOSING.search(text)
+    if match is None:
+        return False
+    return not _GENERIC_DOSING.match(match.group(0)) or names_someone(text)
+
+
+_AGENT = (
+    r"(?:[\w'-]+\s+){0,4}?(?:with|alongside|while\s+(?:i'?m\s+|he'?s\s+|she'?s\s+|on\s+|taking\s+|having\s+)|"
+    r"during|on\s+top\s+of|and)\s+(?:my|his|her|our)\s+"
+)
+_INTERACTION_FORMS = (
+    rf"\b(?:can|could|should|may|do|is\s+it\s+(?:ok|okay|safe|fine|alright)\s+(?:for\s+)?)\s*(?:i|we|he|she|me|him|her)"
+    rf"\s+(?:to\s+)?(?:still\s+)?(?:take|have|drink|eat|use|mix|combine|keep\s+taking|carry\s+on\s+(?:taking|with))\s+"
+    rf"{_AGENT}",
+    r"\b(?:interact|interfere|clash|react|mix|affect|counteract|cancel\s+out)\w*\s+(?:badly\s+)?(?:[\w'-]+\s+){0,2}"
+    r"(?:with\s+)?(?:my|his|her|our)\s+",
+    r"\b(?:my|his|her)\s+[\w-]+\s+(?:[\w-]+\s+){0,3}(?:interact|interfere|clash)\w*\s+with\b",
+    r"\b(?:alcohol|a\s+drink|wine|beer|grapefruit|supplements?|vitamins?|herbal|herbs|cbd|cannabis|st\.?\s*john'?s"
+    r"\s+wort|turmeric|painkillers?|ibuprofen|paracetamol|antibiotics?)\s+(?:[\w'-]+\s+){0,4}(?:with|while\s+on|"
+    r"while\s+taking|on)\s+(?:my|his|her)\s+",
+    r"\bsafe\s+to\s+(?:take|have|drink|mix|combine)\s+(?:[\w'-]+\s+){1,4}(?:together|with\s+(?:my|his|her))",
+)
+PERSONAL_INTERACTION = re.compile("|".join(_INTERACTION_FORMS), _I)
+
+
+def is_personal_interaction(text: str) -> bool:
+    """True when the question asks whether the asker's own medicines (or food, alcohol, supplements) can be taken
+    together: a pharmacist's or the care team's question, who know everything the person takes."""
+    return bool(PERSONAL_INTERACTION.search(text))
 
 
 _DECIDE = (
-    r"take|have|get|start|do|go\s+for|choose|pick|join|try|refuse|decline|switch|undergo|continue|accept|"
-    r"consider|opt|be\s+treated|enrol+|enter|skip|agree"
+    r"take|have|get|start|do|go\s+for|go\s+ahead\s+with|choose|pick|join|try|refuse|decline|switch|undergo|continue|"
+    r"accept|consider|opt|be\s+treated|enrol+|enter|skip|agree|stop\s+treatment|stop\s+chemo"
 )
 _DECISION_FORMS = (
-    # "Should I take olaparib?", "Must I have chemo first?", "Should my mother have surgery?"
-    rf"\b(?:should|must|shall|ought)\s+{_WHO}\s+(?:\w+\s+)?(?:{_DECIDE})\b",
+    # "Should I take olaparib?", "Must I have chemo first?", "Should my mother have surgery?"; not "what should I do"
+    rf"(?<!what\s)(?<!what\scan\s)\b(?:should|must|shall|ought)\s+{_WHO}\s+(?:\w+\s+)?(?:{_DECIDE})\b",
     # "Would you recommend I start ...", "Do you think I should have ..."
     rf"\b(?:do|would|can)\s+you\s+(?:think|recommend|advise|suggest)\s+(?:that\s+)?{_WHO}\b",
     # "Is immunotherapy the right choice for me?", "Would it be better for me to ...", "Is it worth it for me ..."
@@ -269,3 +171,14 @@ def is_personal_decision(text: str) -> bool:
     """True when the question asks what the writer (or someone close) should decide about their own care: whether
     to have, start, choose or refuse a treatment. The evidence is still given, beside a care-team referral."""
     return bool(PERSONAL_DECISION.search(text))
+
+
+__all__ = [
+    "CRISIS",
+    "is_personal_decision",
+    "is_personal_dosing",
+    "is_personal_interaction",
+    "names_someone",
+    "soon_message",
+    "urgent_message",
+]

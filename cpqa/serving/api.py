@@ -151,9 +151,10 @@ def create_app(
 
 ASK_STREAM = {
     "description": "The answer (JSON), or with `Accept: text/event-stream` the progress as server-sent events: "
-    "`screened` (the screening result, before any search), `stage` (each stage as it starts), `draft` (a language "
-    "model's answer so far, not yet checked), then `answer` (the checked answer and trace, as the JSON response) or "
-    "`error`, and `done` last, always.",
+    "`screened` (the screening result, before any search; sent again, still before the answer, when a later "
+    "screen raises a flag: triage by meaning, or a language model's triage pass), `stage` (each stage as it "
+    "starts), `draft` (a language model's answer so far, not yet checked), then `answer` (the checked answer and "
+    "trace, as the JSON response) or `error`, and `done` last, always.",
     "content": {"text/event-stream": {"schema": {"type": "string"}}},
 }
 _REASONS = {

@@ -6,9 +6,12 @@ With ``"stream": true`` the same message goes out as the API's server-sent event
 chunked; ``Reply.cut(n)`` drops the connection after ``n`` events, or sends an ``error`` event there.
 
 Tests script replies (``.script(Reply.tool({...}), Reply.error(429, retry_after=0.01))``); when the script
-is empty the ``default`` responder answers. The default fills a requested tool's schema minimally and
-deterministically (first enum option, first PMID seen in the request) and labels every text as a stand-in,
-so harnesses run end to end here: ``python -m cpqa.testing.anthropic_standin --port 8765``.
+is empty the ``default`` responder answers. Calls that run beside the conversation (the triage pass, ``aside``) are
+kept apart: they are recorded in ``aside_requests`` and take only replies scripted for their tool by name
+(``Reply.tool({...}, name="triage_message")``), so a script's order is the conversation's. The default fills a
+requested tool's schema minimally and deterministically (first enum option, first PMID seen in the request) and
+labels every text as a stand-in, so harnesses run end to end here:
+``python -m cpqa.testing.anthropic_standin --port 8765``.
 """
 
 from __future__ import annotations
@@ -172,6 +175,11 @@ class Reply:
         return events
 
 
+def _replies_as(reply: Reply) -> str | None:
+    """The tool a scripted reply names explicitly, if any."""
+    return next((b.get("name") for b in reply.content or [] if b.get("type") == "tool_use"), None)
+
+
 def _requested_tool(request: dict[str, Any]) -> dict[str, Any]:
     tools = request.get("tools") or []
     choice = request.get("tool_choice") or {}
@@ -260,9 +268,15 @@ class AnthropicStandIn(BackgroundHTTPServer):
     thread_name = "anthropic-standin"
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, default: Callable[[dict[str, Any]], Reply] = default_responder
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        default: Callable[[dict[str, Any]], Reply] = default_responder,
+        aside: frozenset[str] = frozenset({"triage_message"}),
     ):
         self.default = default
+        self.aside = aside
+        self.aside_requests: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._script: deque[Reply] = deque()
@@ -282,11 +296,18 @@ class AnthropicStandIn(BackgroundHTTPServer):
         return self
 
     def _next(self, request: dict[str, Any], headers: dict[str, str]) -> Reply:
+        tool = _requested_tool(request).get("name")
         with self._lock:
-            self.requests.append(request)
             self.headers.append(headers)
-            if self._script:
-                return self._script.popleft()
+            if tool in self.aside:
+                self.aside_requests.append(request)
+                mine = next((r for r in self._script if _replies_as(r) == tool), None)
+            else:
+                self.requests.append(request)
+                mine = next((r for r in self._script if _replies_as(r) not in self.aside), None)
+            if mine is not None:
+                self._script.remove(mine)
+                return mine
         return self.default(request)
 
 

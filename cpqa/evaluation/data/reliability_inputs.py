@@ -35,7 +35,7 @@ def _truncated(result, sent: list[str]) -> str:
 def _english_only(result, sent: list[str]) -> str:
     from cpqa.safety.screening import ENGLISH_ONLY
 
-    if result.answer.text != ENGLISH_ONLY:
+    if not result.answer.text.endswith(ENGLISH_ONLY):  # in the asker's language first, then in English
         return "answered a non-English question without saying only English is supported"
     return "outside calls were made" if sent else ""
 
@@ -98,7 +98,7 @@ def run_bad_input(world: World, name: str, text: str, check: Callable | None) ->
 def _outcome(result) -> str:
     from cpqa.safety.screening import ENGLISH_ONLY
 
-    if result.answer.text == ENGLISH_ONLY:
+    if result.answer.text.endswith(ENGLISH_ONLY):
         return "told only English is supported; nothing searched"
     notices = [n for n in result.answer.notices if "longer than" in n]
     return "answered" + (

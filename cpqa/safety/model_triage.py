@@ -1,0 +1,123 @@
+"""A language model's triage pass: with Claude or an OpenAI-compatible model configured, one short forced tool call
+beside the search reads the question against the triage tool's red criteria (``cpqa.safety.categories``).
+
+It can raise a flag, never lower one the rules or the meaning screen raised (``raised``), and its findings are named
+``by="model"`` in the screened question and the trace. The same call gives the question's language and, for a
+question in another language, the search intent in English, so the pipeline searches in English and answers in the
+asker's language. Offline, the rules and the encoder screen alone.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from pydantic import BaseModel, Field, ValidationError
+
+from cpqa.models.llm import LLM, LLMError, ToolSpec
+from cpqa.prompts import escape, evidence_tag, template
+from cpqa.safety.categories import ACTIONS, Finding, TriageBook
+from cpqa.safety.screening import Screened
+
+REFERRALS: tuple[str, ...] = ("none", "dosing", "interaction", "decision")
+
+
+def triage_tool(book: TriageBook) -> ToolSpec:
+    """The forced tool; every enum opens with "none", so an empty reply raises nothing."""
+    return ToolSpec(
+        name="triage_message",
+        description="Triage a message to a cancer information service: urgent signs, referrals, language.",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["none", *ACTIONS], "description": "the most severe action"},
+                "category": {
+                    "type": "string",
+                    "enum": ["none", *(c.id for c in book.categories)],
+                    "description": "the symptom category of the sign, or none",
+                },
+                "sign": {"type": "string", "description": "the sign, in a few plain words (empty when none)"},
+                "referral": {"type": "string", "enum": list(REFERRALS)},
+                "language": {"type": "string", "description": "the message's language, by its English name"},
+                "english": {"type": "string", "description": "the message's question in English, for a search"},
+                "reason": {"type": "string", "description": "one short sentence: why"},
+            },
+            "required": ["action", "category", "sign", "referral", "language", "english", "reason"],
+        },
+    )
+
+
+class ModelVerdict(BaseModel):
+    """The model's triage of one question."""
+
+    action: str = "none"
+    category: str = "none"
+    sign: str = ""
+    referral: str = "none"
+    language: str = "English"
+    english: str = ""
+    reason: str = ""
+    ms: float = 0.0
+    failure: str | None = None  # why the call could not be used (the screen stands as it was)
+    findings: list[Finding] = Field(default_factory=list)
+
+
+class ModelTriage:
+    """``assess(question)``: the model's verdict; ``raised(screened, verdict)``: the screen with what it adds."""
+
+    def __init__(self, llm: LLM, book: TriageBook | None = None, *, redact: Callable[[str], str] = str):
+        self.llm = llm
+        self.book = book or TriageBook.load()
+        self.tool = triage_tool(self.book)
+        self.redact = redact
+        self._criteria = "\n".join(
+            f"- {category.id} ({category.name}): "
+            + "; ".join(c.clinical or c.sign for c in category.criteria if c.action != "soon")
+            for category in self.book.categories
+        )
+
+    def assess(self, question: str, max_tokens: int = 400) -> ModelVerdict:
+        """One forced tool call over the screened question (personal details already removed)."""
+        tag = evidence_tag()
+        system = template("triage_system").substitute(tag=tag, criteria=self._criteria, tool=self.tool.name)
+        user = template("triage_user").substitute(tag=tag, message=escape(question), tool=self.tool.name)
+        started = time.perf_counter()
+        try:
+            data = self.llm.call_tool(system, [{"role": "user", "content": user}], self.tool, max_tokens=max_tokens)
+            verdict = ModelVerdict.model_validate(data)
+        except (LLMError, ValidationError) as exc:
+            failure = self.redact(str(exc)) if isinstance(exc, LLMError) else "unusable triage reply"
+            return ModelVerdict(failure=failure[:200], ms=(time.perf_counter() - started) * 1000.0)
+        verdict.ms = (time.perf_counter() - started) * 1000.0
+        if verdict.action in ACTIONS and verdict.category != "none":
+            sign = verdict.sign.strip() or self.book.category(verdict.category).name
+            verdict.findings = [
+                Finding(
+                    category=verdict.category,
+                    sign=sign[:80],
+                    action=verdict.action,
+                    by="model",
+                    evidence=verdict.reason[:200],
+                )
+            ]
+        return verdict
+
+    def raised(self, screened: Screened, verdict: ModelVerdict | None = None, max_tokens: int = 400) -> Screened:
+        """``screened`` with the model's findings and referral added: a flag raised, never one lowered."""
+        verdict = verdict or self.assess(screened.question, max_tokens)
+        if verdict.failure:
+            return screened
+        update: dict = {"by_model": True}
+        if verdict.referral == "dosing":
+            update["personal_dosing"] = True
+        elif verdict.referral == "interaction":
+            update["personal_interaction"] = True
+        elif verdict.referral == "decision":
+            update["personal_decision"] = True
+        if not screened.language_ok and verdict.english.strip():
+            update.update(language=verdict.language, english=verdict.english.strip())
+        raised = screened.model_copy(update=update)
+        return raised.with_findings(verdict.findings) if verdict.findings else raised
+
+
+__all__ = ["ModelTriage", "ModelVerdict", "triage_tool"]
