@@ -40,6 +40,9 @@ class SafetyOptions(_Section):
     triage_probability: float = Field(
         default=0.5, gt=0.0, lt=1.0, description="... the classifier's probability that a question is urgent"
     )
+    referral_probability: float = Field(
+        default=0.5, gt=0.0, lt=1.0, description="referrals by meaning: the classifier's probability of a referral kind"
+    )
     model_triage: bool = Field(
         default=True,
         description="with a language model configured, a short triage call beside the search may raise a flag "

@@ -168,7 +168,7 @@ class Answerer:
             question = scrub_phi(question).text
             personal = is_personal_dosing(question)
         else:
-            personal = screened.personal_dosing or screened.personal_decision
+            personal = screened.personal_dosing or screened.personal_interaction or screened.personal_decision
         notices: list[str] = []
         addressing = Addressing.of(question, concepts)
         language = screened.language if screened is not None else "English"
@@ -200,7 +200,11 @@ class Answerer:
             update={
                 "text": text,
                 "disclaimer": DISCLAIMERS[mode],
-                "notices": (list(screened.notices) if screened else []) + notices + result.notices,
+                # an amber sign's "tell your care team today" comes first among the notices
+                "notices": ([screened.care_soon] if screened and screened.care_soon else [])
+                + (list(screened.notices) if screened else [])
+                + notices
+                + result.notices,
                 "urgent": screened.urgent if screened else None,
             }
         )

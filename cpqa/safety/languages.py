@@ -22,8 +22,9 @@ class Language:
     only_english: str
     urgent: str
     crisis: str
-    signs: tuple[tuple[re.Pattern, ...], ...]  # each fires when all its parts occur
+    signs: tuple[tuple[re.Pattern, ...], ...]  # each fires when all its parts occur, and someone is named
     crisis_signs: tuple[re.Pattern, ...]
+    someone: tuple[re.Pattern, ...]  # a person or a moment named: I, my, now, today
 
     def findings(self, text: str) -> list[Finding]:
         """The urgent signs read in ``text``: a crisis, or a red sign (named by the words that matched)."""
@@ -38,6 +39,8 @@ class Language:
             for m in (p.search(text) for p in self.crisis_signs)
             if m
         ][:1]
+        if not any(p.search(text) for p in self.someone):
+            return found
         for parts in self.signs:
             matches = [p.search(text) for p in parts]
             if all(matches):
@@ -71,6 +74,7 @@ def languages() -> dict[str, Language]:
             crisis=raw["crisis"],
             signs=tuple(_compile(s) for s in raw["signs"]),
             crisis_signs=tuple(p for s in raw["crisis_signs"] for p in _compile(s)),
+            someone=tuple(re.compile(p, re.IGNORECASE) for p in raw["someone"]),
         )
         for name, raw in data["languages"].items()
     }

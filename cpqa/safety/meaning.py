@@ -8,9 +8,12 @@ other side. Two ways to decide, both over the pipeline's sentence encoder (``Saf
   ordinary one, by a margin;
 - ``classifier``: a logistic regression trained on the same phrasings (urgent against everything else) gives the
   probability that the question is urgent; the criterion whose phrasings are nearest (best and mean cosine) names it.
-``either`` fires when one of them does. Which generalises better was measured by cross-validation over the phrasings
-(``cpqa eval safety --cross-validate``; docs/results.md, "Triage that generalises (issue 30)"). Like the rules, it
-needs a person or a moment named, except for the crisis criterion.
+``either`` fires when one of them does; which generalises better was measured by cross-validation over the
+phrasings (``cpqa eval safety --cross-validate``; docs/results.md, "Triage that generalises (issue 30)"). Like the
+rules, it needs a person or a moment named, except for the crisis criterion. Referrals by meaning too: a second
+classifier over the referral phrasings (personal dosing, interactions with one's own medicines, personal decisions)
+against everything else, so "two tablets instead of one" or "a glass of wine with my letrozole" is referred however
+it is put.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class MeaningTriage:
             if text not in left_out:
                 self._texts.append(text)
                 self._labels.append(_ORDINARY)
+        referral = {text: kind for kind, texts in self.book.referrals.items() for text in texts}
+        self._referral_labels = [referral.get(text, "none") for text in self._texts]
 
     def _unit(self, texts: list[str]) -> np.ndarray:
         return unit_rows(self.encoder.encode(texts))
@@ -68,9 +73,29 @@ class MeaningTriage:
         model.fit(self._vectors, np.array(self._labels) != _ORDINARY)
         return model
 
+    @cached_property
+    def _referral_classifier(self):
+        from sklearn.linear_model import LogisticRegression
+
+        model = LogisticRegression(C=4.0, max_iter=3000, class_weight="balanced")
+        model.fit(self._vectors, np.array(self._referral_labels))
+        return model
+
     def prepare(self) -> None:
-        """Embed the phrasings and train the classifier now (the pipeline does this while it loads)."""
-        _ = self._classifier
+        """Embed the phrasings and train the classifiers now (the pipeline does this while it loads)."""
+        _ = self._classifier, self._referral_classifier
+
+    def referral(self, text: str, options: SafetyOptions | None = None) -> str | None:
+        """The referral ``text`` asks for by meaning ("dosing", "interaction" or "decision"), or None; only for a
+        question about someone's own care (a person or a moment named)."""
+        options = options or SafetyOptions()
+        if not names_someone(text):
+            return None
+        model = self._referral_classifier
+        probabilities = model.predict_proba(self._unit([text]))[0]
+        classes = list(model.classes_)
+        best = max((c for c in classes if c != "none"), key=lambda c: probabilities[classes.index(c)])
+        return str(best) if probabilities[classes.index(best)] >= options.referral_probability else None
 
     def find(self, text: str, options: SafetyOptions | None = None) -> Finding | None:
         """The red criterion ``text`` describes, by ``options.triage_method``, or None."""

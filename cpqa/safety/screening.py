@@ -325,10 +325,14 @@ def with_meaning(screened: Screened, meaning: "MeaningTriage", options: SafetyOp
     without screening the question again."""
     if screened.by_meaning:
         return screened
+    options = options or SafetyOptions()
     screened = screened.model_copy(update={"by_meaning": True})
+    kind = meaning.referral(screened.question, options)  # a referral raised by meaning, never one lowered
+    if kind is not None:
+        screened = screened.model_copy(update={f"personal_{kind}": True})
     if screened.red_flags:
         return screened
-    found = meaning.find(screened.question, options or SafetyOptions())
+    found = meaning.find(screened.question, options)
     return screened.with_findings([found]) if found else screened
 
 

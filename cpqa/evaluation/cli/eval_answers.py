@@ -127,36 +127,51 @@ def answers(
 
 def safety(
     phrasings: list[Path] = typer.Option(
-        ...,
+        [],
         "--phrasings",
-        help="phrasing set JSON (lists urgent, dosing, decision, "
-        "ordinary; e.g. tests/data/safety_phrasings_heldout2.json); repeatable",
+        help="phrasing set JSON (urgent, as a list or per category; dosing, interaction, decision, ordinary; "
+        "languages; e.g. tests/data/triage_phrasings_heldout.json); repeatable",
+    ),
+    cross_validate: bool = typer.Option(
+        False, "--cross-validate", help="also measure the meaning screen's methods on the triage tool's own phrasings"
     ),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
     json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
 ) -> None:
-    """Precision and recall of urgent triage (rules, and rules + meaning), dosing and personal-decision screens."""
+    """Triage per category (rules; rules and meaning by each method) and the referrals, on phrasing sets."""
     from cpqa.config import get_settings
-    from cpqa.evaluation.data.safety_sets import phrasing_scores
+    from cpqa.evaluation.evaluations.triage import cross_validate as validate
+    from cpqa.evaluation.evaluations.triage import language_scores, screen_with, triage_scores
     from cpqa.models.encoders import load_encoder
+    from cpqa.options import SafetyOptions
     from cpqa.safety.meaning import MeaningTriage
 
+    if not phrasings and not cross_validate:
+        fail("give --phrasings FILE (repeatable) or --cross-validate")
     settings = get_settings()
     encoder, choice = load_encoder("sentence_embedder", settings)
     meaning = MeaningTriage(encoder)
-    result: dict = {"encoder": choice.model, "sets": {}}
+    screens = {"rules": screen_with()}
+    for method in ("prototypes", "classifier", "either"):
+        screens[f"rules_and_{method}"] = screen_with(meaning, SafetyOptions(triage_method=method))
+    result: dict = {"encoder": choice.model, "default_method": SafetyOptions().triage_method, "sets": {}}
     for path in phrasings:
         try:
-            result["sets"][path.name] = {
-                "rules": phrasing_scores(path),
-                "rules_and_meaning": phrasing_scores(path, meaning),
-            }
-        except (OSError, ValueError) as exc:
-            fail(str(exc))
+            scores = {name: triage_scores(path, screen) for name, screen in screens.items()}
+            shipped = screens[f"rules_and_{SafetyOptions().triage_method}"]
+            scores["languages_offline"] = language_scores(path, shipped)  # type: ignore[assignment]
+        except (OSError, ValueError, KeyError) as exc:
+            fail(f"{path}: {exc}")
+        result["sets"][path.name] = scores
+    if cross_validate:
+        result["cross_validation"] = validate(encoder)
     emit(result, save, json_out, settings)
     if not json_out:
         for name, scores in result["sets"].items():
-            typer.echo(
-                f"{name}: urgent rules {scores['rules']['urgent']}, with meaning "
-                f"{scores['rules_and_meaning']['urgent']}"
-            )
+            for screen, score in scores.items():
+                if screen != "languages_offline":
+                    urgent, referral = score["urgent"], score["referrals"]["any"]
+                    typer.echo(
+                        f"{name} {screen}: urgent recall {urgent['recall']} precision {urgent['precision']}, "
+                        f"referrals recall {referral['recall']} precision {referral['precision']}"
+                    )

@@ -131,6 +131,8 @@ def cross_validate(encoder, folds: int = 5, seed: int = 13, options: SafetyOptio
     options = options or SafetyOptions()
     methods = ("prototypes", "classifier", "either")
     found: dict[str, list[tuple[str | None, str | None]]] = {m: [] for m in methods}
+    kinds = {text: kind for kind, texts in book.referrals.items() for text in texts}
+    referred: list[tuple[str | None, str | None]] = []
     for fold in range(folds):
         held = items[fold::folds]
         meaning = MeaningTriage(encoder, book, exclude=[t for t, _ in held])
@@ -139,6 +141,7 @@ def cross_validate(encoder, folds: int = 5, seed: int = 13, options: SafetyOptio
             for text, category in held:
                 finding = meaning.find(text, chosen)
                 found[method].append((category, finding.category if finding else None))
+        referred += [(kinds.get(text), meaning.referral(text, options)) for text, _ in held]
     out: dict = {"folds": folds, "phrasings": len(items), "urgent_phrasings": sum(c is not None for _, c in items)}
     for method, pairs in found.items():
         urgent = [(truth, guess) for truth, guess in pairs if truth is not None]
@@ -148,6 +151,14 @@ def cross_validate(encoder, folds: int = 5, seed: int = 13, options: SafetyOptio
             "precision": _ratio(sum(t is not None for t, _ in raised), len(raised)),
             "category_accuracy": _ratio(sum(t == g for t, g in urgent), len(urgent)),
         }
+    asked = [(t, g) for t, g in referred if t is not None]
+    raised = [(t, g) for t, g in referred if g is not None]
+    out["referrals_by_meaning"] = {
+        "phrasings": len(asked),
+        "recall": _ratio(sum(g is not None for _, g in asked), len(asked)),
+        "precision": _ratio(sum(t is not None for t, _ in raised), len(raised)),
+        "kind_accuracy": _ratio(sum(t == g for t, g in asked), len(asked)),
+    }
     return out
 
 
