@@ -278,3 +278,32 @@ def test_an_untitled_record_is_named_by_its_journal_year_and_first_words():
     )
     assert record_heading(None, " ".join(["word"] * 30)).endswith("word...")
     assert record_heading("", "", None, None) == "A PubMed record"
+
+
+def test_an_urgent_sign_the_models_triage_raises_is_printed_before_the_answer(env, api, monkeypatch):
+    """The language model's triage pass runs beside the search; what it raises is printed as it arrives, above the
+    answer, once (the stand-in plays a model that reads indirect suicidal intent the rules do not)."""
+    from cpqa.testing.anthropic_standin import Reply
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-cli-triage-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    api.script(
+        Reply.tool(
+            {
+                "action": "crisis",
+                "category": "mood",
+                "sign": "wishing not to wake up",
+                "referral": "none",
+                "language": "English",
+                "english": "",
+                "reason": "indirect suicidal intent",
+            },
+            name="triage_message",
+        )
+    )
+    question = "my husband on chemo keeps saying it would be easier if he didn't wake up, what does chemo do?"
+    result = CliRunner().invoke(app, ["ask", question])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert out.count("If you are thinking about suicide") == 1
+    assert out.index("If you are thinking about suicide") < out.index("References" if "References" in out else "This is")

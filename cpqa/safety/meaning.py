@@ -37,6 +37,7 @@ class MeaningTriage:
         """``exclude``: phrasings left out of training (cross-validation holds out a fold this way)."""
         self.encoder = encoder
         self.book = book or TriageBook.load()
+        self._last: tuple[str, np.ndarray] | None = None
         left_out = set(exclude)
         self.red: list[Criterion] = [c for c in self.book.criteria if c.red]
         self._texts: list[str] = []
@@ -61,6 +62,15 @@ class MeaningTriage:
     def _unit(self, texts: list[str]) -> np.ndarray:
         return unit_rows(self.encoder.encode(texts))
 
+    def _question(self, text: str) -> np.ndarray:
+        """The question's unit vector, embedded once for both screens (the referral and the urgent one)."""
+        last = self._last
+        if last is not None and last[0] == text:
+            return last[1]
+        vector = self._unit([text])[0]
+        self._last = (text, vector)  # one assignment: safe to share between threads
+        return vector
+
     @cached_property
     def _vectors(self) -> np.ndarray:
         return self._unit(self._texts)
@@ -74,6 +84,17 @@ class MeaningTriage:
         return model
 
     @cached_property
+    def _crisis_classifier(self):
+        """Thoughts of suicide or self-harm against everything else, urgent signs included: the most dangerous miss
+        gets a model of its own, so a crisis is never named as another sign."""
+        from sklearn.linear_model import LogisticRegression
+
+        crisis = {i for i, c in enumerate(self.red) if c.action == "crisis"}
+        model = LogisticRegression(C=4.0, max_iter=3000, class_weight="balanced")
+        model.fit(self._vectors, np.array([label in crisis for label in self._labels]))
+        return model
+
+    @cached_property
     def _referral_classifier(self):
         from sklearn.linear_model import LogisticRegression
 
@@ -83,7 +104,7 @@ class MeaningTriage:
 
     def prepare(self) -> None:
         """Embed the phrasings and train the classifiers now (the pipeline does this while it loads)."""
-        _ = self._classifier, self._referral_classifier
+        _ = self._classifier, self._crisis_classifier, self._referral_classifier
 
     def referral(self, text: str, options: SafetyOptions | None = None) -> str | None:
         """The referral ``text`` asks for by meaning ("dosing", "interaction" or "decision"), or None; only for a
@@ -92,7 +113,7 @@ class MeaningTriage:
         if not names_someone(text):
             return None
         model = self._referral_classifier
-        probabilities = model.predict_proba(self._unit([text]))[0]
+        probabilities = model.predict_proba(self._question(text)[None, :])[0]
         classes = list(model.classes_)
         best = max((c for c in classes if c != "none"), key=lambda c: probabilities[classes.index(c)])
         return str(best) if probabilities[classes.index(best)] >= options.referral_probability else None
@@ -100,9 +121,11 @@ class MeaningTriage:
     def find(self, text: str, options: SafetyOptions | None = None) -> Finding | None:
         """The red criterion ``text`` describes, by ``options.triage_method``, or None."""
         options = options or SafetyOptions()
-        question = self._unit([text])[0]
+        question = self._question(text)
         found = None
-        if options.triage_method in ("prototypes", "either"):
+        if options.triage_method in ("classifier", "either"):
+            found = self._crisis(question, options)
+        if found is None and options.triage_method in ("prototypes", "either"):
             found = self._nearest(question, options)
         if found is None and options.triage_method in ("classifier", "either"):
             found = self._classified(question, options)
@@ -135,6 +158,13 @@ class MeaningTriage:
         if urgent < options.triage_probability:
             return None
         return self._nearest_criterion(question), f"classifier: urgent with probability {urgent:.2f}"
+
+    def _crisis(self, question: np.ndarray, options: SafetyOptions) -> tuple[Criterion, str] | None:
+        probability = float(self._crisis_classifier.predict_proba(question[None, :])[0][1])
+        if probability < options.triage_probability:
+            return None
+        criterion = next(c for c in self.red if c.action == "crisis")
+        return criterion, f"crisis classifier: probability {probability:.2f}"
 
     def _nearest_criterion(self, question: np.ndarray) -> Criterion:
         """The red criterion whose phrasings are nearest: half the best cosine, half the mean."""

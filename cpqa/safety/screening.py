@@ -327,6 +327,8 @@ def with_meaning(screened: Screened, meaning: "MeaningTriage", options: SafetyOp
         return screened
     options = options or SafetyOptions()
     screened = screened.model_copy(update={"by_meaning": True})
+    if not screened.language_ok:  # the sentence encoder reads English: another language is the model's to read
+        return screened
     kind = meaning.referral(screened.question, options)  # a referral raised by meaning, never one lowered
     if kind is not None:
         screened = screened.model_copy(update={f"personal_{kind}": True})

@@ -150,6 +150,12 @@ def cross_validate(encoder, folds: int = 5, seed: int = 13, options: SafetyOptio
             "recall": _ratio(sum(g is not None for _, g in urgent), len(urgent)),
             "precision": _ratio(sum(t is not None for t, _ in raised), len(raised)),
             "category_accuracy": _ratio(sum(t == g for t, g in urgent), len(urgent)),
+            "crisis_recall": _ratio(
+                sum(g == "mood" for t, g in urgent if t == "mood"), sum(t == "mood" for t, _ in urgent)
+            ),
+            "crisis_precision": _ratio(
+                sum(t == "mood" for t, g in raised if g == "mood"), sum(g == "mood" for _, g in raised)
+            ),
         }
     asked = [(t, g) for t, g in referred if t is not None]
     raised = [(t, g) for t, g in referred if g is not None]
