@@ -306,4 +306,5 @@ def test_an_urgent_sign_the_models_triage_raises_is_printed_before_the_answer(en
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert out.count("If you are thinking about suicide") == 1
-    assert out.index("If you are thinking about suicide") < out.index("References" if "References" in out else "This is")
+    answer_starts = out.index("References") if "References" in out else out.index("This is general information")
+    assert out.index("If you are thinking about suicide") < answer_starts

@@ -128,7 +128,7 @@ def evidence_card(number: int | None, passage: Passage, answer_text: str, mode: 
     heading = plain_html(record_heading(passage.title, passage.text, passage.journal, passage.year))
     label = f"[{number}] " if number else ""
     badges = ""
-    if passage.evidence_type:
+    if passage.evidence_type and (mode == "clinician" or passage.evidence_type != "not indexed"):
         colour = "#b5651d" if passage.evidence_type in PRECLINICAL else "#1f7a7a"
         badges += badge(study_badge(passage.evidence_type), colour)
     if passage.year:
