@@ -100,7 +100,7 @@ class Pipeline:
         )
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
-        self.triage = MeaningTriage(sentence_encoder)  # urgent by meaning, beside the instant rules
+        self.triage = MeaningTriage(sentence_encoder, cache_dir=settings.cpqa_cache / "triage")  # beside the rules
         self.triage.prepare()
         # ... and a language model's pass beside the search, when one is configured.
         self.triage_pass = TriagePass(ModelTriage(self.llm, redact=settings.redact)) if llm else None

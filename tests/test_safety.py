@@ -610,3 +610,32 @@ def test_names_lists_are_built_from_names_dataset_and_hold_common_names():
     given, family = _lists()
     assert {"Margaret", "Priya", "Wei", "Mohammed"} <= given and {"Olsen", "Sharma", "Zhang", "Smith"} <= family
     assert "Tamoxifen" not in given | family and len(given) > 10_000 and len(family) > 10_000
+
+
+def test_the_trained_classifiers_are_kept_for_the_next_process(meaning, tmp_path):
+    """Trained once per machine: a later process (a one-shot ``cpqa ask``) loads them without embedding the
+    phrasings again or importing scikit-learn, and decides exactly as the process that trained them."""
+    import subprocess
+    import sys
+
+    from cpqa.safety.meaning import MeaningTriage
+
+    text = "I've been saving up my sleeping tablets for when it gets too much"
+    trained = MeaningTriage(meaning.encoder, cache_dir=tmp_path)
+    trained.prepare()
+    assert len(list(tmp_path.glob("triage-*.npz"))) == 1
+    script = (
+        "import sys\n"
+        "from cpqa.config import get_settings\n"
+        "from cpqa.models.encoders import load_encoder\n"
+        "from cpqa.safety.meaning import MeaningTriage\n"
+        "encoder, _ = load_encoder('sentence_embedder', get_settings(cpqa_profile='offline'))\n"
+        f"meaning = MeaningTriage(encoder, cache_dir=sys.argv[1])\n"
+        "meaning.prepare()\n"
+        f"found = meaning.find({text!r})\n"
+        "print('sklearn' in sys.modules, found.category, found.evidence)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    expected = trained.find(text)
+    assert out.stdout.strip().split(maxsplit=2) == ["False", expected.category, expected.evidence]

@@ -19,12 +19,14 @@ it is put.
 from __future__ import annotations
 
 from functools import cached_property
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.options import SafetyOptions
+from cpqa.safety.classifiers import LinearModel, trained
 from cpqa.safety.categories import Criterion, Finding, TriageBook, names_someone, told_as_history
 
 _ORDINARY = -1  # the class of everything that is not urgent
@@ -33,9 +35,17 @@ _ORDINARY = -1  # the class of everything that is not urgent
 class MeaningTriage:
     """``find(text)``: the red criterion a question describes by meaning, as a ``Finding``, or None."""
 
-    def __init__(self, encoder: Encoder, book: TriageBook | None = None, exclude: Sequence[str] = ()):
-        """``exclude``: phrasings left out of training (cross-validation holds out a fold this way)."""
+    def __init__(
+        self,
+        encoder: Encoder,
+        book: TriageBook | None = None,
+        exclude: Sequence[str] = (),
+        cache_dir: Path | str | None = None,
+    ):
+        """``exclude``: phrasings left out of training (cross-validation holds out a fold this way); ``cache_dir``:
+        where the trained classifiers are kept for the next process (``cpqa.safety.classifiers``)."""
         self.encoder = encoder
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.book = book or TriageBook.load()
         self._last: tuple[str, np.ndarray] | None = None
         left_out = set(exclude)
@@ -72,39 +82,29 @@ class MeaningTriage:
         return vector
 
     @cached_property
-    def _vectors(self) -> np.ndarray:
-        return self._unit(self._texts)
-
-    @cached_property
-    def _classifier(self):
-        from sklearn.linear_model import LogisticRegression
-
-        model = LogisticRegression(C=4.0, max_iter=3000, class_weight="balanced")
-        model.fit(self._vectors, np.array(self._labels) != _ORDINARY)
-        return model
-
-    @cached_property
-    def _crisis_classifier(self):
-        """Thoughts of suicide or self-harm against everything else, urgent signs included: the most dangerous miss
-        gets a model of its own, so a crisis is never named as another sign."""
-        from sklearn.linear_model import LogisticRegression
-
+    def _trained(self) -> tuple[np.ndarray, dict[str, LinearModel]]:
+        """The phrasings' vectors; the urgent classifier (urgent against not), the crisis classifier (thoughts of
+        suicide or self-harm against everything else, urgent signs included: the most dangerous miss gets a model of
+        its own, so a crisis is never named as another sign) and the referral classifier."""
         crisis = {i for i, c in enumerate(self.red) if c.action == "crisis"}
-        model = LogisticRegression(C=4.0, max_iter=3000, class_weight="balanced")
-        model.fit(self._vectors, np.array([label in crisis for label in self._labels]))
-        return model
+        targets: dict[str, Sequence] = {
+            "urgent": [label != _ORDINARY for label in self._labels],
+            "crisis": [label in crisis for label in self._labels],
+            "referral": self._referral_labels,
+        }
+        return trained(self.cache_dir, self._texts, targets, self._unit)
 
-    @cached_property
-    def _referral_classifier(self):
-        from sklearn.linear_model import LogisticRegression
+    @property
+    def _vectors(self) -> np.ndarray:
+        return self._trained[0]
 
-        model = LogisticRegression(C=4.0, max_iter=3000, class_weight="balanced")
-        model.fit(self._vectors, np.array(self._referral_labels))
-        return model
+    def _probability(self, model: str, question: np.ndarray, positive=True) -> float:
+        fitted = self._trained[1][model]
+        return float(fitted.predict_proba(question)[fitted.classes.index(positive)])
 
     def prepare(self) -> None:
         """Embed the phrasings and train the classifiers now (the pipeline does this while it loads)."""
-        _ = self._classifier, self._crisis_classifier, self._referral_classifier
+        _ = self._trained
 
     def referral(self, text: str, options: SafetyOptions | None = None) -> str | None:
         """The referral ``text`` asks for by meaning ("dosing", "interaction" or "decision"), or None; only for a
@@ -112,9 +112,9 @@ class MeaningTriage:
         options = options or SafetyOptions()
         if not names_someone(text):
             return None
-        model = self._referral_classifier
-        probabilities = model.predict_proba(self._question(text)[None, :])[0]
-        classes = list(model.classes_)
+        model = self._trained[1]["referral"]
+        probabilities = model.predict_proba(self._question(text))
+        classes = list(model.classes)
         best = max((c for c in classes if c != "none"), key=lambda c: probabilities[classes.index(c)])
         return str(best) if probabilities[classes.index(best)] >= options.referral_probability else None
 
@@ -154,13 +154,13 @@ class MeaningTriage:
         return None
 
     def _classified(self, question: np.ndarray, options: SafetyOptions) -> tuple[Criterion, str] | None:
-        urgent = float(self._classifier.predict_proba(question[None, :])[0][1])
+        urgent = self._probability("urgent", question)
         if urgent < options.triage_probability:
             return None
         return self._nearest_criterion(question), f"classifier: urgent with probability {urgent:.2f}"
 
     def _crisis(self, question: np.ndarray, options: SafetyOptions) -> tuple[Criterion, str] | None:
-        probability = float(self._crisis_classifier.predict_proba(question[None, :])[0][1])
+        probability = self._probability("crisis", question)
         if probability < options.triage_probability:
             return None
         criterion = next(c for c in self.red if c.action == "crisis")
