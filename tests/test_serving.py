@@ -249,3 +249,50 @@ def test_a_schema_driven_tester_finds_no_server_error_and_no_response_off_the_sc
 
     for operation in schema.get_all_operations():
         given(operation.ok().as_strategy())(check)()
+
+
+def test_a_flag_the_models_triage_raises_is_streamed_before_the_answer(sample_home):
+    """With a language model configured (the Anthropic stand-in plays it), the triage pass runs beside the search;
+    the stream sends a second ``screened`` event carrying the raised flag before the ``answer`` event."""
+    from cpqa.config import get_settings
+    from cpqa.pipeline import Pipeline
+    from cpqa.serving.api import create_app
+    from cpqa.testing.anthropic_standin import AnthropicStandIn, Reply
+
+    verdict = {
+        "action": "crisis",
+        "category": "mood",
+        "sign": "saying goodbye",
+        "referral": "none",
+        "language": "English",
+        "english": "",
+        "reason": "indirect suicidal intent",
+    }
+    with AnthropicStandIn() as model:
+        model.script(Reply.tool(verdict, name="triage_message"))
+        settings = get_settings(
+            cpqa_home=sample_home, cpqa_profile="offline", anthropic_api_key="sk-standin", anthropic_base_url=model.url
+        )
+        with Pipeline(settings) as pipeline:
+            server = _Server(create_app(pipeline, token=TOKEN, rate_per_minute=600, burst=50, max_body=4096))
+            try:
+                question = {
+                    "question": "my dad says it would be easier for everyone if he wasn't around; is chemo hard?"
+                }
+                events = []
+                with _client(server).stream(
+                    "POST", "/v1/ask", json=question, headers={"Accept": "text/event-stream"}
+                ) as response:
+                    name = None
+                    for line in response.iter_lines():
+                        if line.startswith("event: "):
+                            name = line[7:]
+                        elif line.startswith("data: "):
+                            events.append((name, json.loads(line[6:])))
+            finally:
+                server.stop()
+    names = [n for n, _ in events]
+    screened = [data for n, data in events if n == "screened"]
+    assert len(screened) == 2 and not screened[0]["urgent"] and screened[1]["urgent"].startswith("If you are")
+    assert names.index("answer") > [i for i, n in enumerate(names) if n == "screened"][-1]
+    assert any(f["by"] == "model" for f in events[names.index("answer")][1]["trace"]["triage"])
