@@ -66,6 +66,20 @@ def _client(api, token: str | None = TOKEN) -> httpx.Client:
     return httpx.Client(base_url=api.url, headers=headers, timeout=120)
 
 
+def _streamed(api, question: dict) -> list[tuple[str | None, dict]]:
+    """``/v1/ask`` as server-sent events: (event, data) in the order they came."""
+    events = []
+    with _client(api).stream("POST", "/v1/ask", json=question, headers={"Accept": "text/event-stream"}) as response:
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        name = None
+        for line in response.iter_lines():
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                events.append((name, json.loads(line[6:])))
+    return events
+
+
 def test_health_is_open_and_names_the_components(api):
     body = _client(api, None).get("/health").json()
     assert body["status"] == "ok" and body["profile"] == "offline" and body["records"] > 4000
@@ -96,15 +110,7 @@ def test_ask_answers_with_citations_and_the_trace_over_http(api):
 @pytest.mark.slow
 def test_ask_streams_the_urgent_message_first_then_stages_then_the_answer(api):
     question = {"question": "My name is Ann Smith. I have a fever of 39 after chemo; is tamoxifen safe?"}
-    events = []
-    with _client(api).stream("POST", "/v1/ask", json=question, headers={"Accept": "text/event-stream"}) as response:
-        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
-        name = None
-        for line in response.iter_lines():
-            if line.startswith("event: "):
-                name = line[7:]
-            elif line.startswith("data: "):
-                events.append((name, json.loads(line[6:])))
+    events = _streamed(api, question)
     names = [n for n, _ in events]
     assert names[0] == "screened" and names[-2:] == ["answer", "done"] and "stage" in names  # done: always last
     screened = events[0][1]
@@ -279,16 +285,7 @@ def test_a_flag_the_models_triage_raises_is_streamed_before_the_answer(sample_ho
                 question = {
                     "question": "my dad says it would be easier for everyone if he wasn't around; is chemo hard?"
                 }
-                events = []
-                with _client(server).stream(
-                    "POST", "/v1/ask", json=question, headers={"Accept": "text/event-stream"}
-                ) as response:
-                    name = None
-                    for line in response.iter_lines():
-                        if line.startswith("event: "):
-                            name = line[7:]
-                        elif line.startswith("data: "):
-                            events.append((name, json.loads(line[6:])))
+                events = _streamed(server, question)
             finally:
                 server.stop()
     names = [n for n, _ in events]
