@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cpqa.answer.answerer import Answerer
+from cpqa.answer.citations import check_citations
 from cpqa.answer.messages import UNSUPPORTED
 from cpqa.answer.verify import TREATMENT_REFERRAL, VERIFY_TOOL, SupportChecker, advises_treatment_change
 from cpqa.config import get_settings
@@ -82,6 +83,22 @@ def test_support_score_separates_a_faithful_claim_from_an_unrelated_one():
 @pytest.fixture
 def claude_settings(home, api):
     return get_settings(anthropic_api_key=KEY, anthropic_base_url=api.url, cpqa_llm_max_retries=0, cpqa_llm_timeout=10)
+
+
+def test_a_quoted_extract_is_one_claim_whatever_its_full_stops():
+    evidence = Passage(
+        node_id="c",
+        pmid="33333333",
+        text="Tamoxifen (AstraZeneca Pharmaceuticals Corp. Wilmington) reduced recurrence by 39% over ten years.",
+    )
+    line = f'- Randomised trial, 2008: "{evidence.text}" [PMID:33333333]'
+    check = check_citations(line, {"33333333"})
+    assert check.uncited_sentences == 0 and check.text == line
+    verification = SupportChecker().verify(line, [evidence])
+    assert verification.checked == 1 and not verification.removed and verification.text == line
+    # An answer's own sentences are still claims one by one: the uncited one is counted.
+    prose = "Tamoxifen reduced recurrence by 39% [PMID:33333333]. It also prevents every other cancer in women."
+    assert check_citations(prose, {"33333333"}).uncited_sentences == 1
 
 
 def test_a_sentence_its_citation_does_not_support_is_removed_and_listed(api, claude_settings):

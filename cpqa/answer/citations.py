@@ -76,13 +76,19 @@ def claim_text(sentence: str) -> str:
     return bare.strip('-*• "“”').strip()
 
 
+def claims_of(line: str) -> list[str]:
+    """A line's claims: its sentences (``sentences_of``), or the whole line when it is a quoted extract, which is one
+    claim whatever its full stops ("Corp.", "et al.")."""
+    if _QUOTED_EXTRACT.match(re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", line)).strip()):
+        return [line]
+    return sentences_of(line)
+
+
 def cited_claims(text: str) -> list[tuple[str, list[str]]]:
-    """The claims of an answer that quote or cite evidence (``claim_text``), each with the PMIDs it cites; a quoted
-    extract's line is one claim."""
+    """The claims of an answer that quote or cite evidence (``claim_text``), each with the PMIDs it cites."""
     found = []
     for line in text.splitlines():
-        quoted = _QUOTED_EXTRACT.match(re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", line)).strip())
-        for sentence in [line] if quoted else sentences_of(line):  # a quote is one claim, whatever its full stops
+        for sentence in claims_of(line):
             pmids = [p for m in MARKER.finditer(sentence) for p in marker_pmids(m.group(0))]
             claim = claim_text(sentence) if pmids else ""
             if claim:
@@ -114,7 +120,7 @@ def check_citations(text: str, known: set[str]) -> CitationCheck:
     lines_out: list[str] = []
     for line in text.splitlines():
         kept: list[str] = []
-        for sentence in sentences_of(line):
+        for sentence in claims_of(line):
             valid_here: list[str] = []
             invalid_here: list[str] = []
 

@@ -20,7 +20,7 @@ from typing import Literal, Sequence
 import numpy as np
 from pydantic import BaseModel
 
-from cpqa.answer.citations import MARKER, claim_text, is_claim, marker_pmids, sentences_of
+from cpqa.answer.citations import MARKER, claim_text, claims_of, is_claim, marker_pmids
 from cpqa.answer.extractive import passage_sentences, split_sentences
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.passages.evidence import directs_treatment_change
@@ -118,7 +118,7 @@ class SupportChecker:
         by_pmid: dict[str, list[Passage]] = {}
         for passage in passages:
             by_pmid.setdefault(passage.pmid, []).append(passage)
-        lines = [sentences_of(line) for line in text.splitlines()]
+        lines = [claims_of(line) for line in text.splitlines()]
         claims = [
             Claim(i, j, s, [p for m in MARKER.finditer(s) for p in marker_pmids(m.group(0)) if p in by_pmid])
             for i, line in enumerate(lines)
