@@ -185,7 +185,6 @@ class Answer(BaseModel):
     written_by: Literal["llm", "extractive", "triage"] = "extractive"
     urgent: str | None = None  # urgent-care message, shown first
     notices: list[str] = Field(default_factory=list)  # e.g. "question truncated", "personal details removed"
-    letter: str | None = None  # multiple-choice mode
     removed_sentences: list[RemovedSentence] = Field(default_factory=list)  # unsupported by what they cite
     # Whether the answer's sentences address what was asked (cpqa.answer.intent); False: it says first that the
     # evidence does not answer directly; None: not judged (an abstention, a triage message)

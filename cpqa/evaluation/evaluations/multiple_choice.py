@@ -25,6 +25,15 @@ from cpqa.prompts import escape, evidence_tag, template
 from cpqa.types import Answer, Passage
 
 BASELINE_LABEL = "retrieval-only baseline"
+
+
+class ChosenAnswer(Answer):
+    """An answer to a multiple-choice question: the product's ``Answer`` ("B. option text") and the letter chosen,
+    which only this evaluation asks for."""
+
+    letter: str | None = None
+
+
 BASELINE_NOTICE = (
     f"Option chosen by the {BASELINE_LABEL}: each option scored by its similarity to the evidence, no language model."
 )
@@ -118,8 +127,8 @@ def choose(
     options: dict[str, str],
     passages: Sequence[Passage] = (),
     draft: str | None = None,
-) -> Answer:
-    """One option letter (``Answer.letter``) chosen by ``answerer``'s language model; with no passages this is the
+) -> ChosenAnswer:
+    """One option letter (``ChosenAnswer.letter``) chosen by ``answerer``'s language model; with no passages this is the
     model with chain of thought and no retrieval (baseline 1). Without a model, the retrieval-only baseline scores the
     options against the evidence. ``draft``: a first choice made without evidence, to revise (COT-Refine)."""
     if not options:
@@ -135,14 +144,14 @@ def choose(
     best = max(scores, key=lambda letter: scores[letter]) if scores else None
     disclaimer = DISCLAIMERS["clinician"]
     if best is None or scores[best] <= 0.0:
-        return Answer(
+        return ChosenAnswer(
             text=f"The {BASELINE_LABEL} found no evidence supporting any option.",
             abstained=True,
             written_by="extractive",
             notices=notices + [BASELINE_NOTICE],
             disclaimer=disclaimer,
         )
-    return Answer(
+    return ChosenAnswer(
         text=f"{best}. {options[best]}",
         letter=best,
         written_by="extractive",
@@ -153,7 +162,7 @@ def choose(
 
 def refine_choose(
     answerer: Answerer, question: str, options: dict[str, str], passages: Sequence[Passage] = ()
-) -> Answer:
+) -> ChosenAnswer:
     """COT-Refine for multiple choice: choose without evidence (chain of thought), then choose again against the
     evidence with that first choice shown as the draft."""
     first = choose(answerer, question, options, ())
@@ -165,7 +174,7 @@ def refine_choose(
 
 def _model_choice(
     answerer: Answerer, question: str, options: dict[str, str], passages: Sequence[Passage], draft: str | None
-) -> tuple[Answer | None, str]:
+) -> tuple[ChosenAnswer | None, str]:
     tag = evidence_tag()
     basis = "the evidence documents and what you know" if passages else "what you know"
     system = template("choose_system").substitute(basis=basis, tag=tag)
@@ -195,7 +204,7 @@ def _model_choice(
     letter, failure = answerer.call_tool(system, user, tool, parse)
     if letter is None:
         return None, failure
-    return Answer(
+    return ChosenAnswer(
         text=f"{letter}. {options[letter]}", letter=letter, written_by="llm", disclaimer=DISCLAIMERS["clinician"]
     ), ""
 
