@@ -117,3 +117,45 @@ def test_the_input_is_disabled_while_a_question_runs_and_enabled_after(app):
     app.run()
     assert app.chat_input[0].disabled  # a second question cannot be typed in, so none is lost
     assert len(app.session_state["turns"]) == 1
+
+
+@pytest.fixture
+def app_with_a_model(indexed_home, monkeypatch):
+    """The app with Claude played by the Anthropic stand-in (no real model can run here); the cached pipeline is
+    dropped before and after, so the offline tests around this one keep theirs."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from cpqa.testing.anthropic_standin import AnthropicStandIn
+
+    with AnthropicStandIn() as api:
+        for name, value in {
+            "CPQA_HOME": str(indexed_home),
+            "CPQA_PROFILE": "offline",
+            "ANTHROPIC_API_KEY": "sk-standin",
+            "ANTHROPIC_BASE_URL": api.url,
+            "CPQA_LLM_MAX_RETRIES": "0",
+        }.items():
+            monkeypatch.setenv(name, value)
+        st.cache_resource.clear()
+        at = AppTest.from_file(APP, default_timeout=180)
+        at.run()
+        assert not at.exception
+        yield api, at
+    st.cache_resource.clear()
+
+
+def test_a_crisis_only_the_model_recognises_puts_the_crisis_message_first(app_with_a_model):
+    from cpqa.testing.anthropic_standin import Reply
+
+    api, at = app_with_a_model
+    quiet = "my dad keeps saying he just wants to sleep and not wake up, and he is on chemo"
+    verdict = {"action": "crisis", "category": "mood", "sign": "wishing not to wake up", "referral": "none"}
+    verdict |= {"language": "English", "english": "", "reason": "stand-in verdict"}
+    api.script(Reply.tool(verdict, name="triage_message"))
+    turn = ask(at, quiet)
+    answer, trace = turn["answer"], turn["trace"]
+    assert any(f.by == "model" and f.category == "mood" for f in trace.triage)
+    assert answer.urgent and answer.urgent.startswith("If you are thinking about suicide")
+    assert at.error and at.error[0].value == answer.urgent  # the first thing on the screen
+    assert sum("suicide" in e.value for e in at.error) == 1
