@@ -8,8 +8,16 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cpqa.evaluation.evaluations.answers import answer_sentences, holds_snippet, matches, score_question, summarise
-from cpqa.evaluation.data.bioasq_gold import GoldQuestion, Snippet, bioasq_gold
+from cpqa.answer.messages import NOT_DIRECT
+from cpqa.evaluation.data.bioasq_gold import GoldQuestion, Snippet, bioasq_gold, exact_answers
+from cpqa.evaluation.evaluations.answers import (
+    answer_sentences,
+    holds_snippet,
+    matches,
+    names_exact_answer,
+    score_question,
+    summarise,
+)
 from cpqa.words import content_terms
 
 GOLD = GoldQuestion(
@@ -62,6 +70,35 @@ def test_scores_pool_sentences_and_count_abstentions():
     assert summary["preclinical_quote_share"] == 0.5
 
 
+def test_exact_answers_are_read_for_factoid_and_list_questions_only():
+    assert exact_answers({"type": "factoid", "exact_answer": [["PD-1", "programmed death 1"], "PD1"]}) == [
+        ["PD-1", "programmed death 1"],
+        ["PD1"],
+    ]
+    assert exact_answers({"type": "list", "exact_answer": [[" X  chromosome "], []]}) == [["X chromosome"]]
+    assert exact_answers({"type": "yesno", "exact_answer": "yes"}) == []
+    assert exact_answers({"type": "summary"}) == []
+
+
+def test_a_quote_naming_an_exact_answer_is_counted_against_the_answers_opening():
+    exact = [["PD-1", "programmed death 1"]]
+    assert names_exact_answer("Camrelizumab is a humanised anti-PD-1 antibody.", exact)
+    assert not names_exact_answer("Camrelizumab targets PD-10 in mice.", exact)  # whole phrases only
+    gold = GoldQuestion(id="f", question="Which molecule is targeted by camrelizumab?", exact=exact)
+    quote = '- "Camrelizumab is a humanised anti-PD-1 antibody." [PMID:1]'
+    rows = [
+        score_question(gold, f"{NOT_DIRECT} The closest evidence:\n\n{quote}", False, []),
+        score_question(gold, quote, False, []),
+        score_question(gold, '- "Camrelizumab was well tolerated." [PMID:1]', False, []),
+        score_question(GOLD, '- "Adjuvant tamoxifen reduced breast cancer recurrence." [PMID:1]', False, []),
+    ]
+    summary = summarise(rows)
+    assert summary["exact_answer_questions"] == 3  # the yes/no question has no exact answer
+    assert summary["first_sentence_names_exact"] == round(2 / 3, 4)
+    assert summary["not_direct_quoting_exact"] == round(1 / 3, 4)
+    assert summary["direct_quoting_no_exact"] == round(1 / 3, 4)
+
+
 def test_bioasq_gold_reads_dev_questions_with_snippets_and_ideal_answers():
     from conftest import shared
 
@@ -69,6 +106,8 @@ def test_bioasq_gold_reads_dev_questions_with_snippets_and_ideal_answers():
     assert 150 <= len(gold) <= 179
     assert all(q.snippets and q.question for q in gold)
     assert sum(bool(q.ideal) for q in gold) > 0.9 * len(gold)
+    assert all(q.type in ("factoid", "list") for q in gold if q.exact)
+    assert sum(bool(q.exact) for q in gold) > 0.9 * sum(q.type in ("factoid", "list") for q in gold)
     assert len({q.id for q in gold}) == len(gold)
 
 

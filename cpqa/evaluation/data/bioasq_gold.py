@@ -1,5 +1,6 @@
-"""BioASQ golden questions with what annotators marked: gold snippets (quoted from PubMed records) and the ideal
-answer (a short summary they wrote), restricted to the dev question ids (``data/bioasq/dev_questions.jsonl``, the
+"""BioASQ golden questions with what annotators marked: gold snippets (quoted from PubMed records), the ideal
+answer (a short summary they wrote) and, for factoid and list questions, the exact answers (each with its
+synonyms), restricted to the dev question ids (``data/bioasq/dev_questions.jsonl``, the
 7B-11B questions whose gold documents are in the corpus)."""
 
 from __future__ import annotations
@@ -23,6 +24,20 @@ class GoldQuestion(BaseModel):
     type: str = ""
     snippets: list[Snippet] = Field(default_factory=list)
     ideal: list[str] = Field(default_factory=list)
+    exact: list[list[str]] = Field(default_factory=list)  # factoid / list: each answer by its names
+
+
+def exact_answers(question: dict) -> list[list[str]]:
+    """A factoid or list question's exact answers, each as its names (BioASQ writes an answer as a name or a list of
+    synonyms); none for yes/no and summary questions."""
+    if question.get("type") not in ("factoid", "list"):
+        return []
+    found = []
+    for answer in question.get("exact_answer") or []:
+        names = [" ".join(str(n).split()) for n in ([answer] if isinstance(answer, str) else answer)]
+        if names := [n for n in names if n]:
+            found.append(names)
+    return found
 
 
 class _QuestionId(BaseModel):
@@ -57,5 +72,6 @@ def bioasq_gold(raw_dir: Path, dev_questions: Path) -> list[GoldQuestion]:
                 type=q.get("type", ""),
                 snippets=snippets,
                 ideal=[ideal] if isinstance(ideal, str) else [str(a) for a in ideal],
+                exact=exact_answers(q),
             )
     return list(found.values())

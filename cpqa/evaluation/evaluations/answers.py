@@ -5,7 +5,9 @@ at least ``MATCH`` of the sentence's content words are in one snippet); whether 
 ``HOLD`` of one gold snippet's content words; abstention; sentences the support check removed; and whether the
 answer's first sentence addresses what was asked (the published rule of ``cpqa.answer.intent``, with the question's
 concepts from the pipeline's rewriter), says first that the evidence does not answer directly, or does neither (the
-topic quoted as if it were the answer). Systems: the
+topic quoted as if it were the answer). Factoid and list questions have a ruler independent of that rule: BioASQ's
+exact answers. A quote that names one answers the question; an answer that says "not directly" while quoting one,
+or opens as a direct answer while quoting none, is where the rule and the ruler disagree. Systems: the
 product's pipeline as configured (the offline answerer without a key); answers another build wrote with
 ``cpqa ask --questions FILE --json`` (e.g. the answerer before a change), scored the same way; and the naive
 baseline of RAG tutorials: the top-5 abstracts of BM25 + dense RRF (the product's HSRDR with the naive-hybrid
@@ -15,6 +17,7 @@ options), its top-3 sentences by embedding similarity, quoted.
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -51,6 +54,14 @@ def matches(sentence: str, snippets: Sequence[set[str]]) -> bool:
     return bool(words) and any(len(words & s) / len(words) >= MATCH for s in snippets)
 
 
+def names_exact_answer(sentence: str, exact: Sequence[Sequence[str]]) -> bool:
+    """Whether ``sentence`` names one of a question's exact answers (by any of its names, as a whole phrase)."""
+    low = sentence.lower()
+    return any(
+        re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", low) for names in exact for name in names if len(name) > 1
+    )
+
+
 def holds_snippet(passages: Sequence[str], snippets: Sequence[set[str]]) -> bool:
     held = set(content_terms(" ".join(passages)))
     return any(s and len(s & held) / len(s) >= HOLD for s in snippets)
@@ -72,6 +83,7 @@ def score_question(
     cited = [] if abstained else cited_sentences(answer_text)
     types = types or {}
     first = cited[0] if cited else None
+    exact = [names_exact_answer(s, gold.exact) for s, _ in cited] if gold.exact else []
     addresses = bool(
         judge and first and judge.addresses(first[0], " ".join((records or {}).get(p, "") for p in first[1]))
     )
@@ -80,6 +92,9 @@ def score_question(
         "first_addresses": addresses,
         "says_not_direct": not abstained and answer_text.lstrip().startswith(NOT_DIRECT),
         "first_matched": bool(first and matches(first[0], snippets)),
+        "exact_question": bool(gold.exact),
+        "first_names_exact": bool(exact and exact[0]),
+        "quotes_name_exact": any(exact),
         "id": gold.id,
         "abstained": abstained,
         "sentences": len(cited),
@@ -93,6 +108,7 @@ def score_question(
 def summarise(rows: Sequence[dict]) -> dict:
     """Quote precision pools every quoted or cited sentence of the answered questions (micro average)."""
     answered = [r for r in rows if not r["abstained"]]
+    exact = [r for r in answered if r.get("exact_question")]
     sentences = sum(r["sentences"] for r in answered)
     return {
         "questions": len(rows),
@@ -109,6 +125,11 @@ def summarise(rows: Sequence[dict]) -> dict:
         "says_not_direct": _share(answered, lambda r: r["says_not_direct"]),
         "topic_as_answer": _share(answered, lambda r: not r["first_addresses"] and not r["says_not_direct"]),
         "first_sentence_precision": _share(answered, lambda r: r["first_matched"]),
+        # BioASQ's exact answers (factoid and list questions), a ruler independent of the rule.
+        "exact_answer_questions": len(exact),
+        "first_sentence_names_exact": _share(exact, lambda r: r["first_names_exact"]),
+        "not_direct_quoting_exact": _share(exact, lambda r: r["says_not_direct"] and r["quotes_name_exact"]),
+        "direct_quoting_no_exact": _share(exact, lambda r: not r["says_not_direct"] and not r["quotes_name_exact"]),
         "unsupported_removed": sum(r["removed"] for r in rows),
         "questions_with_removals": sum(r["removed"] > 0 for r in rows),
     }
