@@ -84,6 +84,8 @@ def test_a_quote_naming_an_exact_answer_is_counted_against_the_answers_opening()
     exact = [["PD-1", "programmed death 1"]]
     assert names_exact_answer("Camrelizumab is a humanised anti-PD-1 antibody.", exact)
     assert not names_exact_answer("Camrelizumab targets PD-10 in mice.", exact)  # whole phrases only
+    prostate = [["Nonmetastatic castration-resistant prostate cancer"]]
+    assert names_exact_answer("It is approved for non-metastatic, castration-resistant prostate cancer.", prostate)
     gold = GoldQuestion(id="f", question="Which molecule is targeted by camrelizumab?", exact=exact)
     quote = '- "Camrelizumab is a humanised anti-PD-1 antibody." [PMID:1]'
     rows = [

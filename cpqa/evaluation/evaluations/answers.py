@@ -55,11 +55,22 @@ def matches(sentence: str, snippets: Sequence[set[str]]) -> bool:
 
 
 def names_exact_answer(sentence: str, exact: Sequence[Sequence[str]]) -> bool:
-    """Whether ``sentence`` names one of a question's exact answers (by any of its names, as a whole phrase)."""
-    low = sentence.lower()
-    return any(
-        re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", low) for names in exact for name in names if len(name) > 1
-    )
+    """Whether ``sentence`` names one of a question's exact answers by any of its names: as a whole phrase, hyphens
+    and punctuation read as spaces; a name of several words also with its hyphens and spaces written differently
+    ("non-metastatic, castration-resistant" for "Nonmetastatic castration-resistant")."""
+    spaced = f" {_spaced(sentence)} "
+    joined = spaced.replace(" ", "")
+    for names in exact:
+        for name in names:
+            words = _spaced(name)
+            several = " " in name.strip()  # words apart in the name itself, not only across a hyphen
+            if len(words) > 1 and (f" {words} " in spaced or (several and words.replace(" ", "") in joined)):
+                return True
+    return False
+
+
+def _spaced(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
 def holds_snippet(passages: Sequence[str], snippets: Sequence[set[str]]) -> bool:

@@ -1,0 +1,49 @@
+"""The published rule for whether an evidence sentence answers what was asked (cpqa.answer.intent): the question's
+needs and its subject; a model-written answer judged by the same rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from cpqa.answer.intent import Addressing, judged, question_needs
+from cpqa.answer.messages import NOT_DIRECT
+from cpqa.types import Answer, Passage
+
+
+@pytest.mark.parametrize(
+    "question, need",
+    [
+        ("What are the side effects of radiotherapy for prostate cancer?", "side_effects"),
+        ("How common is lymphoedema after breast surgery?", "rate"),
+        ("How does olaparib kill cancer cells?", "mechanism"),
+        ("Does tamoxifen reduce the risk of breast cancer recurrence?", "effect"),
+        ("What is water radiolysis?", "definition"),
+        ("Which molecule is targeted by camrelizumab?", "finding"),
+    ],
+)
+def test_a_question_says_what_kind_of_statement_answers_it(question, need):
+    assert need in question_needs(question)
+
+
+def test_the_topic_does_not_answer_a_question_about_side_effects():
+    rule = Addressing.of("What are the side effects of radiotherapy for prostate cancer?")
+    assert not rule.addresses("Most patients with localized prostate cancer prefer the lower radiation dose.")
+    assert rule.addresses("Radiotherapy for prostate cancer commonly causes urinary urgency and diarrhoea.")
+
+
+def test_the_disease_may_be_named_by_the_record_but_the_treatment_by_the_sentence():
+    rule = Addressing.of("Does tamoxifen reduce the risk of breast cancer recurrence?")
+    record = "Adjuvant tamoxifen in early breast cancer: a randomised trial."
+    assert rule.addresses("Five years of tamoxifen reduced recurrence by 39%.", record)
+    assert not rule.addresses("Five years of tamoxifen reduced recurrence by 39%.")  # no disease anywhere
+    assert not rule.addresses("Five years of anastrozole reduced recurrence by 39%.", record)
+
+
+def test_a_model_answer_citing_nothing_that_addresses_the_question_says_so_first():
+    rule = Addressing.of("What are the side effects of radiotherapy for prostate cancer?")
+    evidence = [Passage(node_id="a", pmid="1", title="Prostate cancer", text="Patients preferred the lower dose.")]
+    topic = Answer(text="Most patients preferred the lower radiation dose [PMID:1].", written_by="llm")
+    answer = Answer(text="Radiotherapy commonly causes urinary urgency and diarrhoea [PMID:1].", written_by="llm")
+    said = judged(topic, evidence, rule)
+    assert said.direct is False and said.text.startswith(NOT_DIRECT)
+    assert judged(answer, evidence, rule).direct is True
