@@ -45,7 +45,7 @@ from cpqa.safety.screening import prepare as prepare_screening
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
 from cpqa.trace import Result, RetrievalTrace, Retrieved
-from cpqa.triage_pass import TriagePass
+from cpqa.triage_pass import PendingTriage, TriagePass
 from cpqa.types import Answer, StageLog, StageRecord
 
 
@@ -196,7 +196,7 @@ class Pipeline:
         notify("screened", screened)
         pending = self.triage_pass.start(screened, options) if self.triage_pass is not None else None
         if pending is not None and not screened.language_ok:  # the model translates it before the search
-            screened, pending = self.triage_pass.join(pending, screened, trace, notify), None  # type: ignore[union-attr]
+            screened, pending = pending.join(screened, trace, notify), None
         if not screened.language_ok and not screened.english:
             answer = Answer(
                 text=screened.refusal or "",
@@ -270,13 +270,13 @@ class Pipeline:
         trace: RetrievalTrace,
         notify: Callable[..., None],
         stream: bool,
-        pending=None,
+        pending: PendingTriage | None = None,
     ) -> Answer:
         try:
             return self._answer(screened, options, trace, notify, stream, pending)
         except Exception as exc:
             if pending is not None and not pending.done():
-                screened = self.triage_pass.join(pending, screened, trace, notify)  # type: ignore[union-attr]
+                screened = pending.join(screened, trace, notify)
             if screened.urgent is None:
                 raise
             # An urgent question always gets its urgent-care message, even when retrieval fails.
@@ -290,7 +290,7 @@ class Pipeline:
         trace: RetrievalTrace,
         notify: Callable[..., None],
         stream: bool,
-        pending=None,
+        pending: PendingTriage | None = None,
     ) -> Answer:
         """``pending``: the model's triage running beside the search, joined before the answer is written."""
         rewrite = self._rewrite(screened, options, trace, notify)
@@ -303,7 +303,7 @@ class Pipeline:
         found = self._documents(rewrite, options, trace, notify)
         context = self.finder.find(found, rewrite, options, trace, notify)
         if pending is not None:
-            screened = self.triage_pass.join(pending, screened, trace, notify)  # type: ignore[union-attr]
+            screened = pending.join(screened, trace, notify)
         notify("answer")
         with trace.stage("answer", passages=len(context)):
             on_text = (lambda text: notify("drafting", draft=text)) if stream else None

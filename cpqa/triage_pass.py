@@ -5,34 +5,30 @@ display as a second ``screened`` event before the answer; the trace records its 
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Callable
 
 from cpqa.options import PipelineOptions
 from cpqa.safety.model_triage import ModelTriage, ModelVerdict
-from cpqa.safety.screening import Screened
+from cpqa.safety.screening import Screened, first_messages
 from cpqa.trace import RetrievalTrace
 from cpqa.types import StageRecord
 
 
-class TriagePass:
-    """``start(screened, options)``: the model's triage in a worker thread (None when off); ``join(...)``: the
-    screened question with what it raised."""
+@dataclass
+class PendingTriage:
+    """The model's verdict on one question, on its way: ``join`` waits for it and merges it."""
 
-    def __init__(self, triage: ModelTriage, workers: int = 4):
-        self.triage = triage
-        self._workers = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cpqa-triage")
+    triage: ModelTriage
+    verdict: Future[ModelVerdict]
 
-    def start(self, screened: Screened, options: PipelineOptions) -> Future[ModelVerdict] | None:
-        if not options.safety.model_triage:
-            return None
-        return self._workers.submit(self.triage.assess, screened.question, options.safety.model_triage_max_tokens)
+    def done(self) -> bool:
+        return self.verdict.done()
 
-    def join(
-        self, pending: Future[ModelVerdict], screened: Screened, trace: RetrievalTrace, notify: Callable[..., None]
-    ) -> Screened:
-        """Wait for the verdict and merge it (a flag raised, never lowered); tell the display when it changed what
-        is shown first."""
-        verdict = pending.result()
+    def join(self, screened: Screened, trace: RetrievalTrace, notify: Callable[..., None]) -> Screened:
+        """``screened`` with what the model raised (a flag raised, never lowered), recorded in the trace; the display
+        is told when it changes what is shown first."""
+        verdict = self.verdict.result()
         raised = self.triage.raised(screened, verdict)
         trace.stages["model_triage"] = StageRecord(
             ms=verdict.ms,
@@ -48,26 +44,26 @@ class TriagePass:
             trace.warn(f"the language model's triage pass could not be used ({verdict.failure})")
         trace.triage, trace.language = list(raised.triage), raised.language
         trace.translated_question = raised.english
-        shown = (
-            raised.urgent,
-            raised.care_soon,
-            raised.personal_dosing,
-            raised.personal_interaction,
-            raised.personal_decision,
-        )
-        before = (
-            screened.urgent,
-            screened.care_soon,
-            screened.personal_dosing,
-            screened.personal_interaction,
-            screened.personal_decision,
-        )
-        if shown != before:
+        if first_messages(raised) != first_messages(screened):
             notify("screened", raised)
         return raised
+
+
+class TriagePass:
+    """``start(screened, options)``: the model's triage in a worker thread, as a ``PendingTriage`` (None when off)."""
+
+    def __init__(self, triage: ModelTriage, workers: int = 4):
+        self.triage = triage
+        self._workers = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cpqa-triage")
+
+    def start(self, screened: Screened, options: PipelineOptions) -> PendingTriage | None:
+        if not options.safety.model_triage:
+            return None
+        verdict = self._workers.submit(self.triage.assess, screened.question, options.safety.model_triage_max_tokens)
+        return PendingTriage(self.triage, verdict)
 
     def close(self) -> None:
         self._workers.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["TriagePass"]
+__all__ = ["PendingTriage", "TriagePass"]

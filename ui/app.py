@@ -16,7 +16,14 @@ from cpqa.config import NCBI_EUTILS_URL, get_settings  # noqa: E402
 from cpqa.models.encoders import PAPER_MODELS as PAPER_COMPONENTS, resolve  # noqa: E402
 from cpqa.progress import DRAFT_TITLE  # noqa: E402
 from cpqa.documents.boolean_search import uses_local_store  # noqa: E402
-from cpqa.safety.screening import check_question, first_messages, install_log_redaction, prepare  # noqa: E402
+from cpqa.options_file import load_options  # noqa: E402
+from cpqa.safety.screening import (  # noqa: E402
+    check_question,
+    first_messages,
+    install_log_redaction,
+    prepare,
+    translates,
+)
 from cpqa.documents.study_type import badge as study_badge  # noqa: E402
 from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
 
@@ -34,7 +41,6 @@ st.set_page_config(
 def load_pipeline():
     """One pipeline per server: models, indexes and caches are shared by every session; a deployment's options
     file (``CPQA_OPTIONS_FILE``) applies."""
-    from cpqa.options_file import load_options
     from cpqa.pipeline import Pipeline
 
     settings = get_settings()
@@ -197,8 +203,8 @@ def run_question(question: str, history: list[str], options: dict):
     """Screen the question (before any model loads: bad input is refused at once, an urgent message shown at
     once), then ask the pipeline, showing its progress stage by stage; cached per question in the session."""
     settings = get_settings()
-    translated = settings.has_llm  # a language model's triage pass translates a question in another language
-    screened = check_question(question, history=history, translated=translated)
+    safety = load_options(settings.cpqa_options_file).safety  # the deployment's, as the pipeline's
+    screened = check_question(question, history=history, options=safety, translated=translates(settings, safety))
     key = (question, tuple(history), options["mode"], options["years"], options["sources"])
     cache = st.session_state.setdefault("answers", {})
     if key in cache:

@@ -66,10 +66,15 @@ def sentences_of(line: str) -> list[str]:
 _QUOTED_EXTRACT = re.compile(r'^[\s\-*•]*(?:[^"\n]{1,160}:\s*)?"(?P<quote>[^"]{10,})"\s*$')
 
 
+def _unmarked(text: str) -> str:
+    """``text`` without its citation markers, and without the spaces they leave before punctuation."""
+    return re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", text)).strip()
+
+
 def claim_text(sentence: str) -> str:
     """The claim a sentence makes, without citation markers, bullets or quotation marks; of a quoted extract, the
     quote alone (the lead that names its study is the answerer's, not the evidence's)."""
-    bare = re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", sentence)).strip()
+    bare = _unmarked(sentence)
     quoted = _QUOTED_EXTRACT.match(bare)
     if quoted:
         return quoted.group("quote").strip()
@@ -79,7 +84,7 @@ def claim_text(sentence: str) -> str:
 def claims_of(line: str) -> list[str]:
     """A line's claims: its sentences (``sentences_of``), or the whole line when it is a quoted extract, which is one
     claim whatever its full stops ("Corp.", "et al.")."""
-    if _QUOTED_EXTRACT.match(re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", line)).strip()):
+    if _QUOTED_EXTRACT.match(_unmarked(line)):
         return [line]
     return sentences_of(line)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, Sequence
 
 from cpqa.answer.citations import cited_claims
@@ -297,8 +298,8 @@ class Addressing:
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
         """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest
         at most a third missing."""
-        stems = frozenset(content_terms(sentence))
-        record = frozenset(content_terms(record_text)) | stems if record_text else stems
+        stems = _stems(sentence)
+        record = _stems(record_text) | stems if record_text else stems
         others = [s for s in self.subjects if s.kind not in ("disease", "treatment")]
         if not all(s.named_in(stems) for s in self.subjects if s.kind == "treatment"):
             return False
@@ -310,6 +311,12 @@ class Addressing:
     def addresses(self, sentence: str, record_text: str = "") -> bool:
         """Whether ``sentence`` (from a record holding ``record_text``) answers one of the question's needs."""
         return any(states(sentence, need) for need in self.needs) and self.names_subject(sentence, record_text)
+
+
+@lru_cache(maxsize=256)
+def _stems(text: str) -> frozenset[str]:
+    """Content stems of a text; kept, since every sentence of a passage is judged against the same record text."""
+    return frozenset(content_terms(text))
 
 
 def record_text(passage: Passage) -> str:

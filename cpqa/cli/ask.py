@@ -234,7 +234,7 @@ def ask(
     from rich.console import Console
 
     from cpqa.config import get_settings
-    from cpqa.safety.screening import InvalidQuestion, check_question, first_messages
+    from cpqa.safety.screening import InvalidQuestion, check_question, first_messages, translates
 
     settings = get_settings()
     options = pipeline_options(settings, options_file, option)
@@ -242,8 +242,7 @@ def ask(
         return ask_many(questions, settings, options, mode=mode, years=years, sources=source or None)
     assert question is not None  # exactly one of QUESTION and --questions (checked above)
     try:  # bad input is refused, and an urgent message shown, before any model loads
-        translated = settings.has_llm and options.safety.model_triage  # a model translates other languages
-        screened = check_question(question, options=options.safety, translated=translated)
+        screened = check_question(question, options=options.safety, translated=translates(settings, options.safety))
     except InvalidQuestion as exc:
         fail(str(exc))
     console = Console(stderr=json_out)

@@ -108,12 +108,8 @@ class ModelTriage:
         if verdict.failure:
             return screened
         update: dict = {"by_model": True}
-        if verdict.referral == "dosing":
-            update["personal_dosing"] = True
-        elif verdict.referral == "interaction":
-            update["personal_interaction"] = True
-        elif verdict.referral == "decision":
-            update["personal_decision"] = True
+        if verdict.referral in REFERRALS[1:]:  # Screened's personal_dosing, _interaction or _decision
+            update[f"personal_{verdict.referral}"] = True
         if not screened.language_ok and verdict.english.strip():
             update.update(language=verdict.language, english=verdict.english.strip())
         raised = screened.model_copy(update=update)

@@ -38,6 +38,7 @@ __all__ = [
     "InvalidQuestion",
     "Screened",
     "check_question",
+    "translates",
     "prepare",
     "scrub_phi",
     "PHIRedaction",
@@ -261,6 +262,12 @@ def _is_english(text: str, foreign_confidence: float) -> bool:
 
 
 # ---------------------------------------------------------------- screening
+def translates(settings: Settings, safety: SafetyOptions) -> bool:
+    """Whether a language model's triage pass will read (and translate) a question in another language, so the
+    screen does not refuse it: a model is configured and the pass is on."""
+    return settings.has_llm and safety.model_triage
+
+
 def check_question(
     text: str | None,
     meaning: "MeaningTriage | None" = None,
