@@ -177,6 +177,12 @@ class PassageOptions(_Section):
         "studies move this many places down the reranked list, so human clinical "
         "evidence is read first (0: off; clinician mode: off)",
     )
+    urgent_top_n: int = Field(
+        default=3,
+        ge=1,
+        description="an urgent question's evidence: at most this many passages, from human studies only (the urgent "
+        "message is what the person needs; the evidence stays short)",
+    )
     matryoshka_dim: int | None = Field(
         default=None, ge=1, description="passage embedding size (paper profile); fixed when the pipeline loads"
     )

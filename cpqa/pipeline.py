@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 
 from cpqa.answer.answerer import Answerer
-from cpqa.answer.messages import DISCLAIMERS, NEEDS_LLM
+from cpqa.answer.messages import DISCLAIMERS, NEEDS_LLM, SEARCH_FAILED
 from cpqa.answer.extractive import is_specialist
 from cpqa.answer.postedit import after_writing, record_share
 from cpqa.answer.refine import Refiner, write_answer
@@ -202,15 +202,16 @@ class Pipeline:
                 text=screened.refusal or "",
                 abstained=True,
                 written_by="triage",
-                urgent=screened.urgent,
                 notices=[n for n in screened.notices if n != screened.refusal],
             )
         else:
-            answer = self._answer_or_triage(screened, options, trace, notify, progress is not None, pending)
+            answer, screened = self._answer_or_triage(screened, options, trace, notify, progress is not None, pending)
+        # What the screen found reaches the person on every path: the urgent message and the referral.
         answer = answer.model_copy(
             update={
                 "disclaimer": answer.disclaimer or DISCLAIMERS[options.answer.mode],
                 "urgent": answer.urgent or screened.urgent,
+                "referral": answer.referral or screened.referral,
             }
         )
         trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
@@ -271,17 +272,26 @@ class Pipeline:
         notify: Callable[..., None],
         stream: bool,
         pending: PendingTriage | None = None,
-    ) -> Answer:
+    ) -> tuple[Answer, Screened]:
+        """The answer, and the screen as the model's triage pass left it (a flag raised, never lowered)."""
         try:
             return self._answer(screened, options, trace, notify, stream, pending)
         except Exception as exc:
             if pending is not None and not pending.done():
                 screened = pending.join(screened, trace, notify)
-            if screened.urgent is None:
+            if screened.urgent is None and screened.referral is None:
                 raise
-            # An urgent question always gets its urgent-care message, even when retrieval fails.
-            trace.warn(f"evidence retrieval failed after urgent triage: {type(exc).__name__}")
-            return Answer(text="", written_by="triage", urgent=screened.urgent, notices=screened.notices)
+            # An urgent question always gets its urgent-care message, and a referral its referral, even when
+            # retrieval fails.
+            trace.warn(f"evidence retrieval failed after screening: {type(exc).__name__}")
+            answer = Answer(
+                text=SEARCH_FAILED,
+                abstained=True,
+                written_by="triage",
+                urgent=screened.urgent,
+                notices=screened.notices,
+            )
+            return answer, screened
 
     def _answer(
         self,
@@ -291,7 +301,7 @@ class Pipeline:
         notify: Callable[..., None],
         stream: bool,
         pending: PendingTriage | None = None,
-    ) -> Answer:
+    ) -> tuple[Answer, Screened]:
         """``pending``: the model's triage running beside the search, joined before the answer is written."""
         rewrite = self._rewrite(screened, options, trace, notify)
         # With dialogue history the distilled search intent is the self-contained question.
@@ -299,9 +309,9 @@ class Pipeline:
         if options.rewrite.adaptive_retrieval:
             unretrieved = self._without_retrieval(asked, rewrite, options, screened, trace)
             if unretrieved is not None:
-                return unretrieved
+                return unretrieved, screened
         found = self._documents(rewrite, options, trace, notify)
-        context = self.finder.find(found, rewrite, options, trace, notify)
+        context = self.finder.find(found, rewrite, options, trace, notify, urgent=screened.urgent is not None)
         if pending is not None:
             screened = pending.join(screened, trace, notify)
         notify("answer")
@@ -315,7 +325,7 @@ class Pipeline:
         answer, warnings = after_writing(answer, rewrite.concepts, context, self.record_share, options.answer)
         for warning in warnings:
             trace.warn(warning)
-        return answer
+        return answer, screened
 
     def _rewrite(
         self,

@@ -184,6 +184,9 @@ class Answer(BaseModel):
     disclaimer: str = ""
     written_by: Literal["llm", "extractive", "triage"] = "extractive"
     urgent: str | None = None  # urgent-care message, shown first
+    # the care-team or pharmacist referral (personal dosing, one's own medicines together, a personal treatment
+    # decision), shown after the urgent message on every path: an answer, an abstention, no evidence, an error
+    referral: str | None = None
     notices: list[str] = Field(default_factory=list)  # e.g. "question truncated", "personal details removed"
     removed_sentences: list[RemovedSentence] = Field(default_factory=list)  # unsupported by what they cite
     # Whether the answer's sentences address what was asked (cpqa.answer.intent); False: it says first that the

@@ -7,12 +7,12 @@ import re
 import pytest
 
 from cpqa.answer.answerer import Answerer, format_evidence
-from cpqa.answer.messages import ASK_CARE_TEAM, DISCLAIMERS, EXTRACTIVE_LABEL, STREAM_CUT, UNSUPPORTED
+from cpqa.answer.messages import DISCLAIMERS, EXTRACTIVE_LABEL, STREAM_CUT, UNSUPPORTED
 from cpqa.answer.citations import check_citations, whole_sentences
 from cpqa.answer.verify import VERIFY_TOOL
 from cpqa.config import get_settings
 from cpqa.models.llm import Claude
-from cpqa.safety.screening import check_question
+from cpqa.safety.screening import DOSING_REFERRAL, check_question
 from cpqa.testing.anthropic_standin import Reply
 from cpqa.types import Passage
 from cpqa.evaluation.evaluations.multiple_choice import BASELINE_LABEL, choose
@@ -148,15 +148,15 @@ def test_patient_and_clinician_prompts_differ_as_specified(api, answerer):
         assert "Never give personal medical instructions" in system
 
 
-def test_personal_dosing_forbids_instructions_and_adds_the_care_team_line(api, answerer):
+def test_personal_dosing_forbids_instructions_and_carries_the_care_team_referral(api, answerer):
     api.script(tool_answer("Studies used 20 mg daily [PMID:11111111].", citations=["11111111"]))
     screened = check_question("How much tamoxifen should I take?")
     answer = answerer.answer(screened.question, PASSAGES, "patient", screened=screened)
     system, _ = sent(api)
     assert "asking about their own dose" in system and "must ask their care team" in system
-    assert answer.text.endswith(ASK_CARE_TEAM)
+    assert answer.referral == DOSING_REFERRAL and DOSING_REFERRAL not in answer.text  # a field, shown apart
     plain = answerer.answer("What is the usual dose of tamoxifen?", PASSAGES, "patient")
-    assert "asking about their own dose" not in sent(api)[0] and ASK_CARE_TEAM not in plain.text
+    assert "asking about their own dose" not in sent(api)[0] and plain.referral is None
 
 
 def test_screened_urgent_message_and_notices_are_carried(api, answerer):
@@ -372,9 +372,9 @@ def test_extractive_answer_abstains_on_thin_evidence(offline):
     assert offline.answer(QUESTION, [], "clinician").abstained
 
 
-def test_extractive_personal_dosing_still_says_ask_your_care_team(offline):
+def test_extractive_personal_dosing_still_refers_to_the_care_team_without_a_screen(offline):
     answer = offline.answer("How much tamoxifen should I take for breast cancer side effects?", PASSAGES)
-    assert answer.text.endswith(ASK_CARE_TEAM)
+    assert answer.referral == DOSING_REFERRAL
 
 
 def test_offline_multiple_choice_scores_options_against_the_evidence(offline):

@@ -20,7 +20,6 @@ from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG
 from cpqa.answer.verify import TREATMENT_REFERRAL, SupportChecker
 from cpqa.answer.extractive import quote_line, rank_sentences, select_answer
 from cpqa.answer.messages import (
-    ASK_CARE_TEAM,
     DISCLAIMERS,
     EXTRACTIVE_LABEL,
     NO_EVIDENCE,
@@ -35,7 +34,7 @@ from cpqa.passages.evidence import addresses_reader
 from cpqa.models.llm import LLM, LLMError, LLMStreamCut, LLMUnavailable, ToolSpec
 from cpqa.safety.phi import scrub_phi
 from cpqa.prompts import escape, evidence_tag, template
-from cpqa.safety.screening import Screened
+from cpqa.safety.screening import DOSING_REFERRAL, Screened
 from cpqa.safety.triage import is_personal_dosing
 from cpqa.types import Answer, ComponentChoice, Mode, Passage
 
@@ -166,9 +165,10 @@ class Answerer:
         # What the screen found is read, not derived again; a caller without a screen gets the same checks here.
         if screened is None:
             question = scrub_phi(question).text
-            personal = is_personal_dosing(question)
+            referral = DOSING_REFERRAL if is_personal_dosing(question) else None
         else:
-            personal = screened.personal_dosing or screened.personal_interaction or screened.personal_decision
+            referral = screened.referral
+        personal = referral is not None
         notices: list[str] = []
         addressing = Addressing.of(question, concepts)
         language = screened.language if screened is not None else "English"
@@ -193,12 +193,9 @@ class Answerer:
             result = self._verified(result, passages, options.support)
         if result.written_by == "llm" and not result.abstained and language == "English":  # the rule reads English
             result = judged(result, passages, addressing)
-        text = result.text
-        if personal and ASK_CARE_TEAM not in text:
-            text = f"{text}\n\n{ASK_CARE_TEAM}"
         return result.model_copy(
             update={
-                "text": text,
+                "referral": referral,  # a field of its own, shown after the urgent message, whatever the answer
                 "disclaimer": DISCLAIMERS[mode],
                 # an amber sign's "tell your care team today" comes first among the notices
                 "notices": ([screened.care_soon] if screened and screened.care_soon else [])

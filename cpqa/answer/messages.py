@@ -13,10 +13,6 @@ DISCLAIMERS: dict[str, str] = {
         "and current guidelines before clinical use."
     ),
 }
-ASK_CARE_TEAM = (
-    "Please ask your care team (your oncologist, nurse or pharmacist) about your own dose or before stopping "
-    "or changing any treatment: published evidence cannot tell you what is right for you."
-)
 EXTRACTIVE_LABEL = (
     "Evidence extracts, not written by a language model: the sentences from the retrieved "
     "studies that best match your question, quoted as published."
@@ -34,6 +30,7 @@ THIN_EVIDENCE = (
     "The evidence found does not answer this question closely enough to quote an answer. "
     "Try rephrasing it, or ask your care team."
 )
+SEARCH_FAILED = "The evidence search failed, so no answer can be given now. Please try again later."
 UNSUPPORTED = "The evidence found does not support an answer to this question."
 STREAM_CUT = (
     "The connection to the language model broke while the answer was being written: this is the part that "

@@ -20,6 +20,8 @@ from cpqa.types import Answer
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 PATH_NAMES = {"E1": "semantic search", "E2": "PubMed Boolean search", "BM25": "keyword search"}
+CATEGORY_NAMES = {"E1": "semantic search (E1)", "E2": "Boolean search (E2)", "E3": "semantic + Boolean (E3)"}
+SOURCE_NAMES = {"D1": "abstract (D1)", "D2": "PMC review (D2)", "D3": "PMC full text (D3)"}
 SAMPLE_HINT = "../shared/data/corpus/pubmed_sample.xml.gz"
 
 
@@ -82,7 +84,7 @@ class ProgressDisplay:
 
         if event.stage == "screened" and event.screened is not None:
             new = [m for m in first_messages(event.screened) if m not in self.shown]
-            show_first(new, event.screened.urgent, self.live.console)
+            show_first(new, event.screened.urgent, self.live.console, event.screened.referral)
             self.shown.extend(new)
         self.spinner.update(text=event.label + "...")
         if event.stage == "drafting" and self.show_draft:
@@ -99,27 +101,32 @@ class ProgressDisplay:
         self.live.__exit__(exc_type, exc, traceback)
 
 
-def show_first(messages: list[str], urgent: str | None, console) -> None:
-    """The screening result, printed before any model loads: the urgent-care message in a red panel, then notes."""
+def show_first(messages: list[str], urgent: str | None, console, referral: str | None = None) -> None:
+    """The screening result, printed before any model loads: the urgent-care message in a red panel, the referral
+    in a yellow one, then notes."""
     from rich.panel import Panel
 
     for message in messages:
         if message == urgent:
             console.print(Panel(escape(message), title="Urgent", border_style="bold red"))
+        elif message == referral:
+            console.print(Panel(escape(message), title="Ask your care team", border_style="yellow"))
         else:
             console.print(f"[yellow]Note:[/] {escape(message)}")
 
 
 def render(answer: Answer, trace: RetrievalTrace, console, shown: Sequence[str] = (), evidence: bool = False) -> None:
-    """What a person reads, at any width: the urgent message first (unless ``shown`` already), the answer, the
-    numbered references by title, the disclaimer. ``evidence`` adds what a researcher checks: the evidence passages,
-    the models, the sentences the support check removed, internal flags and warnings (``--json`` has all of it)."""
+    """What a person reads, at any width: the urgent message first, the referral, the notices (each once: ``shown``
+    were printed already), the answer, the numbered references by title, the disclaimer. ``evidence`` adds what a
+    researcher checks: the evidence passages, the models, the sentences the support check removed, internal flags
+    and warnings (``--json`` has all of it)."""
     from rich.markdown import Markdown
     from rich.panel import Panel
 
-    show_first([m for m in [answer.urgent, *answer.notices] if m and m not in shown], answer.urgent, console)
+    first = [answer.urgent, answer.referral, *answer.notices]
+    show_first([m for m in first if m and m not in shown], answer.urgent, console, answer.referral)
     label = "Answer (not enough evidence to answer)" if answer.abstained else "Answer"
-    if answer.text:
+    if answer.text and answer.text not in [*shown, *first]:  # a refusal already printed first is not repeated
         # No hyperlinks from an answer's text: the references below carry the only links.
         console.print(Panel(Markdown(number_citations(answer), hyperlinks=False), title=label, border_style="cyan"))
     show_references(answer, trace, console)
@@ -156,9 +163,13 @@ def show_references(answer: Answer, trace: RetrievalTrace, console) -> None:
     console.print(grid)
 
 
+EVIDENCE_CHARS = 400  # of a passage, in --evidence (the whole passage is in --json)
+
+
 def show_evidence(answer: Answer, trace: RetrievalTrace, console) -> None:
-    """``--evidence``: the passages, best first, the models that served, and the checks' details."""
-    from rich.table import Table
+    """``--evidence``: the checks' details, the passages best first and the models that served, each a stacked
+    record (a heading line, then its fields indented), so they read at 80 columns where a wide table would not."""
+    from rich.padding import Padding
 
     for flag in answer.flags:
         console.print(f"[yellow]Flag:[/] {escape(flag)}")
@@ -168,32 +179,27 @@ def show_evidence(answer: Answer, trace: RetrievalTrace, console) -> None:
             f"{escape(removed.sentence)}"
         )
     cited = {pmid: i for i, pmid in enumerate(answer.citations, start=1)}
-    table = Table(title="Evidence passages, best first", show_lines=False)
-    for column in ("cited as", "PMID", "score", "study type", "category", "source", "section", "year", "passage"):
-        table.add_column(column, overflow="fold")
-    for p in trace.passages:
-        text = p.text if len(p.text) <= 160 else p.text[:157] + "..."
-        table.add_row(
-            escape(f"[{cited[p.pmid]}]") if p.pmid in cited else "",
-            p.pmid,
-            f"{p.score:.3f}",
-            study_badge(p.evidence_type),
-            p.category or "",
-            p.source,
-            escape(p.section or ""),
-            str(p.year or ""),
-            escape(text),
-        )
     if trace.passages:
-        console.print(table)
-    models = Table(title=f"Models (profile: {trace.profile})")
-    for column in ("component", "model", "provider", "profile", "why"):
-        models.add_column(column, overflow="fold")
+        console.print("\n[bold]Evidence passages, best first[/]")
+    for rank, p in enumerate(trace.passages, start=1):
+        facts = [
+            f"cited as [{cited[p.pmid]}]" if p.pmid in cited else "not cited",
+            study_badge(p.evidence_type),
+            str(p.year or ""),
+            f"{SOURCE_NAMES.get(p.source, p.source)}",
+            f"found by {CATEGORY_NAMES.get(p.category, p.category)}" if p.category else "",
+            f"score {p.score:.3f}",
+        ]
+        console.print(f"{rank}. PMID {p.pmid}: " + escape(" · ".join(f for f in facts if f)))
+        section = f"Section: {p.section}\n" if p.section else ""
+        text = p.text if len(p.text) <= EVIDENCE_CHARS else p.text[: EVIDENCE_CHARS - 3].rsplit(" ", 1)[0] + "..."
+        console.print(Padding(escape(section + text), (0, 0, 0, 4)))
+    console.print(f"\n[bold]Models (profile: {escape(trace.profile)})[/]")
     for choice in trace.models.values():
-        models.add_row(
-            choice.component, escape(choice.model), choice.provider or "local", choice.profile, escape(choice.reason)
-        )
-    console.print(models)
+        where = f"{choice.provider or 'local'}, {choice.profile} profile"
+        console.print(f"{choice.component}: " + escape(f"{choice.model} ({where})"))
+        if choice.reason:
+            console.print(Padding(escape(choice.reason), (0, 0, 0, 4)))
     for warning in trace.warnings:
         console.print(f"[yellow]Warning:[/] {escape(warning)}")
 
@@ -247,7 +253,7 @@ def ask(
         fail(str(exc))
     console = Console(stderr=json_out)
     shown = first_messages(screened)
-    show_first(shown, screened.urgent, console)
+    show_first(shown, screened.urgent, console, screened.referral)
 
     from cpqa.models.encoders import ModelUnavailable
     from cpqa.pipeline import Pipeline

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from cpqa.documents.hsrdr import DocumentSearch
+from cpqa.documents.study_type import PRECLINICAL
 from cpqa.options import PipelineOptions
 from cpqa.passages.context import apply, context_postprocessors
 from cpqa.passages.dense import PassageRetriever
@@ -30,7 +31,9 @@ class PassageFinder:
         options: PipelineOptions,
         trace: RetrievalTrace,
         notify: Callable[[str], None] = lambda stage: None,
+        urgent: bool = False,
     ) -> list[Passage]:
+        """``urgent``: the question got an urgent message; its evidence is kept short and to human studies."""
         notify("segmentation")
         segments = self.segments
         demotion = options.passages.preclinical_demotion if options.answer.mode == "patient" else 0
@@ -55,6 +58,9 @@ class PassageFinder:
         ranks = {d.candidate.pmid: place for place, d in enumerate(found.documents)}
         search = self.retriever.search(trace.search_intent, nodes, options.passages, variants, demotion, ranks)
         trace.absorb(search)
+        if urgent:
+            human = [p for p in search.passages if p.evidence_type not in PRECLINICAL]
+            search.passages = human[: options.passages.urgent_top_n]
         trace.passages = search.passages
         chain = context_postprocessors(
             options.passages,

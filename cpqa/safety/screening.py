@@ -13,9 +13,9 @@ import logging
 import re
 import unicodedata
 from functools import lru_cache
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from cpqa.config import Settings
 from cpqa.options import SafetyOptions
@@ -55,19 +55,21 @@ ENGLISH_ONLY = (
 )
 
 
+# A referral reaches the person on every path (an answer, an abstention, no evidence, an error), so it never says
+# that evidence follows.
 DECISION_REFERRAL = (
-    "Whether a treatment is right for you is a decision to make with your care team, who know your "
-    "situation. What follows is what the research reports in general, to take to them."
+    "Whether a treatment is right for you is a decision to make with your care team, who know your situation. "
+    "Research can only report what happened to other people in general: take it to them."
 )
 DOSING_REFERRAL = (
-    "Your question is about your own dose or about stopping or changing your own treatment. Only "
-    "your care team can answer that for you: please ask them before you take, stop or change "
-    "anything. What follows is what the research reports in general."
+    "Your question is about your own dose or about stopping or changing your own treatment. Only your care team can "
+    "answer that for you: please ask them before you take, stop or change anything. Research can only report what "
+    "happened to other people in general."
 )
 INTERACTION_REFERRAL = (
     "Whether your own medicines (or foods, drinks and supplements) can be taken together is a question for your "
-    "pharmacist or care team, who know everything you take: please ask them before you combine anything. What "
-    "follows is what the research reports in general."
+    "pharmacist or care team, who know everything you take: please ask them before you combine anything. Research "
+    "can only report what happened to other people in general."
 )
 
 
@@ -95,6 +97,21 @@ class Screened(BaseModel):
     history: list[str] = Field(default_factory=list)  # the earlier turns of a dialogue, personal details removed
     by_meaning: bool = False  # triage by meaning ran (the rules run always)
     by_model: bool = False  # a language model's triage pass ran
+
+    @property
+    def referral(self) -> str | None:
+        """The referrals this question gets, as one message (the decision referral gives way to the dosing one)."""
+        said = [
+            DOSING_REFERRAL if self.personal_dosing else None,
+            INTERACTION_REFERRAL if self.personal_interaction else None,
+            DECISION_REFERRAL if self.personal_decision and not self.personal_dosing else None,
+        ]
+        return " ".join(m for m in said if m) or None
+
+    @model_serializer(mode="wrap")
+    def _with_referral(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The referral message travels with the screen (the SSE ``screened`` event, JSON output)."""
+        return {**handler(self), "referral": self.referral}
 
     @property
     def crisis(self) -> bool:
@@ -128,12 +145,7 @@ def first_messages(screened: Screened) -> list[str]:
     """What a display shows the moment screening ends, before any search: the urgent message first (a crisis line
     before anything else), then the care-team-today message, the referrals and the notices (personal details removed,
     question shortened, language)."""
-    referrals = [
-        DOSING_REFERRAL if screened.personal_dosing else None,
-        INTERACTION_REFERRAL if screened.personal_interaction else None,
-        DECISION_REFERRAL if screened.personal_decision and not screened.personal_dosing else None,
-    ]
-    return [m for m in (screened.urgent, screened.care_soon, *referrals) if m] + list(screened.notices)
+    return [m for m in (screened.urgent, screened.care_soon, screened.referral) if m] + list(screened.notices)
 
 
 _QUOTES = str.maketrans(

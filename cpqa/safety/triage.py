@@ -79,7 +79,8 @@ _DOSING_FORMS = (
     r"(?:dose|dosage|amount)\s+(?:[\w-]+\s+){0,5}(?:right|best|safe|correct|enough|too\s+(?:much|little|high|low))\s+"
     r"(?:\w+\s+){0,2}for\s+(?:me|him|her|my\b)",
     r"(?:right|best|correct|safe|proper)\s+(?:dose|dosage|amount)\s+(?:[\w-]+\s+){0,5}for\s+(?:me|him|her|my\b)",
-    rf"\d+\s*{_UNIT}\b.*\b(?:too\s+(?:much|little|high|low)|enough|safe)\s+for\s+(?:me|him|her)",
+    rf"\d+\s*{_UNIT}\b.*\b(?:too\s+(?:much|little|high|low)|enough|safe|(?:work\s+)?better|more\s+effective|"
+    r"stronger)\s+for\s+(?:me|him|her)",
     rf"(?:should|can|could|may|must)\s+{_WHO}\s+(?:just\s+)?(?:stop|skip|quit|pause|halt|discontinue|come\s+off|"
     r"go\s+off|double|increase|decrease|reduce|lower|halve|change|adjust|cut\s+down)\b",
     r"is\s+it\s+(?:ok|okay|safe|fine|alright|all\s+right)\s+(?:for\s+(?:me|him|her)\s+)?to\s+(?:stop|skip|quit|double|"

@@ -135,13 +135,20 @@ def safety(
     cross_validate: bool = typer.Option(
         False, "--cross-validate", help="also measure the meaning screen's methods on the triage tool's own phrasings"
     ),
+    referral_paths: bool = typer.Option(
+        False,
+        "--referral-paths",
+        help="also ask every referral phrasing through the pipeline (the data home's), as asked and with no evidence "
+        "reachable, and report the referral by answer path",
+    ),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
     json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
 ) -> None:
-    """Triage per category (rules; rules and meaning by each method) and the referrals, on phrasing sets."""
+    """Triage per category (rules; rules and meaning by each method), the referrals, and other languages offline,
+    on phrasing sets; with --referral-paths, the referral on every answer path."""
     from cpqa.config import get_settings
     from cpqa.evaluation.evaluations.triage import cross_validate as validate
-    from cpqa.evaluation.evaluations.triage import language_scores, screen_with, triage_scores
+    from cpqa.evaluation.evaluations.triage import has_english_phrasings, language_scores, screen_with, triage_scores
     from cpqa.models.encoders import load_encoder
     from cpqa.options import SafetyOptions
     from cpqa.safety.meaning import MeaningTriage
@@ -157,9 +164,13 @@ def safety(
     result: dict = {"encoder": choice.model, "default_method": SafetyOptions().triage_method, "sets": {}}
     for path in phrasings:
         try:
-            scores = {name: triage_scores(path, screen) for name, screen in screens.items()}
+            scores: dict = {}
+            if has_english_phrasings(path):
+                scores = {name: triage_scores(path, screen) for name, screen in screens.items()}
             shipped = screens[f"rules_and_{SafetyOptions().triage_method}"]
-            scores["languages_offline"] = language_scores(path, shipped)  # type: ignore[assignment]
+            scores["languages_offline"] = language_scores(path, shipped)
+            if referral_paths:
+                scores["referral_paths"] = _referral_paths(settings, path)
         except (OSError, ValueError, KeyError) as exc:
             fail(f"{path}: {exc}")
         result["sets"][path.name] = scores
@@ -169,9 +180,20 @@ def safety(
     if not json_out:
         for name, scores in result["sets"].items():
             for screen, score in scores.items():
-                if screen != "languages_offline":
+                if screen not in ("languages_offline", "referral_paths"):
                     urgent, referral = score["urgent"], score["referrals"]["any"]
                     typer.echo(
                         f"{name} {screen}: urgent recall {urgent['recall']} precision {urgent['precision']}, "
                         f"referrals recall {referral['recall']} precision {referral['precision']}"
                     )
+
+
+def _referral_paths(settings, path: Path) -> dict:
+    """``referral_paths`` over the data home's pipeline (offline unless a model is configured)."""
+    from cpqa.cli.ask import require_records
+    from cpqa.evaluation.evaluations.referral_paths import referral_paths
+    from cpqa.pipeline import Pipeline
+
+    require_records(settings)
+    with Pipeline(settings) as pipeline:
+        return referral_paths(pipeline, path)

@@ -168,13 +168,13 @@ def cross_validate(encoder, folds: int = 5, seed: int = 13, options: SafetyOptio
     return out
 
 
-def language_scores(path: Path, screen: Screen) -> dict | None:
-    """The set's ``languages`` items: urgent ones that get an urgent message, ordinary ones that do not, and each
-    answered in its own language when refused (``Screened.language``)."""
-    items: Sequence[dict] = json.loads(Path(path).read_text(encoding="utf-8")).get("languages") or []
-    if not items:
-        return None
-    rows = [(item, screen(item["text"])) for item in items]
+def has_english_phrasings(path: Path) -> bool:
+    """Whether the set holds English phrasings (``urgent``, the referrals, ``ordinary``), not only ``languages``."""
+    sets = json.loads(Path(path).read_text(encoding="utf-8"))
+    return any(sets.get(part) for part in ("urgent", "dosing", "interaction", "decision", "ordinary"))
+
+
+def _language_rows(rows: Sequence[tuple[dict, Screened]]) -> dict:
     urgent = [s for item, s in rows if item["urgent"]]
     ordinary = [s for item, s in rows if not item["urgent"]]
     return {
@@ -182,8 +182,32 @@ def language_scores(path: Path, screen: Screen) -> dict | None:
         "urgent_recall": _ratio(sum(s.urgent is not None for s in urgent), len(urgent)),
         "ordinary_false_alarms": _ratio(sum(s.urgent is not None for s in ordinary), len(ordinary)),
         "language_named": _ratio(sum(s.language == item["language"] for item, s in rows), len(rows)),
-        "urgent_misses": [item["text"] for item, s in rows if item["urgent"] and s.urgent is None],
     }
 
 
-__all__ = ["cross_validate", "language_scores", "screen_with", "triage_scores"]
+def language_scores(path: Path, screen: Screen) -> dict | None:
+    """The set's ``languages`` items: urgent ones that get an urgent message, ordinary ones that do not, and each
+    answered in its own language when refused (``Screened.language``); overall, per language and per sign (an
+    item's optional ``sign``)."""
+    items: Sequence[dict] = json.loads(Path(path).read_text(encoding="utf-8")).get("languages") or []
+    if not items:
+        return None
+    rows = [(item, screen(item["text"])) for item in items]
+    languages = sorted({item["language"] for item in items})
+    signs = sorted({item["sign"] for item in items if item.get("sign")})
+    return {
+        **_language_rows(rows),
+        "by_language": {name: _language_rows([r for r in rows if r[0]["language"] == name]) for name in languages},
+        "urgent_recall_by_sign": {
+            sign: _ratio(
+                sum(s.urgent is not None for item, s in rows if item.get("sign") == sign),
+                sum(item.get("sign") == sign for item, _ in rows),
+            )
+            for sign in signs
+        },
+        "urgent_misses": [item["text"] for item, s in rows if item["urgent"] and s.urgent is None],
+        "false_alarms": [item["text"] for item, s in rows if not item["urgent"] and s.urgent is not None],
+    }
+
+
+__all__ = ["cross_validate", "has_english_phrasings", "language_scores", "screen_with", "triage_scores"]
