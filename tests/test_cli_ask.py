@@ -308,3 +308,67 @@ def test_an_urgent_sign_the_models_triage_raises_is_printed_before_the_answer(en
     assert out.count("If you are thinking about suicide") == 1
     answer_starts = out.index("References") if "References" in out else out.index("This is general information")
     assert out.index("If you are thinking about suicide") < answer_starts
+
+
+def _evidence_example():
+    from cpqa.answer.messages import DISCLAIMERS, EXTRACTIVE_LABEL
+    from cpqa.trace import RetrievalTrace
+    from cpqa.types import ComponentChoice, Passage
+
+    passages = [
+        Passage(
+            node_id="a",
+            pmid="18041059",
+            text="BACKGROUND; Despite the advantages from using aromatase inhibitors (AIs) compared with tamoxifen for "
+            "early breast cancer, an unexpectedly elevated number of deaths without recurrence was observed. "
+            + "Thromboembolic events were significantly more frequent in the tamoxifen arm. " * 6,
+            title="Toxic effects of aromatase inhibitors versus tamoxifen: a meta-analysis",
+            journal="J Natl Cancer Inst",
+            year=2008,
+            section="BACKGROUND",
+            category="E3",
+            evidence_type="meta-analysis",
+            score=0.8123,
+        ),
+        Passage(node_id="b", pmid="19299238", text="Hot flashes were common.", year=2009, category="E1", score=0.5),
+    ]
+    models = {
+        "answerer": ComponentChoice(
+            component="answerer",
+            model="extractive evidence answer (embedding similarity)",
+            profile="offline",
+            reason="no language model: ANTHROPIC_API_KEY is not set and CPQA_LLM_BASE_URL is not set",
+        ),
+        "reranker": ComponentChoice(
+            component="reranker", model="BM25 + dense fusion (no cross-encoder weights offline)", profile="offline"
+        ),
+    }
+    answer = Answer(
+        text=f'{EXTRACTIVE_LABEL}\n\n- "Thromboembolic events were significantly more frequent." [PMID:18041059]',
+        citations=["18041059"],
+        flags=["uncited_sentences:1"],
+        disclaimer=DISCLAIMERS["patient"],
+    )
+    return answer, RetrievalTrace(passages=passages, models=models, profile="offline")
+
+
+def test_the_evidence_view_reads_at_80_columns_as_stacked_records():
+    """``--evidence`` at 80 columns, pinned as a snapshot (tests/data/snapshots/ask_evidence_80.txt): one record per
+    passage and per model, a heading line and its fields indented; no table broken into narrow columns, no word cut
+    ("BACKGR" / "OUND", "ANTHROPIC_API_KE" / "Y")."""
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from cpqa.cli.ask import render
+
+    answer, trace = _evidence_example()
+    console = Console(width=80, record=True, force_terminal=False)
+    render(answer, trace, console, evidence=True)
+    text = "\n".join(line.rstrip() for line in console.export_text().splitlines())
+    snapshot = Path(__file__).parent / "data" / "snapshots" / "ask_evidence_80.txt"
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for word in ("BACKGROUND", "ANTHROPIC_API_KEY", "meta-analysis", "18041059"):
+        assert word in text
+    assert "1. PMID 18041059 · cited as [1]\n    Meta-analysis · 2008 · abstract (D1)" in text
+    assert text == snapshot.read_text(encoding="utf-8").rstrip("\n"), text

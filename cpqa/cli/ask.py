@@ -182,24 +182,22 @@ def show_evidence(answer: Answer, trace: RetrievalTrace, console) -> None:
     if trace.passages:
         console.print("\n[bold]Evidence passages, best first[/]")
     for rank, p in enumerate(trace.passages, start=1):
+        console.print(f"{rank}. PMID {p.pmid}" + (escape(f" · cited as [{cited[p.pmid]}]") if p.pmid in cited else ""))
         facts = [
-            f"cited as [{cited[p.pmid]}]" if p.pmid in cited else "not cited",
             study_badge(p.evidence_type),
             str(p.year or ""),
-            f"{SOURCE_NAMES.get(p.source, p.source)}",
+            SOURCE_NAMES.get(p.source, p.source),
             f"found by {CATEGORY_NAMES.get(p.category, p.category)}" if p.category else "",
             f"score {p.score:.3f}",
+            f"section {p.section}" if p.section else "",
         ]
-        console.print(f"{rank}. PMID {p.pmid}: " + escape(" · ".join(f for f in facts if f)))
-        section = f"Section: {p.section}\n" if p.section else ""
         text = p.text if len(p.text) <= EVIDENCE_CHARS else p.text[: EVIDENCE_CHARS - 3].rsplit(" ", 1)[0] + "..."
-        console.print(Padding(escape(section + text), (0, 0, 0, 4)))
+        console.print(Padding(escape(" · ".join(f for f in facts if f) + "\n" + text), (0, 0, 0, 4)))
     console.print(f"\n[bold]Models (profile: {escape(trace.profile)})[/]")
     for choice in trace.models.values():
-        where = f"{choice.provider or 'local'}, {choice.profile} profile"
-        console.print(f"{choice.component}: " + escape(f"{choice.model} ({where})"))
-        if choice.reason:
-            console.print(Padding(escape(choice.reason), (0, 0, 0, 4)))
+        console.print(f"{choice.component}")
+        said = f"{choice.model} ({choice.provider or 'local'}, {choice.profile} profile)"
+        console.print(Padding(escape(said + (f"\n{choice.reason}" if choice.reason else "")), (0, 0, 0, 4)))
     for warning in trace.warnings:
         console.print(f"[yellow]Warning:[/] {escape(warning)}")
 
