@@ -509,6 +509,22 @@ def test_citation_markers_are_normalised_and_checked(text, expected_text, citati
     assert check.uncited_sentences == 0
 
 
+def test_a_patient_page_section_is_cited_by_its_key_never_as_a_pmid():
+    """``[NIH:key]`` cites a section of an NIH patient page; the digits of its key are never read as a PMID."""
+    from cpqa.answer.citations import MARKER, marker_pmids
+
+    known = {"cancergov-0000001_1-2", "11111111"}
+    text = "Fever is a sign [NIH:cancergov-0000001_1-2]. It is treated [PMID 11111111; NIH: cancergov-0000001_1-2]."
+    check = check_citations(text, known)
+    assert check.text == (
+        "Fever is a sign [NIH:cancergov-0000001_1-2]. It is treated [PMID:11111111, NIH:cancergov-0000001_1-2]."
+    )
+    assert check.citations == ["cancergov-0000001_1-2", "11111111"]
+    assert [marker_pmids(m.group(0)) for m in MARKER.finditer("[NIH:ghr-0000001-2]")] == [["ghr-0000001-2"]]
+    unknown = check_citations("A made-up page says so [NIH:cancergov-9999999_9-9].", known)
+    assert unknown.text == "" and unknown.unknown == ["cancergov-9999999_9-9"]
+
+
 def test_unaddressed_names_treatments_the_evidence_never_mentions():
     from cpqa.rewrite.concepts import Concept
     from cpqa.answer.extractive import unaddressed

@@ -1,9 +1,11 @@
 """Checking the citations of a generated answer against the evidence it was given.
 
-Citation markers (``[PMID:123]``, ``[PMID 123, 456]``, ``[123; 456]``, ``(PMID: 123)``) are parsed sentence by
-sentence. PMIDs that are not in the evidence are removed and flagged; a sentence whose every citation was
-unknown is removed (its claim has no support), and sentences that cite nothing are counted, so a reader of
-the flags can see how well grounded the answer is. Valid markers are rewritten to one form, ``[PMID:123]``.
+Citation markers (``[PMID:123]``, ``[PMID 123, 456]``, ``[123; 456]``, ``(PMID: 123)``, and for a section of an NIH
+patient page ``[NIH:cancergov-0000001_1-2]``) are parsed sentence by sentence. Records that are not in the evidence
+are removed and flagged; a sentence whose every citation was unknown is removed (its claim has no support), and
+sentences that cite nothing are counted, so a reader of the flags can see how well grounded the answer is. Valid
+markers are rewritten to one form, ``[PMID:123]`` or ``[NIH:key]``. A record's key is its PMID, or a patient section's
+key (``PatientSection.key``), which is never shaped like a PMID.
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_ID = r"(?:PMID\s*[:#]?\s*)?\d{1,9}"
+PATIENT_KEY = r"[a-z][a-z0-9]*-\d[\w-]*"  # a patient page section's key: collection slug, MedQuAD's qid
+_ID = rf"(?:(?:PMID\s*[:#]?\s*)?\d{{1,9}}|NIH\s*:\s*{PATIENT_KEY})"
 MARKER = re.compile(
     rf"\[\s*{_ID}(?:\s*[,;]\s*{_ID})*\s*\]"
     rf"|\(\s*PMIDs?\s*[:#]?\s*\d{{1,9}}(?:\s*[,;]\s*{_ID})*\s*\)",
     re.IGNORECASE,
 )
-_DIGITS = re.compile(r"\d{1,9}")
+_KEYS = re.compile(rf"NIH\s*:\s*({PATIENT_KEY})|(\d{{1,9}})")
 # Sentence ends: after . ! ? (optionally followed by closing quotes/brackets) and whitespace.
 # The closing quote or bracket stays with its sentence (a quoted extract keeps both its quotation marks).
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))\s+(?=\S)")
@@ -42,12 +45,18 @@ class CitationCheck:
 
 
 def marker_pmids(marker: str) -> list[str]:
-    """The PMIDs a citation marker (a ``MARKER`` match) names, in order, without repeats."""
-    return list(dict.fromkeys(_DIGITS.findall(marker)))
+    """The record keys a citation marker (a ``MARKER`` match) names, in order, without repeats: PMIDs, and patient
+    sections' keys (never read as PMIDs: the digits inside a key are part of it)."""
+    return list(dict.fromkeys(patient or pmid for patient, pmid in _KEYS.findall(marker)))
+
+
+def citation_label(key: str) -> str:
+    """How a record is cited in an answer's text: ``PMID:123``, or ``NIH:key`` for a patient page's section."""
+    return f"PMID:{key}" if key.isdigit() else f"NIH:{key}"
 
 
 def format_citation(pmids: list[str]) -> str:
-    return "[" + ", ".join(f"PMID:{p}" for p in pmids) + "]"
+    return "[" + ", ".join(citation_label(p) for p in pmids) + "]"
 
 
 def sentences_of(line: str) -> list[str]:
