@@ -118,16 +118,18 @@ def test_the_refusal_is_written_in_the_askers_language(text, language, said):
 
 
 @pytest.mark.parametrize(
-    "text,first",
+    "text,first,english",
     [
-        ("Tengo fiebre de 39 después de la quimio, ¿qué hago?", "URGENTE"),
-        ("我化疗后发烧39度，怎么办？", "紧急"),
-        ("Je veux en finir, je n'en peux plus", "Si vous pensez au suicide"),
+        ("Tengo fiebre de 39 después de la quimio, ¿qué hago?", "URGENTE", "URGENT: your message describes"),
+        ("我化疗后发烧39度，怎么办？", "紧急", "URGENT: your message describes"),
+        ("Je veux en finir, je n'en peux plus", "Si vous pensez au suicide", "call or text 988"),
     ],
 )
-def test_an_urgent_sign_in_another_language_gets_the_urgent_message_first_in_it(text, first):
-    screened = check_question(text)
-    assert screened.urgent.startswith(first) and "URGENT" in screened.urgent or "988" in screened.urgent
+def test_an_urgent_sign_in_another_language_gets_the_urgent_message_first_in_it(text, first, english):
+    """The message in the asker's language comes first, then the English message in full."""
+    urgent = check_question(text).urgent
+    assert urgent is not None and urgent.startswith(first)
+    assert english in urgent and urgent.index(english) > urgent.index(first)
 
 
 @pytest.mark.parametrize(
