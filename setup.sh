@@ -45,6 +45,7 @@ if [ "$DATA" = 1 ]; then
         cpqa ingest pubmed "$SHARED/corpus/pubmed_sample.xml.gz"
         cpqa ingest pmc "$SHARED"/corpus/pmc/*
         cpqa ingest mesh "$SHARED/mesh"
+        cpqa ingest medquad "$SHARED/medquad"/*_QA*
         cpqa index build --no-passages
         if [ "$WAIT" = 1 ]; then
             cpqa index passages

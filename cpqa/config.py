@@ -91,6 +91,11 @@ class Settings(BaseSettings):
         return self.home / "store.sqlite"
 
     @property
+    def patient_store_path(self) -> Path:
+        """NIH patient-information sections (``cpqa ingest medquad``)."""
+        return self.home / "patient.sqlite"
+
+    @property
     def index_dir(self) -> Path:
         return self.home / "index"
 

@@ -236,3 +236,30 @@ class RetrievedDocument(BaseModel):
 
     candidate: Candidate
     article: Article
+
+
+# ---------------------------------------------------------------- patient information
+class PatientSection(BaseModel):
+    """One section of an NIH patient-information page (MedQuAD today; MedlinePlus / PDQ in the same shape,
+    ``cpqa.sources.patient_pages``): what a patient can read beside the PubMed evidence."""
+
+    key: str  # the citation key, "cancergov-0000001_1-2": collection slug + "-" + MedQuAD's qid; never a PMID's shape
+    site: str  # who publishes it, as a reader names it: "cancer.gov (NCI)", "MedlinePlus (NLM)", ...
+    collection: str  # "1_CancerGov_QA"
+    page: str  # "1_CancerGov_QA/0000001_1": collection + "/" + file, the unit the evaluation splits use
+    url: str
+    focus: str  # the condition
+    title: str  # the page's title as a reader knows it: "Adult Acute Lymphoblastic Leukemia Treatment (PDQ)"
+    kind: str  # MedQuAD's question type: "symptoms", "treatment", ...
+    heading: str  # the section heading a reader sees: "Signs and symptoms"
+    question: str = ""  # MedQuAD's question: for evaluation only, never indexed or searched
+    text: str  # the section's text, cleaned; lines: paragraphs and "- " list items
+
+
+class PatientHit(BaseModel):
+    """A patient section found for a question, with its fused score and the rank each path gave it."""
+
+    section: PatientSection
+    score: float  # the reciprocal-rank fusion of the paths
+    bm25_rank: int | None = None
+    dense_rank: int | None = None

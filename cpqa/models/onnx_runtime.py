@@ -194,11 +194,24 @@ def torch_forward(model_id: str, head: Head, device: str) -> Forward:
     return forward
 
 
+SHIPPED = "model-int8.onnx"  # a model trained here ships as its int8 graph alone (cpqa/models/trained/)
+
+
+def shipped_graph(model_id: str) -> Path | None:
+    """The int8 ONNX graph a model folder ships instead of weights, if it is one."""
+    path = Path(model_id) / SHIPPED
+    return path if path.is_file() else None
+
+
 def load_forward(model_id: str, head: Head, runtime: Runtime, device: str, cache: Path) -> Forward:
-    """The model's forward pass on ``runtime``; the ONNX runtimes run on the CPU only (a GPU runs torch)."""
+    """The model's forward pass on ``runtime``; the ONNX runtimes run on the CPU only (a GPU runs torch). A model
+    that ships only its int8 graph runs it on any runtime (it has no weights for another)."""
+    shipped = shipped_graph(model_id)
+    if shipped is not None:
+        return onnx_forward(shipped)
     if runtime == "torch" or device != "cpu":
         return torch_forward(model_id, head, device)
     return onnx_forward(onnx_file(cache, model_id, head, runtime))
 
 
-__all__ = ["RUNTIMES", "Runtime", "check_runtime", "load_forward", "onnx_file"]
+__all__ = ["RUNTIMES", "SHIPPED", "Runtime", "check_runtime", "load_forward", "onnx_file", "shipped_graph"]

@@ -1,0 +1,82 @@
+"""``cpqa ingest medquad DIR...``: MedQuAD's NIH patient pages into the patient store, and their search index.
+
+Every collection is read and checked before anything is written (a bad file changes nothing); sections are then
+upserted by content (a second run adds nothing), and the patient search index (``cpqa.documents.patient_search``)
+is built with the pipeline's sentence embedder unless it already matches the store. Prints a JSON summary.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+import typer
+
+from cpqa.config import Settings
+from cpqa.sources.patient_pages import medquad_files, read_medquad
+from cpqa.sources.patient_store import PatientStore
+
+
+def ingest_medquad(settings: Settings, paths: list[Path], index: bool = True) -> dict:
+    """Load the collections into the patient store (and build its index); the summary as a dict."""
+    start = time.perf_counter()
+    files = medquad_files(paths)  # a missing path or an empty folder fails before anything is read
+    sections = list(read_medquad(files))
+    read_s = time.perf_counter() - start
+    with PatientStore(settings.patient_store_path) as store:
+        upserted = store.upsert(sections)
+        stored_s = time.perf_counter() - start - read_s
+        summary: dict = {
+            "files": len(files),
+            "sections": dict(sorted(Counter(s.collection for s in sections).items())),
+            "read": len(sections),
+            **upserted.as_dict(),
+            "store": {"path": str(store.path), "sections": store.count()},
+            "index": None,
+        }
+        if index:
+            summary["index"] = build_patient_index(settings, store)
+    summary["seconds"] = {
+        "read": round(read_s, 2),
+        "store": round(stored_s, 2),
+        "total": round(time.perf_counter() - start, 2),
+    }
+    return summary
+
+
+def build_patient_index(settings: Settings, store: PatientStore) -> dict:
+    """The patient search index over the store, rebuilt only when it no longer matches (store or encoder)."""
+    from cpqa.documents.patient_search import PatientIndex, patient_index_dir, saved_state  # LlamaIndex: on use
+    from cpqa.models.encoders import load_encoder
+
+    start = time.perf_counter()
+    encoder, choice = load_encoder("sentence_embedder", settings)
+    directory = patient_index_dir(settings)
+    current = saved_state(store, encoder, directory)
+    built = PatientIndex.open(store, encoder, directory)
+    return {
+        "path": str(directory),
+        "sections": len(built.keys),
+        "encoder": choice.model,
+        "runtime": choice.runtime,
+        "rebuilt": current is None,
+        "bytes": sum(p.stat().st_size for p in directory.rglob("*") if p.is_file()),
+        "seconds": round(time.perf_counter() - start, 2),
+    }
+
+
+def ingest_medquad_command(
+    paths: list[Path] = typer.Argument(..., help="MedQuAD collection folders (e.g. ../shared/data/medquad/*_QA*)"),
+    index: bool = typer.Option(True, "--index/--no-index", help="build the patient search index (default: yes)"),
+) -> None:
+    """Load NIH patient pages (MedQuAD) into the patient store and index them for search (idempotent)."""
+    from cpqa.cli.common import fail
+    from cpqa.config import get_settings
+
+    try:
+        summary = ingest_medquad(get_settings(), paths, index=index)
+    except (OSError, ValueError) as exc:
+        fail(str(exc), code=1)
+    typer.echo(json.dumps(summary, indent=2))
