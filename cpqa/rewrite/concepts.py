@@ -1,6 +1,7 @@
 """Rule-based query processing: spelling, normalisation, key concepts and intent of a question.
 
-A question is split into runs of content words (stopwords and punctuation end a run). Inside a run the
+A question's lay phrases ("womb cancer", "blood in my poo"; ``lay_terms``) become concepts of their clinical terms
+first. The rest is split into runs of content words (stopwords and punctuation end a run). Inside a run the
 longest phrase the vocabulary knows becomes one concept (with its MeSH heading and synonyms); a
 hyphenated compound or a phrase followed by its abbreviation in brackets ("biochemical recurrence (BCR)", the
 span found by NCBI's Ab3P) becomes one phrase concept; every other content word is a concept of its own. Words too
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 from pydantic import BaseModel, Field
 
+from cpqa.rewrite.lay_terms import SEARCHED, LayMatch, lay_matches
+from cpqa.rewrite.lay_terms import read as read_lay
 from cpqa.rewrite.vocabulary import Kind, Term, Vocabulary, phrase_key
 from cpqa.rewrite.word_forms import normalize_word
 from cpqa.words import STOPWORDS
@@ -90,6 +93,7 @@ class ProcessedQuestion(BaseModel):
     concepts: list[Concept]
     intent: Intent
     corrections: dict[str, str] = Field(default_factory=dict)
+    lay: dict[str, list[str]] = Field(default_factory=dict)  # lay phrase -> the clinical terms searched for it
 
 
 _INTENT_PATTERNS = [
@@ -157,21 +161,14 @@ def process_question(question: str, vocab: Vocabulary) -> ProcessedQuestion:
             concepts.setdefault(key, concept)
 
     defined = defined_abbreviations(question)
-    for run in _runs(question):
-        words = _corrected([w.lower() for w, _ in run], vocab, corrections)
-        abbr = run[-1][1]
-        tail: list[str] = []
-        if abbr:
-            span = max(1, _abbreviated_span(words, abbr, defined))
-            words, tail = words[:-span], words[-span:]
-        _add_words(words, vocab, add)
-        if abbr and tail:  # tail is only cut off after an abbreviation
-            surface = " ".join(tail)
-            term = vocab.lookup(surface)
-            if term:
-                add(_known(surface, term, extra=[abbr]))
-            else:
-                add(Concept(text=surface, phrases=[_as_phrase(surface), abbr]))
+    lay = lay_matches(question, vocab)
+    start = 0
+    for match in [*lay, None]:  # the text between lay phrases in runs; each lay phrase one concept
+        for run in _runs(question[start : match.start if match else len(question)]):
+            _add_run(run, vocab, defined, corrections, add)
+        if match is not None:
+            add(_lay(match, vocab))
+            start = match.end
     normalized = question
     for wrong, right in corrections.items():
         normalized = re.sub(rf"\b{re.escape(wrong)}\b", right, normalized, flags=re.IGNORECASE)
@@ -181,6 +178,44 @@ def process_question(question: str, vocab: Vocabulary) -> ProcessedQuestion:
         concepts=list(concepts.values()),
         intent=detect_intent(normalized),
         corrections=corrections,
+        lay={m.surface: list(m.term.clinical[:SEARCHED]) for m in lay},
+    )
+
+
+def _add_run(
+    run: list[tuple[str, str | None]],
+    vocab: Vocabulary,
+    defined: dict[str, str],
+    corrections: dict[str, str],
+    add: Callable[[Concept], None],
+) -> None:
+    """One run's concepts: known phrases, single words, and a phrase its bracketed abbreviation names."""
+    words = _corrected([w.lower() for w, _ in run], vocab, corrections)
+    abbr = run[-1][1]
+    tail: list[str] = []
+    if abbr:
+        span = max(1, _abbreviated_span(words, abbr, defined))
+        words, tail = words[:-span], words[-span:]
+    _add_words(words, vocab, add)
+    if abbr and tail:  # tail is only cut off after an abbreviation
+        surface = " ".join(tail)
+        term = vocab.lookup(surface)
+        if term:
+            add(_known(surface, term, extra=[abbr]))
+        else:
+            add(Concept(text=surface, phrases=[_as_phrase(surface), abbr]))
+
+
+def _lay(match: LayMatch, vocab: Vocabulary) -> Concept:
+    """A lay phrase as the concept of its clinical terms: "womb cancer" searched as endometrial cancer."""
+    reading = read_lay(match, vocab)
+    return Concept(
+        text=match.surface,
+        phrases=reading.phrases,
+        synonyms=reading.synonyms,
+        mesh=reading.mesh,
+        kind=reading.kind,
+        core=reading.kind == "disease",
     )
 
 

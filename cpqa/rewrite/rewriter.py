@@ -5,7 +5,9 @@ writes is checked with ``cpqa.sources.boolean``; a broken one is repaired when s
 (quotes, brackets, dangling operators, unknown tags) and dropped otherwise. A ladder short of three levels
 is completed with rule-built levels from Claude's own concepts; no usable answer after one re-ask (for
 malformed output; the SDK retries transport errors itself) falls back to the rule-based builder.
-Without Claude: dialogue distillation, rule-based concepts and the rule-based ladder.
+Without Claude: dialogue distillation, rule-based concepts and the rule-based ladder; the search intent names the
+clinical terms of the question's lay words ("womb cancer (endometrial cancer or uterine cancer)", ``lay_terms.gloss``).
+A concept Claude leaves in lay words gets their clinical terms as synonyms.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from cpqa.rewrite.concepts import Concept, Intent, detect_intent, process_questi
 from cpqa.config import Settings
 from cpqa.rewrite.dialogue import distill
 from cpqa.models.llm import LLM, LLMError, LLMUnavailable, ToolSpec
+from cpqa.rewrite.lay_terms import gloss, with_clinical_terms
 from cpqa.rewrite.rule_ladder import build_ladder
 from cpqa.rewrite.vocabulary import Vocabulary, load_vocabulary
 from cpqa.types import ComponentChoice
@@ -153,6 +156,8 @@ class Rewriter:
         if distilled.carried:
             notes.append(f"carried from earlier turns: {', '.join(distilled.carried)}")
         processed = process_question(distilled.search_intent, vocabulary) if distilled.carried else corrected
+        if processed.lay:
+            notes.append("lay words: " + "; ".join(f"{k} -> {', '.join(v)}" for k, v in processed.lay.items()))
         ladder = build_ladder(processed.concepts)
         if not ladder:
             notes.append("no searchable concept in the question")
@@ -161,7 +166,7 @@ class Rewriter:
         return RewriteResult(
             question=question,
             normalized=corrected.normalized,
-            search_intent=distilled.search_intent,
+            search_intent=gloss(distilled.search_intent, vocabulary),  # what BM25, E1 and the passages read
             concepts=processed.concepts,
             intent=processed.intent,
             relations=relations,
@@ -252,7 +257,7 @@ def _concept(item: dict[str, Any]) -> Concept:
     return Concept(
         text=text,
         phrases=[text],
-        synonyms=[str(s) for s in item.get("synonyms") or [] if str(s).strip()],
+        synonyms=with_clinical_terms([str(s) for s in item.get("synonyms") or [] if str(s).strip()], text),
         mesh=str(mesh).strip() or None if mesh else None,
         core=role == "core",
         weak=role == "weak",

@@ -34,6 +34,11 @@ def tokenize(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """The words of ``text`` as ``tokenize`` reads them, each with its character offsets."""
+    return [(m.group(0).lower(), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
 def phrase_key(text: str) -> str:
     """The lookup key of a phrase: its normalised words joined by single spaces."""
     return " ".join(normalize_word(w) for w in tokenize(text))
