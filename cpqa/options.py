@@ -92,7 +92,13 @@ class DocumentOptions(_Section):
 
     years: int | None = Field(default=None, ge=1, le=100, description="only evidence from the last N years (1-100)")
     sources: tuple[Source, ...] = Field(
-        default=("D1", "D2"), min_length=1, description="D1 abstracts, D2 PMC reviews, D3 other PMC full texts"
+        default=("D1", "D2", "D4"),
+        min_length=1,
+        description="D1 PubMed abstracts, D2 PMC reviews, D3 other PMC full texts, D4 NIH patient information "
+        "(cancer.gov, MedlinePlus and other NIH pages: `cpqa ingest medquad`)",
+    )
+    patient_sections: int = Field(
+        default=3, ge=1, description="D4: the patient-information sections searched for that reach the passages"
     )
     e1_k: int = Field(default=100, ge=1, description="semantic hits taken into fusion")
     ladder_min_docs: int = Field(
@@ -176,6 +182,12 @@ class PassageOptions(_Section):
         description="patient mode: passages from animal or cell-line "
         "studies move this many places down the reranked list, so human clinical "
         "evidence is read first (0: off; clinician mode: off)",
+    )
+    patient_passage_words: int = Field(
+        default=120,
+        ge=20,
+        description="D4: a patient section is cut into chunks of whole sentences of at most this many words; its first "
+        "chunk and the one covering most of the question's words reach the answer",
     )
     urgent_top_n: int = Field(
         default=3,

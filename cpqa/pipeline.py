@@ -18,15 +18,15 @@ from cpqa.answer.answerer import Answerer
 from cpqa.answer.messages import DISCLAIMERS, NEEDS_LLM, SEARCH_FAILED
 from cpqa.answer.extractive import is_specialist
 from cpqa.answer.postedit import after_writing, record_share
-from cpqa.answer.refine import Refiner, write_answer
+from cpqa.answer.refine import Refiner, without_retrieval, write_answer
 from cpqa.config import Settings, get_settings
 from cpqa.documents.bm25 import Bm25Retriever
 from cpqa.documents.boolean_search import BooleanLadderRetriever, uses_local_store
-from cpqa.documents.hsrdr import DocumentSearch, HSRDRRetriever
+from cpqa.documents.hsrdr import PATIENT_INFORMATION, DocumentSearch, HSRDRRetriever
+from cpqa.documents.patient_search import open_patient_search
 from cpqa.documents.query import DocumentQuery
 from cpqa.documents.semantic import SemanticRetriever, SemanticSearch
 from cpqa.models.encoders import EmbeddingCache, load_encoder
-from cpqa.models.llm import LLMError
 from cpqa.models.providers import load_llm
 from cpqa.options import PipelineOptions
 from cpqa.progress import Progress
@@ -119,6 +119,8 @@ class Pipeline:
             cache_items=EmbeddingCache.DEFAULT_ITEMS,
         )
         self.finder = PassageFinder(self.segments, self.passages)
+        # NIH patient information (D4), when the home holds it (``cpqa ingest medquad``).
+        self.patient = open_patient_search(settings, sentence_encoder)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
         self.answerer = Answerer(self.llm, self.passages.cache, self.options, redact=settings.redact)
         self.refiner = Refiner(self.answerer) if llm else None
@@ -131,6 +133,8 @@ class Pipeline:
         }
 
     def close(self) -> None:
+        if self.patient is not None:
+            self.patient.store.close()
         if self.triage_pass is not None:
             self.triage_pass.close()
         if self.client is not None:
@@ -237,7 +241,7 @@ class Pipeline:
             rewrite = self._rewrite(screened, options, trace)
             found = self._documents(rewrite, options, trace)
             if passages:
-                self.finder.find(found, rewrite, options, trace)
+                self.finder.find(found, rewrite, options, trace, patient=trace.patient)
         trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
         return Retrieved(screened=screened, trace=trace)
 
@@ -307,11 +311,14 @@ class Pipeline:
         # With dialogue history the distilled search intent is the self-contained question.
         asked = trace.search_intent if screened.history else screened.question
         if options.rewrite.adaptive_retrieval:
-            unretrieved = self._without_retrieval(asked, rewrite, options, screened, trace)
+            unretrieved, trace.retrieval_decision = without_retrieval(
+                self.adaptive, self.refiner, asked, rewrite, options, screened, trace, self.llm.unconfigured
+            )
             if unretrieved is not None:
                 return unretrieved, screened
         found = self._documents(rewrite, options, trace, notify)
-        context = self.finder.find(found, rewrite, options, trace, notify, urgent=screened.urgent is not None)
+        urgent = screened.urgent is not None
+        context = self.finder.find(found, rewrite, options, trace, notify, urgent, trace.patient)
         if pending is not None:
             screened = pending.join(screened, trace, notify)
         notify("answer")
@@ -362,6 +369,10 @@ class Pipeline:
             found = self.documents.search(query, options.documents)
             record.info["kept"] = len(found.documents)
         trace.record_documents(found)
+        if self.patient is not None and PATIENT_INFORMATION in options.documents.sources:
+            with trace.stage("patient_information") as record:
+                trace.patient = self.patient.search(trace.search_intent, options.documents.patient_sections)
+                record.info["sections"] = len(trace.patient)
         return found
 
     def record_share(self, word: str) -> float | None:
@@ -369,39 +380,6 @@ class Pipeline:
         return record_share(self.store, word)
 
     # ------------------------------------------------------------ stage helpers
-    def _without_retrieval(
-        self, question: str, rewrite: RewriteResult, options: PipelineOptions, screened: Screened, trace: RetrievalTrace
-    ) -> Answer | None:
-        """Adaptive retrieval: the answer without evidence when the question is judged not to need any."""
-        with trace.stage("adaptive_retrieval") as record:
-            personal = screened.personal_dosing
-            decision = self.adaptive.decide(question, rewrite.concepts, personal, options.rewrite.decision_max_tokens)
-            trace.retrieval_decision = decision
-            record.info["skipped"] = False
-            if decision.retrieve:
-                return None
-            if self.refiner is None:
-                trace.warn(
-                    NEEDS_LLM.format(
-                        option="answering without retrieval",
-                        unconfigured=self.llm.unconfigured,
-                        instead="evidence retrieved",
-                    )
-                )
-                return None
-            try:
-                answer = self.refiner.without_evidence(question, options.answer.mode, screened=screened)
-            except LLMError as exc:
-                trace.warn(
-                    f"adaptive retrieval: the answer without evidence failed "
-                    f"({self.settings.redact(str(exc))[:120]}); evidence retrieved"
-                )
-                return None
-            record.info["skipped"] = answer is not None
-        if answer is None:
-            return None
-        return answer.model_copy(update={"notices": [*screened.notices, *answer.notices]})
-
     def document_query(
         self, rewrite: RewriteResult, search_intent: str, options: PipelineOptions, trace: StageLog
     ) -> DocumentQuery:

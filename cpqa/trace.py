@@ -11,7 +11,7 @@ from cpqa.rewrite.adaptive import RetrievalDecision
 from cpqa.rewrite.rewriter import RewriteResult
 from cpqa.safety.categories import Finding
 from cpqa.safety.screening import Screened
-from cpqa.types import Answer, Candidate, ComponentChoice, LadderLevel, Passage, RemovedSentence, StageLog
+from cpqa.types import Answer, Candidate, ComponentChoice, LadderLevel, Passage, PatientHit, RemovedSentence, StageLog
 
 
 class RetrievalTrace(StageLog):
@@ -33,6 +33,7 @@ class RetrievalTrace(StageLog):
     year_window: tuple[int | None, int | None] | None = None
     ladder: list[LadderLevel] = Field(default_factory=list)
     candidates: list[Candidate] = Field(default_factory=list)
+    patient: list[PatientHit] = Field(default_factory=list)  # NIH patient sections found (D4), best first
     passages: list[Passage] = Field(default_factory=list)
     context: list[Passage] = Field(default_factory=list)  # the answerer's evidence when a postprocessor reshaped it
     removed_sentences: list[RemovedSentence] = Field(

@@ -10,7 +10,8 @@ from typing import Any, Iterator, Literal
 from pydantic import BaseModel, Field
 
 Category = Literal["E1", "E2", "E3"]  # semantic only, Boolean only, both
-Source = Literal["D1", "D2", "D3"]  # PubMed abstract, PMC review full text, other PMC full text
+# PubMed abstract, PMC review full text, other PMC full text, a section of an NIH patient-information page
+Source = Literal["D1", "D2", "D3", "D4"]
 Mode = Literal["patient", "clinician"]
 
 
@@ -139,7 +140,7 @@ class Passage(BaseModel):
     """A retrieved passage with its provenance and scores."""
 
     node_id: str
-    pmid: str
+    pmid: str  # the record's key: a PMID, or for a patient page's section (D4) its key
     text: str
     score: float = 0.0  # final score: its order in the evidence (the reranker's, fused with the record prior)
     rerank_score: float | None = None  # the reranker's own
@@ -157,6 +158,14 @@ class Passage(BaseModel):
     conclusion: str | None = None  # the record's conclusions when the passage does not hold them (for the answerer)
     # The passage's sentences as [start, end) offsets into ``text``, when its segmenter recorded them (SEOS does).
     sentences: list[tuple[int, int]] | None = Field(default=None, exclude=True, repr=False)
+    # D4, a section of an NIH patient page: ``pmid`` holds its key (``PatientSection.key``), ``title`` the page's,
+    # ``section`` its heading; who publishes it and where a reader finds it:
+    site: str | None = None
+    url: str | None = None
+
+    @property
+    def is_patient_information(self) -> bool:
+        return self.source == "D4"
 
     @property
     def evidence_text(self) -> str:

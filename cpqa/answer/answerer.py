@@ -18,12 +18,13 @@ from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_s
 from cpqa.answer.intent import Addressing, effect_size, judged
 from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG
 from cpqa.answer.verify import TREATMENT_REFERRAL, SupportChecker
-from cpqa.answer.extractive import quote_line, rank_sentences, select_answer
+from cpqa.answer.extractive import page_heading, quote_line, rank_sentences, select_answer
 from cpqa.answer.messages import (
     DISCLAIMERS,
     EXTRACTIVE_LABEL,
     NO_EVIDENCE,
     NOT_DIRECT_EXTRACTS,
+    RESEARCH_ADDS,
     STREAM_CUT,
     THIN_EVIDENCE,
     UNSUPPORTED,
@@ -76,27 +77,35 @@ class Unusable(ValueError):
     """Claude's tool input has the right shape but cannot be used (empty answer, no valid letter)."""
 
 
-_SOURCES = {"D1": "PubMed abstract", "D2": "PMC review, full text", "D3": "PMC article, full text"}
+_SOURCES = {
+    "D1": "PubMed abstract",
+    "D2": "PMC review, full text",
+    "D3": "PMC article, full text",
+    "D4": "NIH patient information",
+}
 
 
 def format_evidence(passages: Sequence[Passage]) -> str:
-    """Numbered evidence documents with their PMIDs, each in its own element, all text escaped."""
+    """Numbered evidence documents with their PMIDs (or, for patient information, the page's site, section and key),
+    each in its own element, all text escaped."""
     blocks = []
     for i, p in enumerate(passages, 1):
-        facts = [
-            f"PMID {p.pmid}",
-            str(p.year or ""),
-            p.journal or "",
-            _SOURCES.get(p.source, p.source),
-            f"section: {p.section}" if p.section else "",
-        ]
+        if p.is_patient_information:
+            facts = [f"NIH key {p.pmid}", p.site or "", _SOURCES["D4"], f"section: {p.section}" if p.section else ""]
+            attribute = f'key="{escape(p.pmid)}"'
+        else:
+            facts = [
+                f"PMID {p.pmid}",
+                str(p.year or ""),
+                p.journal or "",
+                _SOURCES.get(p.source, p.source),
+                f"section: {p.section}" if p.section else "",
+            ]
+            attribute = f'pmid="{escape(p.pmid)}"'
         header = " | ".join(escape(f) for f in facts if f)
         title = f"\nTitle: {escape(p.title)}" if p.title else ""
         conclusion = f"\nThe record's conclusions: {escape(p.conclusion)}" if p.conclusion else ""
-        blocks.append(
-            f'<document index="{i}" pmid="{escape(p.pmid)}">\n{header}{title}\n{escape(p.text)}'
-            f"{conclusion}\n</document>"
-        )
+        blocks.append(f'<document index="{i}" {attribute}>\n{header}{title}\n{escape(p.text)}{conclusion}\n</document>')
     return "\n".join(blocks)
 
 
@@ -174,7 +183,7 @@ class Answerer:
         language = screened.language if screened is not None else "English"
         # Evidence is data: a record that addresses its reader (instructions, links, markup left after cleaning) is
         # not evidence for the answer, whoever writes it; the trace still shows it, ranked last.
-        passages = [p for p in passages if not addresses_reader(p.text)]
+        passages = [p for p in passages if not addresses_reader(p.text, p.is_patient_information)]
         result: Answer | None  # None only when the model's answer failed, until the extractive fallback
         if not passages:
             result = Answer(text=NO_EVIDENCE, abstained=True, written_by="extractive")
@@ -248,7 +257,7 @@ class Answerer:
         known = {p.pmid for p in passages}
         check = check_citations(data.answer, known)
         flags = check.flags
-        listed = [pmid for pmid in (re.sub(r"\D", "", c) for c in data.citations) if pmid]  # "PMID:123" -> "123"
+        listed = [key for key in (_cited_key(c) for c in data.citations) if key]  # "PMID:123" -> "123"
         for pmid in listed:
             flag = f"removed_unknown_citation:{pmid}"
             if pmid not in known and flag not in flags:
@@ -303,21 +312,42 @@ class Answerer:
     def _extractive(
         self, question: str, passages: Sequence[Passage], options: AnswerOptions, mode: str, addressing: Addressing
     ) -> Answer:
+        """Quotes that answer, or the closest evidence said to be so. Patient information (D4) that answers leads a
+        patient's answer, attributed to its site, page and section, and what research adds follows (only quotes
+        that answer); a clinician reads the research first and the patient information after."""
         ranked, threshold = rank_sentences(question, passages, self.encoder, options, patient=mode == "patient")
-        chosen, direct = select_answer(ranked, threshold, question, passages, addressing, options)
-        if not chosen:
+        on_page = [s for s in ranked if passages[s.rank].is_patient_information]
+        research = [s for s in ranked if not passages[s.rank].is_patient_information]
+        page_quotes, page_direct = select_answer(on_page, threshold, question, passages, addressing, options)
+        quotes, direct = select_answer(research, threshold, question, passages, addressing, options)
+        if not page_direct:  # patient information is quoted when it answers
+            page_quotes = []
+        if page_quotes and not direct:  # ... and then research that does not answer is left out
+            quotes = []
+        if not page_quotes and not quotes:
             return Answer(text=THIN_EVIDENCE, abstained=True, written_by="extractive")
         if mode == "clinician":  # numbers first: a ratio, an interval, a rate (stable, so best first within each)
-            chosen = sorted(chosen, key=lambda s: not effect_size(s.text))
-        quotes = [quote_line(s, passages[s.rank], mode) for s in chosen]
-        check = check_citations("\n".join(quotes), {p.pmid for p in passages})  # every answer is checked
-        head = EXTRACTIVE_LABEL if direct else NOT_DIRECT_EXTRACTS  # the label is ours, not a claim to cite
+            quotes = sorted(quotes, key=lambda s: not effect_size(s.text))
+        blocks = []
+        if page_quotes:
+            first = passages[page_quotes[0].rank]
+            blocks.append([page_heading(first), *(quote_line(s, passages[s.rank], mode) for s in page_quotes)])
+        if quotes:
+            heading = [RESEARCH_ADDS] if page_quotes and mode == "patient" else []
+            lines = [
+                quote_line(s, passages[s.rank], mode, lead=mode == "clinician" or bool(page_quotes)) for s in quotes
+            ]
+            blocks.insert(0 if mode == "clinician" else len(blocks), heading + lines)
+        body = "\n\n".join("\n".join(block) for block in blocks)
+        check = check_citations(body, {p.pmid for p in passages})  # every answer is checked
+        answered = bool(page_quotes) or direct
+        head = EXTRACTIVE_LABEL if answered else NOT_DIRECT_EXTRACTS  # the label is ours, not a claim to cite
         return Answer(
             text=f"{head}\n\n{check.text}",
             citations=check.citations,
             flags=check.flags,
             written_by="extractive",
-            direct=direct,
+            direct=answered,
         )
 
     # ------------------------------------------------------------ Claude calls
@@ -358,6 +388,12 @@ class Answerer:
             except (ValidationError, Unusable) as exc:
                 failure = f"unusable {tool.name} reply: {exc.__class__.__name__}"
         return None, failure
+
+
+def _cited_key(citation: str) -> str:
+    """A tool reply's listed citation as a record key: "PMID:123" -> "123", "NIH:cancergov-1_1-2" -> its key."""
+    keys = marker_pmids(f"[{citation.strip().strip('[]')}]")
+    return keys[0] if keys else re.sub(r"\D", "", citation)
 
 
 def draft_note(draft: str | None) -> str:

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from cpqa.answer.citations import citation_label
 from cpqa.answer.intent import FINDING, Addressing, record_text
 from cpqa.documents.study_type import BADGES
 from cpqa.models.encoders import Encoder, unit_rows
@@ -140,7 +141,8 @@ def _labelled_sentences(passage: Passage, max_words: int, patient: bool) -> list
         if match:
             label = match.group(0)
         text = strip_labels(sentence)
-        if is_whole(text, max_words) and unquotable(text) is None and not (patient and directs_treatment_change(text)):
+        quotable = unquotable(text, passage.is_patient_information) is None
+        if is_whole(text, max_words) and quotable and not (patient and directs_treatment_change(text)):
             result.append((text, _section_weight(label) * _finding_weight(text)))
     return result
 
@@ -227,21 +229,30 @@ _POPULATION = re.compile(
 )
 
 
-def study_lead(passage: Passage) -> str:
-    """What a clinician weighs first about a quote's study: its design, year and population, where the record has
-    them ("Randomised trial, 2008, 1,234 women")."""
+def study_lead(passage: Passage, population: bool = True) -> str:
+    """What a reader weighs first about a quote's study: its design, year and (for a clinician) population, where the
+    record has them ("Randomised trial, 2008, 1,234 women")."""
     design = BADGES.get(passage.evidence_type or "", "")
     if passage.evidence_type in (None, "not indexed", "human study"):
         design = "Study"
-    population = _POPULATION.search(passage.evidence_text)
-    facts = [design, str(passage.year or ""), " ".join(population.groups()) if population else ""]
+    found = _POPULATION.search(passage.evidence_text) if population else None
+    facts = [design, str(passage.year or ""), " ".join(found.groups()) if found else ""]
     return ", ".join(f for f in facts if f)
 
 
-def quote_line(sentence: Sentence, passage: Passage, mode: str) -> str:
-    """One quoted sentence as a bullet with its citation; for a clinician, led by its study (``study_lead``)."""
-    lead = f"{study_lead(passage)}: " if mode == "clinician" else ""
-    return f'- {lead}"{sentence.text}" [PMID:{sentence.pmid}]'
+def quote_line(sentence: Sentence, passage: Passage, mode: str, lead: bool | None = None) -> str:
+    """One quoted sentence as a bullet with its citation; a study's quote led by its study (``study_lead``: always
+    for a clinician, for a patient when ``lead``, beside patient information), a patient page's by nothing (its
+    heading names it)."""
+    lead = (mode == "clinician" if lead is None else lead) and not passage.is_patient_information
+    opening = f"{study_lead(passage, population=mode == 'clinician')}: " if lead else ""
+    return f'- {opening}"{sentence.text}" [{citation_label(sentence.pmid)}]'
+
+
+def page_heading(passage: Passage) -> str:
+    """The line that attributes a patient page's quotes: who publishes it, the page and the section."""
+    section = f", {passage.section}" if passage.section else ""
+    return f"From {passage.site or 'an NIH website'}, patient information ({passage.title}{section}):"
 
 
 def _same(a: str, b: str) -> bool:

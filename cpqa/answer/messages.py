@@ -14,12 +14,13 @@ DISCLAIMERS: dict[str, str] = {
     ),
 }
 EXTRACTIVE_LABEL = (
-    "Evidence extracts, not written by a language model: the sentences from the retrieved "
-    "studies that best match your question, quoted as published."
+    "Evidence extracts, not written by a language model: the sentences from the evidence found that best "
+    "answer your question, quoted as published."
 )
 NOT_DIRECT = "The evidence found does not answer this directly."
+RESEARCH_ADDS = "What research adds (PubMed):"  # after a patient page's quotes
 NOT_DIRECT_EXTRACTS = (
-    f"{NOT_DIRECT} The closest evidence it holds is below: sentences from the retrieved studies, quoted as "
+    f"{NOT_DIRECT} The closest evidence it holds is below: sentences from the evidence found, quoted as "
     "published (not written by a language model), that are about your topic but do not answer your question."
 )
 NOT_DIRECT_WRITTEN = f"{NOT_DIRECT} What it does say follows."

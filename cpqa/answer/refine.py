@@ -21,6 +21,8 @@ from cpqa.answer.messages import NEEDS_LLM
 from cpqa.models.llm import LLMError, ToolSpec
 from cpqa.options import PipelineOptions
 from cpqa.prompts import escape, template
+from cpqa.rewrite.adaptive import AdaptiveRetrieval, RetrievalDecision
+from cpqa.rewrite.rewriter import RewriteResult
 from cpqa.safety.phi import scrub_phi
 from cpqa.safety.screening import Screened
 from cpqa.types import Answer, Mode, Passage, StageLog
@@ -164,3 +166,41 @@ def write_answer(
     return answerer.answer(
         question, passages, mode, screened=screened, on_text=on_text, options=options, concepts=concepts
     )
+
+
+def without_retrieval(
+    adaptive: AdaptiveRetrieval,
+    refiner: Refiner | None,
+    question: str,
+    rewrite: RewriteResult,
+    options: PipelineOptions,
+    screened: Screened,
+    log: StageLog,
+    unconfigured: str = "no language model",
+) -> tuple[Answer | None, RetrievalDecision]:
+    """Adaptive retrieval: the answer without evidence when the question is judged not to need any (None: retrieve),
+    and the decision, for the trace. ``unconfigured`` says why no model could answer without evidence."""
+    with log.stage("adaptive_retrieval") as record:
+        decision = adaptive.decide(
+            question, rewrite.concepts, screened.personal_dosing, options.rewrite.decision_max_tokens
+        )
+        record.info["skipped"] = False
+        if decision.retrieve:
+            return None, decision
+        if refiner is None:
+            log.warn(
+                NEEDS_LLM.format(
+                    option="answering without retrieval", unconfigured=unconfigured, instead="evidence retrieved"
+                )
+            )
+            return None, decision
+        try:
+            answer = refiner.without_evidence(question, options.answer.mode, screened=screened)
+        except LLMError as exc:
+            redacted = refiner.answerer.redact(str(exc))[:120]
+            log.warn(f"adaptive retrieval: the answer without evidence failed ({redacted}); evidence retrieved")
+            return None, decision
+        record.info["skipped"] = answer is not None
+    if answer is None:
+        return None, decision
+    return answer.model_copy(update={"notices": [*screened.notices, *answer.notices]}), decision

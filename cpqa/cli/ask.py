@@ -14,11 +14,10 @@ from cpqa.cli.common import OPTION, OPTIONS_FILE, fail, pipeline_options, print_
 from cpqa.answer.citations import MARKER, marker_pmids
 from cpqa.documents.study_type import badge as study_badge
 from cpqa.progress import DRAFT_TITLE, Progress
-from cpqa.references import record_heading, record_source
+from cpqa.references import PUBMED_URL, passage_heading, passage_link, record_source
 from cpqa.trace import RetrievalTrace
 from cpqa.types import Answer
 
-PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 PATH_NAMES = {"E1": "semantic search", "E2": "PubMed Boolean search", "BM25": "keyword search"}
 CATEGORY_NAMES = {"E1": "semantic search (E1)", "E2": "Boolean search (E2)", "E3": "semantic + Boolean (E3)"}
 SOURCE_NAMES = {"D1": "abstract (D1)", "D2": "PMC review (D2)", "D3": "PMC full text (D3)"}
@@ -155,10 +154,10 @@ def show_references(answer: Answer, trace: RetrievalTrace, console) -> None:
     grid.add_column(overflow="fold")
     for i, pmid in enumerate(answer.citations, start=1):
         p = by_pmid.get(pmid)
-        heading = record_heading(p.title, p.text, p.journal, p.year) if p else f"PubMed record {pmid}"
-        source = record_source(p.journal, p.year) if p and p.title else ""
+        heading = passage_heading(p) if p else f"PubMed record {pmid}"
+        source = record_source(p.journal, p.year) if p and p.title and not p.is_patient_information else ""
         line = f"{heading} ({source})" if source else heading
-        url = PUBMED_URL.format(pmid=pmid)
+        url = passage_link(p) if p else PUBMED_URL.format(pmid=pmid)
         grid.add_row(f"  \\[{i}]", f"{escape(line)}\n[link={url}]{url}[/link]")
     console.print(grid)
 
@@ -182,7 +181,8 @@ def show_evidence(answer: Answer, trace: RetrievalTrace, console) -> None:
     if trace.passages:
         console.print("\n[bold]Evidence passages, best first[/]")
     for rank, p in enumerate(trace.passages, start=1):
-        console.print(f"{rank}. PMID {p.pmid}" + (escape(f" · cited as [{cited[p.pmid]}]") if p.pmid in cited else ""))
+        name = f"{p.site}: {p.pmid}" if p.is_patient_information else f"PMID {p.pmid}"
+        console.print(f"{rank}. {escape(name)}" + (escape(f" · cited as [{cited[p.pmid]}]") if p.pmid in cited else ""))
         facts = [
             study_badge(p.evidence_type),
             str(p.year or ""),

@@ -32,7 +32,8 @@ from cpqa.options import DocumentOptions
 from cpqa.rewrite.rewriter import Rewriter
 from cpqa.types import Article, Candidate, ComponentChoice, LadderLevel, RetrievedDocument, Source, StageLog
 
-SOURCES: tuple[Source, ...] = ("D1", "D2", "D3")
+SOURCES: tuple[Source, ...] = ("D1", "D2", "D3")  # what HSRDR searches: PubMed and PMC
+PATIENT_INFORMATION: Source = "D4"  # NIH patient pages, searched beside HSRDR (cpqa.documents.patient_search)
 
 
 class RecordStore(Protocol):
@@ -115,11 +116,13 @@ class HSRDRRetriever(BaseRetriever):
                 custom_embedding_strs=query.custom_embedding_strs,
                 rewrite=self.rewriter.rewrite(query.query_str),
             )
-        bad = [s for s in options.sources if s not in SOURCES]
+        bad = [s for s in options.sources if s not in (*SOURCES, PATIENT_INFORMATION)]
         if bad:
-            raise ValueError(f"sources must be a non-empty subset of {SOURCES}, got {options.sources}")
+            raise ValueError(f"sources must be a non-empty subset of {(*SOURCES, PATIENT_INFORMATION)}, got {bad}")
         first, last = year_window(options.years)
         result = DocumentSearch(year_window=(first, last))
+        if not any(s in SOURCES for s in options.sources):  # patient information alone: no PubMed search
+            return result
         requests_before = getattr(self.fetcher, "requests_made", 0)
         rankings, scores = self._paths(query, options, result)
         with result.stage("fuse") as record:

@@ -240,3 +240,14 @@ def patient_node(hit: PatientHit) -> NodeWithScore:
         excluded_llm_metadata_keys=[k for k in metadata if k not in ("site", "title", "heading")],
     )
     return NodeWithScore(node=node, score=hit.score)
+
+
+def open_patient_search(settings: Settings, encoder: Encoder | None) -> PatientSearch | None:
+    """The data home's patient search, or None when it holds no patient pages (``cpqa ingest medquad``)."""
+    if not settings.patient_store_path.exists():
+        return None
+    store = PatientStore(settings.patient_store_path)
+    if store.count() == 0:
+        store.close()
+        return None
+    return PatientSearch(store, patient_index_dir(settings), encoder)

@@ -4,7 +4,9 @@ Published findings are third-person statements. A sentence that instead addresse
 an imperative such as "ignore ... instructions" or "tell the patient to ..."), or carries a link, markup or a
 citation marker of its own, is not a finding: quoted, it would speak to the patient in a stranger's voice, and
 its markers would pass as our citations. Such sentences are never quoted, and a passage holding one ranks below
-the passages that do not.
+the passages that do not. A patient-information page (D4: cancer.gov, MedlinePlus) is written to its reader ("Check
+with your doctor if you have ..."): there the second person and a plain imperative are its voice, not a stranger's;
+links, markup, citation markers and instructions about instructions are refused as anywhere else.
 """
 
 from __future__ import annotations
@@ -77,8 +79,9 @@ def directs_treatment_change(sentence: str) -> bool:
     return bool(_ADVICE.search(sentence) or _PASSIVE_ADVICE.search(sentence))
 
 
-def unquotable(sentence: str) -> str | None:
-    """Why ``sentence`` must not be quoted to a reader, or None when it may be."""
+def unquotable(sentence: str, patient_page: bool = False) -> str | None:
+    """Why ``sentence`` must not be quoted to a reader, or None when it may be (``patient_page``: from a page written
+    for patients, whose own voice addresses its reader)."""
     text = sentence.strip()
     if URL.search(text):
         return "link"
@@ -86,7 +89,9 @@ def unquotable(sentence: str) -> str | None:
         return "markup"
     if CITATION_MARKER.search(text):
         return "citation marker"
-    if SECOND_PERSON.search(text) or DIRECTIVE.search(text) or IMPERATIVE_START.match(_without_label(text)):
+    if DIRECTIVE.search(text):
+        return "addresses the reader"
+    if not patient_page and (SECOND_PERSON.search(text) or IMPERATIVE_START.match(_without_label(text))):
         return "addresses the reader"
     return None
 
@@ -99,7 +104,7 @@ def _without_label(text: str) -> str:
 _ROUGH_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-def addresses_reader(text: str) -> bool:
+def addresses_reader(text: str, patient_page: bool = False) -> bool:
     """Whether any sentence of a passage must not be quoted (``unquotable``); split at full stops only, since this
     runs on every candidate passage of every question (the exact splitter is the answer's, on what it quotes)."""
-    return any(unquotable(part) for part in _ROUGH_SENTENCE_END.split(text))
+    return any(unquotable(part, patient_page) for part in _ROUGH_SENTENCE_END.split(text))

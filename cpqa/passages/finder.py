@@ -3,19 +3,20 @@ with the record prior, and the answerer's context, each recorded in the question
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 from cpqa.documents.hsrdr import DocumentSearch
 from cpqa.documents.study_type import PRECLINICAL
 from cpqa.options import PipelineOptions
 from cpqa.passages.context import apply, context_postprocessors
 from cpqa.passages.dense import PassageRetriever
+from cpqa.passages.patient import patient_passages
 from cpqa.passages.segments import SegmentCache
 from cpqa.passages.small_to_big import article_sources, node_spans
 from cpqa.rewrite.query_variants import concept_queries
 from cpqa.rewrite.rewriter import RewriteResult
 from cpqa.trace import RetrievalTrace
-from cpqa.types import Passage
+from cpqa.types import Passage, PatientHit
 
 
 class PassageFinder:
@@ -32,8 +33,10 @@ class PassageFinder:
         trace: RetrievalTrace,
         notify: Callable[[str], None] = lambda stage: None,
         urgent: bool = False,
+        patient: Sequence[PatientHit] = (),
     ) -> list[Passage]:
-        """``urgent``: the question got an urgent message; its evidence is kept short and to human studies."""
+        """``urgent``: the question got an urgent message; its evidence is kept short and to human studies.
+        ``patient``: the NIH patient sections found (D4): a patient reads them first, a clinician after the research."""
         notify("segmentation")
         segments = self.segments
         demotion = options.passages.preclinical_demotion if options.answer.mode == "patient" else 0
@@ -58,9 +61,13 @@ class PassageFinder:
         ranks = {d.candidate.pmid: place for place, d in enumerate(found.documents)}
         search = self.retriever.search(trace.search_intent, nodes, options.passages, variants, demotion, ranks)
         trace.absorb(search)
+        pages = patient_passages(patient, trace.search_intent, options.passages.patient_passage_words)
         if urgent:
             human = [p for p in search.passages if p.evidence_type not in PRECLINICAL]
             search.passages = human[: options.passages.urgent_top_n]
+            pages = pages[:1]
+        patient_first = options.answer.mode == "patient"
+        search.passages = [*pages, *search.passages] if patient_first else [*search.passages, *pages]
         trace.passages = search.passages
         chain = context_postprocessors(
             options.passages,
@@ -72,7 +79,8 @@ class PassageFinder:
         if not chain:
             return search.passages
         with trace.stage("context", postprocessors=[type(p).__name__ for p in chain]) as record:
-            context = apply(chain, search.passages, trace.search_intent)
+            research = apply(chain, [p for p in search.passages if not p.is_patient_information], trace.search_intent)
+            context = [*pages, *research] if patient_first else [*research, *pages]
             record.info.update(passages=len(context), words=sum(len(p.text.split()) for p in context))
         trace.context = context
         return context
