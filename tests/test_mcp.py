@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 
@@ -66,9 +67,10 @@ def test_the_mcp_server_lists_and_answers_every_tool(sample_home):
         and set(answer["citations"]) <= {p["pmid"] for p in answer["passages"]}
     )
     assert "Ann" not in json.dumps(results)  # personal details never reach a search or an answer
+    assert list(answer)[:2] == ["urgent", "referral"]  # the referral is shown right after the urgent message
 
 
-def test_the_mcp_server_speaks_streamable_http(sample_home):
+def test_the_mcp_server_speaks_streamable_http(sample_home, tmp_path):
     import socket
     import subprocess
     import time
@@ -76,12 +78,14 @@ def test_the_mcp_server_speaks_streamable_http(sample_home):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "cpqa.cli", "mcp", "--transport", "http", "--port", str(port)],
-        env=_env(sample_home),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    log = tmp_path / "mcp.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "cpqa.cli", "mcp", "--transport", "http", "--port", str(port)],
+            env=_env(sample_home),
+            stdout=out,
+            stderr=out,
+        )
     try:
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -99,3 +103,53 @@ def test_the_mcp_server_speaks_streamable_http(sample_home):
     finally:
         server.terminate()
         server.wait(timeout=20)
+    said = log.read_text()
+    assert "CPQA MCP server on" in said and "Traceback" not in said and "Logging error" not in said, said[-3000:]
+
+
+def _in_process(settings, calls):
+    """The tools listed and ``calls`` made through the SDK's client, connected to the server in this process."""
+    from mcp.client.client import Client
+
+    from cpqa.serving.mcp_server import build_server
+
+    async def run():
+        async with Client(build_server(settings)) as client:
+            tools = await client.list_tools()
+            return tools.tools, [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    return anyio.run(run)
+
+
+def test_tool_descriptions_are_clean_sentences(sample_settings):
+    tools, _ = _in_process(sample_settings, [])
+    for tool in tools:
+        assert tool.description and "  " not in tool.description and "\n" not in tool.description, tool.description
+    (answer,) = [tool for tool in tools if tool.name == "answer_question"]
+    assert "then the referral" in answer.description
+
+
+def test_a_refused_question_or_bad_arguments_come_back_in_the_products_words(sample_settings, caplog):
+    """A question the screen refuses, for every tool, and arguments off the input schema: an error result with the
+    product's own message (never the SDK's "Error executing tool", a pydantic report or the value sent), and no
+    traceback in the server's log."""
+    empty = "Please type a question: the question is empty."
+    letterless = "Please type a question in words: the text contains no letters."
+    cases = [
+        (("answer_question", {"question": ""}), empty),
+        (("answer_question", {"question": "   "}), empty),
+        (("search_pubmed", {"question": "12345 ???"}), letterless),
+        (("get_passages", {"question": "0"}), letterless),
+        (("answer_question", {"question": "What is tamoxifen?", "mode": "doctor"}), "mode: Input should be"),
+        (("answer_question", {"question": 12}), "question: Input should be a valid string"),
+        (("search_pubmed", {"question": "tamoxifen", "years": 0}), "years: Input should be greater than or equal"),
+        (("get_passages", {}), "question: Field required"),
+    ]
+    with caplog.at_level(logging.INFO):
+        _, results = _in_process(sample_settings, [call for call, _ in cases])
+    for ((name, arguments), expected), result in zip(cases, results):
+        text = result.content[0].text
+        assert result.is_error and text.startswith(expected), (name, arguments, text)
+        assert "Error executing tool" not in text and "validation error" not in text and "input_value" not in text
+        assert "doctor" not in text and "12345" not in text  # what was sent is never repeated
+    assert not [r for r in caplog.records if r.exc_info or "unexpected" in r.getMessage()], caplog.text

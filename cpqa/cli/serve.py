@@ -1,7 +1,8 @@
-"""``cpqa serve``: the REST API over one loaded pipeline (FastAPI on uvicorn)."""
+"""``cpqa serve``: the REST API over one loaded pipeline (FastAPI on uvicorn); ``cpqa mcp``: the MCP server."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Optional
 
@@ -18,9 +19,7 @@ def serve(
     option: Optional[list[str]] = OPTION,
 ) -> None:
     """Serve POST /v1/ask, POST /v1/search, GET /v1/records/{pmid} and GET /health until Ctrl-C."""
-    require_extra("serve", "fastapi")
-    import logging
-
+    require_extra("serve", "fastapi", "fastapi_offline")
     import uvicorn
 
     from cpqa.cli.ask import require_records
@@ -35,7 +34,8 @@ def serve(
     require_records(settings)
     if host not in ("127.0.0.1", "localhost", "::1") and settings.cpqa_api_token is None:
         typer.echo(f"warning: serving on {host} without CPQA_API_TOKEN: anyone who reaches it can use it", err=True)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")  # the access log
+    quiet_libraries()
     pipeline = Pipeline(settings, options)
     token = settings.cpqa_api_token.get_secret_value() if settings.cpqa_api_token else None
     app = create_app(
@@ -78,8 +78,41 @@ def mcp(
     require_records(settings)
     if transport == "http":
         typer.echo(f"CPQA MCP server on http://{host}:{port}/mcp (streamable HTTP); Ctrl-C stops", err=True)
-    server = build_server(settings, options)
+    server = build_server(settings, options)  # the SDK logs at INFO from here on
+    quiet_libraries()
     if transport == "stdio":
         server.run(transport="stdio")
-    else:
-        server.run(transport="streamable-http", host=host, port=port)
+        return
+    import uvicorn
+
+    try:  # uvicorn as the SDK runs it, without its access log (each client's address; unreadable once redacted)
+        app = server.streamable_http_app(host=host)  # host: its DNS-rebinding protection, as the SDK sets it
+        uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+# Libraries that log what they do at INFO: faiss's loader reports each CPU build it does not find ("Could not load
+# library with AVX512 support due to: ModuleNotFoundError"), which a person reads as a failure; the others name
+# every model load and HTTP request. Their warnings and errors still show.
+CHATTY_LIBRARIES = (
+    "faiss",
+    "sentence_transformers",
+    "transformers",
+    "huggingface_hub",
+    "httpx",
+    "httpcore",
+    "urllib3",
+    "filelock",
+    "numexpr",
+    "llama_index",
+    "anthropic",
+    "openai",
+)
+
+
+def quiet_libraries() -> None:
+    """Keep third-party chatter out of what a person running ``cpqa serve`` or ``cpqa mcp`` sees: their loggers at
+    WARNING, whatever the root logger's level (INFO, for the access log and the MCP SDK's own lines)."""
+    for name in CHATTY_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -5,7 +5,8 @@
   checked answer last (server-sent events: ``screened``, ``stage``, ``draft``, ``answer``, or ``error``).
 - ``POST /v1/search``: HSRDR's candidates with their provenance (paths, ranks, RRF, evidence type), no answer.
 - ``GET /v1/records/{pmid}``: one record from the store (or E-utilities), with its evidence type.
-- ``GET /health``: components, models and profile. OpenAPI documentation at ``/docs``.
+- ``GET /health``: components, models and profile. OpenAPI documentation at ``/docs`` and ``/redoc``, served from the
+  packaged Swagger UI and ReDoc (``docs.py``), so they work where nothing outside can be reached.
 
 The pipeline is thread-safe; each request runs it in a worker thread, so the event loop keeps serving.
 """
@@ -14,14 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Literal
 
 import anyio.to_thread
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Path, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cpqa.documents.study_type import evidence_type
@@ -29,6 +31,8 @@ from cpqa.pipeline import Pipeline
 from cpqa.progress import Progress
 from cpqa.safety.screening import InvalidQuestion, Screened
 from cpqa.trace import Result
+from cpqa.serving.contract import PMID_PATTERN, json_integer, question_schema
+from cpqa.serving.docs import mount_docs
 from cpqa.serving.guard import Guard, TokenBucket
 from cpqa.types import Source
 
@@ -42,10 +46,16 @@ class ErrorBody(BaseModel):
     error: str
 
 
-class AskRequest(BaseModel):
+class _Body(BaseModel):
+    """A request body as its schema says: no unknown field, and a number where an integer is asked for."""
+
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    _integers = field_validator("years", "top_n", "max_docs", mode="before", check_fields=False)(json_integer)
+
+
+class AskRequest(_Body):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, json_schema_extra=question_schema)
     history: list[str] = Field(default_factory=list, max_length=20, description="earlier turns, oldest first")
     mode: Literal["patient", "clinician"] = "patient"
     years: int | None = Field(default=None, ge=1, le=100, description="only evidence from the last N years")
@@ -53,10 +63,8 @@ class AskRequest(BaseModel):
     top_n: int | None = Field(default=None, ge=1, le=20, description="passages given to the answerer")
 
 
-class SearchRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+class SearchRequest(_Body):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, json_schema_extra=question_schema)
     years: int | None = Field(default=None, ge=1, le=100)
     sources: list[Source] | None = None
     max_docs: int | None = Field(default=None, ge=1, le=200)
@@ -84,11 +92,14 @@ def create_app(
         title="CPQA",
         version="1",
         lifespan=lifespan,
+        docs_url=None,  # served from the packaged copies (mount_docs), not a CDN
+        redoc_url=None,
         description="Cancer questions answered from PubMed and PMC evidence, every claim cited. General "
         "information from published research, not medical advice.",
     )
     bucket = TokenBucket(rate_per_minute, burst) if rate_per_minute > 0 else None
     app.add_middleware(Guard, token=token, max_body=max_body, bucket=bucket)
+    mount_docs(app)
 
     @app.exception_handler(InvalidQuestion)
     async def invalid_question(request: Request, exc: InvalidQuestion) -> JSONResponse:
@@ -96,10 +107,14 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        if any(error.get("type") == "json_invalid" for error in exc.errors()):
+            return JSONResponse({"error": MALFORMED_BODY}, status_code=400)  # 400 for a non-UTF-8 body too
         return JSONResponse({"error": validation_message(exc)}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and request.method == "POST":  # FastAPI's: the body could not be decoded
+            return JSONResponse({"error": MALFORMED_BODY}, status_code=400)
         return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
     @app.get("/health", responses=_errors(429))
@@ -112,7 +127,7 @@ def create_app(
             "models": {k: v.model_dump() for k, v in pipeline.models.items()},
         }
 
-    @app.post("/v1/ask", response_model=Result, responses={**_errors(401, 413, 422, 429), 200: ASK_STREAM})
+    @app.post("/v1/ask", response_model=Result, responses={**_errors(400, 401, 413, 422, 429), 200: ASK_STREAM})
     async def ask(body: AskRequest, request: Request):
         """The checked answer and its trace; with ``Accept: text/event-stream``, the progress as server-sent events
         (``screened``, ``stage``, ``draft``, then ``answer`` or ``error``, and ``done`` last)."""
@@ -133,14 +148,16 @@ def create_app(
         result = await asyncio.to_thread(pipeline.ask, screened, **overrides)
         return JSONResponse(json.loads(result.model_dump_json()))
 
-    @app.post("/v1/search", responses=_errors(401, 413, 422, 429))
+    @app.post("/v1/search", responses=_errors(400, 401, 413, 422, 429))
     async def search(body: SearchRequest) -> dict[str, Any]:
         return await asyncio.to_thread(search_documents, pipeline, body)
 
-    @app.get("/v1/records/{pmid}", responses=_errors(400, 401, 404, 429))
-    async def record(pmid: str) -> dict[str, Any]:
-        if not pmid.isdigit() or len(pmid) > 9:
-            raise HTTPException(400, "a PMID is 1 to 9 digits")
+    @app.get("/v1/records/{pmid}", responses=_errors(400, 401, 404, 429, bad_request=BAD_PMID))
+    async def record(
+        pmid: str = Path(description="a PubMed ID", json_schema_extra={"pattern": PMID_PATTERN}),
+    ) -> dict[str, Any]:
+        if not re.fullmatch(r"[0-9]{1,9}", pmid):  # the pattern, read as a validator reads it (no "123\n")
+            raise HTTPException(400, BAD_PMID)
         found = await asyncio.to_thread(_record, pipeline, pmid)
         if found is None:
             raise HTTPException(404, f"PMID {pmid} is not in the store and could not be fetched")
@@ -157,8 +174,10 @@ ASK_STREAM = {
     "trace, as the JSON response) or `error`, and `done` last, always.",
     "content": {"text/event-stream": {"schema": {"type": "string"}}},
 }
+BAD_PMID = "a PMID is 1 to 9 digits"
+MALFORMED_BODY = "the request body is not JSON (send a UTF-8 JSON object)"
 _REASONS = {
-    400: "the path is malformed (a PMID is 1 to 9 digits)",
+    400: "the body is malformed: not UTF-8, or not JSON",
     401: "the bearer token is missing or wrong",
     404: "not found",
     413: "the request body is too large",
@@ -167,12 +186,14 @@ _REASONS = {
 }
 
 
-def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    return {status: {"model": ErrorBody, "description": _REASONS[status]} for status in statuses}
+def _errors(*statuses: int, bad_request: str | None = None) -> dict[int | str, dict[str, Any]]:
+    reasons = {**_REASONS, 400: bad_request} if bad_request else _REASONS
+    return {status: {"model": ErrorBody, "description": reasons[status]} for status in statuses}
 
 
-def validation_message(exc: RequestValidationError) -> str:
-    """Which fields were wrong and why, without the values sent (a question may hold personal details)."""
+def validation_message(exc: RequestValidationError | ValidationError) -> str:
+    """Which fields were wrong and why, without the values sent (a question may hold personal details). Also the
+    MCP tools' message for bad arguments."""
     problems = []
     for error in exc.errors()[:5]:
         where = ".".join(str(part) for part in error.get("loc", ()) if part != "body") or "body"

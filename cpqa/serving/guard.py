@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse
 
 ACCESS_LOG = logging.getLogger("cpqa.serving.access")
 OPEN_PATHS = frozenset({"/health", "/docs", "/openapi.json", "/redoc"})
+OPEN_PREFIX = "/docs-static/"  # the documentation pages' scripts and styles
 
 
 class TokenBucket:
@@ -95,7 +96,8 @@ class Guard:
 
     def _rejection(self, request: Request) -> JSONResponse | None:
         path = request.url.path
-        if self.token and path not in OPEN_PATHS:
+        is_open = path in OPEN_PATHS or path.startswith(OPEN_PREFIX)
+        if self.token and not is_open:
             scheme, _, value = request.headers.get("authorization", "").partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), self.token.encode()):
                 return _error(
@@ -103,7 +105,7 @@ class Guard:
                     "a bearer token is required (Authorization: Bearer <CPQA_API_TOKEN>)",
                     {"WWW-Authenticate": "Bearer"},
                 )
-        if self.bucket is not None and path not in OPEN_PATHS:
+        if self.bucket is not None and not is_open:
             wait = self.bucket.take(request.client.host if request.client else "unknown")
             if wait:
                 return _error(429, "too many requests; slow down", {"Retry-After": str(max(1, round(wait)))})
