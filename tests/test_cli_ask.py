@@ -321,7 +321,8 @@ def _evidence_example():
             pmid="18041059",
             text="BACKGROUND; Despite the advantages from using aromatase inhibitors (AIs) compared with tamoxifen for "
             "early breast cancer, an unexpectedly elevated number of deaths without recurrence was observed. "
-            + "Thromboembolic events were significantly more frequent in the tamoxifen arm. " * 6,
+            + "Thromboembolic events were significantly more frequent in the tamoxifen arm. "
+            * 6,
             title="Toxic effects of aromatase inhibitors versus tamoxifen: a meta-analysis",
             journal="J Natl Cancer Inst",
             year=2008,
