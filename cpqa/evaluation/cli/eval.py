@@ -8,6 +8,7 @@ from cpqa.evaluation.cli.eval_chunking import chunking
 from cpqa.evaluation.cli.eval_cmmqa import cmmqa
 from cpqa.evaluation.cli.eval_fusion import fusion
 from cpqa.evaluation.cli.eval_pairs import pairs
+from cpqa.evaluation.cli.eval_patient import patient
 from cpqa.evaluation.cli.eval_reliability import reliability
 from cpqa.evaluation.cli.eval_retrieval import retrieval
 
@@ -22,3 +23,4 @@ eval_app.command("ablation")(ablation)
 eval_app.command("support")(support)
 eval_app.command("answers")(answers)
 eval_app.command("safety")(safety)
+eval_app.command("patient")(patient)
