@@ -47,7 +47,7 @@ def test_asking_shows_linked_citations_and_evidence_cards(app):
     assert answer.citations and trace.passages
     text = all_markdown(app)
     assert "https://pubmed.ncbi.nlm.nih.gov/" in text
-    assert text.count("evidence-card") == len(trace.passages)
+    assert text.count("evidence-card") == len({p.pmid for p in trace.passages})  # one card a record
     assert "<mark>" in text  # cited sentences highlighted
     assert any("How this answer was found" in e.label for e in app.expander)
     assert app.caption and any(answer.disclaimer in c.value for c in app.caption)
@@ -98,6 +98,30 @@ def test_urgent_symptoms_put_one_urgent_banner_first(app):
     assert turn["answer"].urgent
     assert app.error and app.error[0].value == turn["answer"].urgent
     assert sum("URGENT" in e.value for e in app.error) == 1 and "Please act now" not in app.error[0].value
+
+
+def alerts_in_order(block) -> list[tuple[str, str]]:
+    """The alerts (error, warning, info) under ``block``, in the order they are on the screen."""
+    found = []
+    for child in getattr(block, "children", {}).values():
+        if child.type in {"error", "warning", "info"}:
+            found.append((child.type, child.value))
+        found += alerts_in_order(child)
+    return found
+
+
+def test_a_referral_shows_once_after_the_urgent_message_and_before_the_notices(app):
+    turn = ask(
+        app,
+        "I have a fever of 39C during my chemotherapy. Would 40 mg of tamoxifen work better for me? "
+        "My email is jane.doe@example.com",
+    )
+    answer = turn["answer"]
+    assert answer.urgent and answer.referral and answer.notices
+    alerts = alerts_in_order(app.chat_message[-1])
+    assert alerts[:3] == [("error", answer.urgent), ("warning", answer.referral), ("info", answer.notices[0])]
+    shown = [value for _, value in alerts] + [m.value for m in app.main.markdown]
+    assert sum(answer.referral in value for value in shown) == 1  # in its own box, nowhere else
 
 
 def test_the_answer_area_shows_no_internal_flags_and_says_once_that_it_quotes(app):

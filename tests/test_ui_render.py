@@ -1,5 +1,7 @@
 """The app's rendering logic: numbered citation links, PMC links for full text, cited-sentence highlighting."""
 
+import re
+
 from cpqa.types import Passage
 from ui.render import citation_numbers, claims_citing, evidence_card, highlighted_passage, linked_answer
 
@@ -120,3 +122,92 @@ def test_evidence_cards_carry_the_study_type_badge():
     trial = PASSAGES[0].model_copy(update={"evidence_type": "randomized controlled trial"})
     assert "Animal study" in evidence_card(1, animal, ANSWER) and "Randomised trial" in evidence_card(1, trial, ANSWER)
     assert "Study type" not in evidence_card(1, PASSAGES[0], ANSWER)  # none recorded, none shown
+
+
+# ---------------------------------------------------------------- one card a record (issue 34)
+LONG_RECORD = [
+    Passage(
+        node_id="r2",
+        pmid="20303261",
+        start=60,
+        end=140,
+        score=0.175,
+        evidence_type="animal study",
+        text="Preliminary experiments found an oral dose of tamoxifen with minimal effect on tumour growth.",
+    ),
+    Passage(
+        node_id="r1",
+        pmid="20303261",
+        start=0,
+        end=59,
+        score=0.19,
+        evidence_type="animal study",
+        text="PURPOSE Tamoxifen and brivanib alaninate are two target specific agents tested in mice.",
+    ),
+]
+
+
+def test_a_records_passages_make_one_card_in_the_order_of_the_record():
+    from ui.render import record_groups
+
+    groups = record_groups([PASSAGES[0], *LONG_RECORD, PASSAGES[1]])
+    assert [[p.node_id for p in g] for g in groups] == [["a"], ["r1", "r2"], ["b"]]  # best passage's rank first
+    card = evidence_card(None, LONG_RECORD, "")
+    assert card.count("class='evidence-card'") == 1 and card.count("class='card-heading'") == 1
+    assert card.count("PMID 20303261") == 1
+    assert card.index("PURPOSE Tamoxifen") < card.index("Preliminary experiments")  # as the record reads
+
+
+def test_animal_and_cell_studies_are_set_apart_from_studies_of_people():
+    from ui.render import record_groups, split_preclinical
+
+    cells = PASSAGES[1].model_copy(update={"evidence_type": "in vitro study"})
+    trial = PASSAGES[0].model_copy(update={"evidence_type": "randomized controlled trial"})
+    people, lab = split_preclinical(record_groups([cells, *LONG_RECORD, trial]))
+    assert [g[0].pmid for g in people] == ["111"] and [g[0].pmid for g in lab] == ["222", "20303261"]
+
+
+def long_abstract(n: int = 20) -> str:
+    sentences = [f"Sentence {i} reports a finding about tamoxifen in the women of group {i}." for i in range(n)]
+    sentences[7] = "Tamoxifen caused hot flashes in two thirds of the women treated for breast cancer."
+    sentences[17] = "Hot flashes eased within a year of stopping tamoxifen in most of these women."
+    return " ".join(sentences)
+
+
+def test_a_card_shows_the_cited_part_capped_and_the_whole_abstract_behind_a_click():
+    from ui.render import CARD_CHARACTERS
+
+    text = long_abstract()
+    wall = Passage(node_id="w", pmid="777", text=text, title="A long abstract")
+    answer = (
+        '- "Tamoxifen caused hot flashes in two thirds of the women treated for breast cancer." [PMID:777]\n'
+        '- "Hot flashes eased within a year of stopping tamoxifen in most of these women." [PMID:777]'
+    )
+    card = evidence_card(1, wall, answer, record_text="BACKGROUND: " + text)
+    shown, rest = card.split("<details", 1)
+    assert "… <mark>Tamoxifen caused hot flashes" in shown  # what the answer cites leads the excerpt ...
+    assert "… <mark>Hot flashes eased" in shown  # ... all of it, however far apart, the gaps marked
+    assert len(re.sub(r"<[^>]+>", "", shown.split("class='card-passage'>")[1])) <= CARD_CHARACTERS + 20
+    for cut in ("Sentence 0 ", "Sentence 19 "):  # the rest of the record is a click away
+        assert cut not in shown and cut in rest
+    assert "<summary" in rest and "Show the whole abstract" in rest and "<mark>Tamoxifen caused" in rest
+    short = Passage(node_id="s", pmid="778", text="Tamoxifen helps. It is taken daily.", title="Short")
+    assert "<details" not in evidence_card(1, short, "", record_text="RESULTS: Tamoxifen helps. It is taken daily.")
+    assert "<details" not in evidence_card(1, short, "")  # nothing more to show
+
+
+def test_a_quote_is_marked_whatever_its_spacing():
+    passage = Passage(node_id="p", pmid="18041059", text="Events were more frequent (RR, 0.53; P= .21). An AD of 1%.")
+    answer = '- "Events were more frequent (RR, 0.53; P=.21)." [PMID:18041059]'
+    assert highlighted_passage(passage, answer).startswith("<mark>Events were more frequent")
+    assert "<mark>" not in highlighted_passage(passage, "")
+
+
+def test_a_number_written_with_a_spaced_point_is_not_cut_in_two():
+    from ui.render import _SENTENCE
+
+    assert _SENTENCE.split("Levels ranged between 1. 9 and 8. 6 ng/ml. 12 women took part. It was safe.") == [
+        "Levels ranged between 1. 9 and 8. 6 ng/ml.",
+        "12 women took part.",
+        "It was safe.",
+    ]

@@ -5,6 +5,7 @@ per question in the session, and everything shown comes from the Answer and its 
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -25,7 +26,16 @@ from cpqa.safety.screening import (  # noqa: E402
     translates,
 )
 from cpqa.documents.study_type import badge as study_badge  # noqa: E402
-from ui.render import PUBMED_URL, citation_numbers, evidence_card, linked_answer  # noqa: E402
+from ui.render import (  # noqa: E402
+    PUBMED_URL,
+    URGENT_KEY,
+    URGENT_STYLE,
+    citation_numbers,
+    evidence_card,
+    linked_answer,
+    record_groups,
+    split_preclinical,
+)
 
 SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
 PAPER_MODELS = "the biomedical models of the research CPQA follows (MedCPT and PubMedBERT)"
@@ -35,6 +45,15 @@ st.set_page_config(
     layout="wide",
     menu_items={"About": "CPQA answers questions about cancer from PubMed and PMC evidence, citing every claim."},
 )
+
+
+_urgent_keys = itertools.count()  # the script runs afresh each time: keys unique within a run
+
+
+def urgent_banner(message: str) -> None:
+    """The urgent-care (or crisis) message: an alert that stays pinned in view while its answer is read."""
+    with st.container(key=f"{URGENT_KEY}{next(_urgent_keys)}"):
+        st.error(message, icon=":material/emergency:")
 
 
 @st.cache_resource(show_spinner="Loading the search and language models…")
@@ -100,12 +119,18 @@ def sidebar(settings) -> dict:
     return {"mode": mode, "years": years, "sources": tuple(sources) or ("D1",)}
 
 
-def show_answer(answer, trace) -> None:
-    """The answer as a person reads it: one urgent banner first, notices, the answer (whose first line says when it
-    quotes the studies), the disclaimer, then the evidence cards; what the checks found stays in the provenance."""
-    mode = trace.options.answer.mode
+REFERRAL_ICON = ":material/medical_information:"
+
+
+def show_answer(answer, trace, records: dict[str, str] | None = None) -> None:
+    """The answer as a person reads it: one urgent banner first (pinned in view), the care-team or pharmacist
+    referral, notices, the answer (whose first line says when it quotes the studies), the disclaimer, then the
+    evidence cards, one a record (``records``: the whole abstracts, by PMID); what the checks found stays in the
+    provenance."""
     if answer.urgent:
-        st.error(answer.urgent, icon=":material/emergency:")
+        urgent_banner(answer.urgent)
+    if answer.referral:
+        st.warning(answer.referral, icon=REFERRAL_ICON)
     for notice in answer.notices:
         st.info(notice, icon=":material/info:")
     numbers = citation_numbers(answer.text, answer.citations)
@@ -113,10 +138,46 @@ def show_answer(answer, trace) -> None:
     if answer.disclaimer:
         st.caption(answer.disclaimer)
     if trace.passages:
-        st.markdown("**Evidence**")
-        for passage in trace.passages:
-            st.markdown(evidence_card(numbers.get(passage.pmid), passage, answer.text, mode), unsafe_allow_html=True)
+        show_evidence(answer.text, numbers, trace.passages, trace.options.answer.mode, records or {})
     show_provenance(answer, trace)
+
+
+LAB_STUDIES = "Laboratory and animal studies"
+
+
+def show_evidence(text: str, numbers: dict[str, int], passages, mode: str, records: dict[str, str]) -> None:
+    """One card a record; for a patient, studies in animals or cells come after the studies of people, folded."""
+    groups = record_groups(passages)
+    people, lab = split_preclinical(groups) if mode == "patient" else (groups, [])
+
+    def card(group) -> None:
+        pmid = group[0].pmid
+        html = evidence_card(numbers.get(pmid), group, text, mode, records.get(pmid))
+        st.markdown(html, unsafe_allow_html=True)
+
+    st.markdown("**Evidence**")
+    if not people:
+        st.caption("None of the evidence found comes from studies of people.")
+    for group in people:
+        card(group)
+    if lab:
+        with st.expander(f"{LAB_STUDIES} ({len(lab)})", expanded=False):
+            st.caption("Early research in animals or cells: it may not apply to people.")
+            for group in lab:
+                card(group)
+
+
+def record_texts(pipeline, passages) -> dict[str, str]:
+    """The whole abstracts of the records the evidence comes from (from the local store), by PMID."""
+    texts = {}
+    for pmid in dict.fromkeys(p.pmid for p in passages):
+        try:
+            article = pipeline.store.get(pmid)
+        except Exception:  # noqa: BLE001 - a card without its whole abstract still shows the passage
+            article = None
+        if article is not None and article.abstract:
+            texts[pmid] = article.abstract
+    return texts
 
 
 def show_provenance(answer, trace) -> None:
@@ -194,7 +255,9 @@ def show_first(screened) -> None:
     """The screening result, shown the moment it is known, above the progress box: urgent care first."""
     for message in first_messages(screened):
         if message == screened.urgent:
-            st.error(message, icon=":material/emergency:")
+            urgent_banner(message)
+        elif message == screened.referral:
+            st.warning(message, icon=REFERRAL_ICON)
         else:
             st.info(message, icon=":material/info:")
 
@@ -237,6 +300,7 @@ def run_question(question: str, history: list[str], options: dict):
 def main() -> None:
     settings = get_settings()
     install_log_redaction(settings)
+    st.html(URGENT_STYLE)
     prepare()  # the screening models, once per server: a question's first messages show at once
     options = sidebar(settings)
     st.title("Cancer questions, answered from the evidence")
@@ -252,7 +316,7 @@ def main() -> None:
             if turn.get("error"):
                 st.error(turn["error"])
             else:
-                show_answer(turn["answer"], turn["trace"])
+                show_answer(turn["answer"], turn["trace"], turn.get("records"))
 
     # While a question runs the input is disabled (a second question would rerun the script and silently drop
     # the first one's answer); the submit callback disables it before the run that answers, which re-enables it.
@@ -304,8 +368,9 @@ def answer_turn(question: str, turns: list[dict], options: dict, settings) -> No
             turns.append({"question": question, "error": message})
             st.error(message)
             return
-        turns.append({"question": question, "answer": result.answer, "trace": result.trace})
-        show_answer(result.answer, result.trace)
+        records = record_texts(load_pipeline(), result.trace.passages)
+        turns.append({"question": question, "answer": result.answer, "trace": result.trace, "records": records})
+        show_answer(result.answer, result.trace, records)
 
 
 main()

@@ -1,4 +1,5 @@
-"""Pure rendering helpers for the app: numbered citation links, badges, and cited-sentence highlighting.
+"""Pure rendering helpers for the app: numbered citation links, badges, cited-sentence highlighting, evidence cards
+(one a record, capped, the whole abstract a click away) and the style that pins the urgent message.
 
 Kept free of Streamlit so the logic is tested directly; ``app.py`` only lays the pieces out."""
 
@@ -11,6 +12,7 @@ from cpqa.answer.citations import MARKER, marker_pmids
 from cpqa.documents.study_type import PRECLINICAL, badge as study_badge
 from cpqa.references import record_heading
 from cpqa.types import Passage
+from cpqa.words import strip_labels
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 PMC_URL = "https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
@@ -18,7 +20,26 @@ PMC_URL = "https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
 SOURCE_BADGES = {"D1": "Abstract", "D2": "Full text (review)", "D3": "Full text"}
 RETRIEVAL_BADGES = {"E1": "found by semantic search", "E2": "found by Boolean search", "E3": "semantic + Boolean"}
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+# The urgent message stays in view while its answer is read: the app puts it in a container keyed URGENT_KEY + n,
+# which sticks below the app's header within its own answer (the chat scrolls to the answer's end when it
+# completes). At phone width it stays compact: at most a quarter of the screen, any more of it scrolled inside it.
+URGENT_KEY = "urgent-"
+URGENT_STYLE = f"""<style>
+[data-testid="stLayoutWrapper"]:has(> [class*="st-key-{URGENT_KEY}"]) {{
+  position: sticky; top: 3.75rem; z-index: 99;
+  background-color: var(--cpqa-page, #ffffff); border-radius: 0.5rem;
+}}
+@media (prefers-color-scheme: dark) {{
+  [data-testid="stLayoutWrapper"]:has(> [class*="st-key-{URGENT_KEY}"]) {{ --cpqa-page: #0e1117; }}
+}}
+@media (max-width: 640px) {{
+  [class*="st-key-{URGENT_KEY}"] [data-testid="stAlertContainer"] {{ max-height: 25vh; overflow-y: auto; }}
+  [class*="st-key-{URGENT_KEY}"] [data-testid="stAlertContainer"] p {{ font-size: 0.9rem; line-height: 1.4; }}
+}}
+</style>"""
+
+# A sentence ends at . ! or ? before a capital, a bracket or a number, but not inside one ("between 1. 9 and 8. 6").
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])|(?<=\D[.!?])\s+(?=[0-9])")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
     "the a an and or of in on for to with is are was were be by at as from that this these those it its "
@@ -89,20 +110,21 @@ def claims_citing(text: str, pmid: str) -> list[str]:
 _QUOTED = re.compile(r'"([^"]{20,})"')
 
 
-def highlighted_passage(passage: Passage, answer_text: str, min_overlap: float = 0.5, min_shared: int = 3) -> str:
-    """The passage as HTML with the sentences that support the answer's claims citing it in <mark>.
+def marked_sentences(
+    sentences: list[str], pmid: str, answer_text: str, min_overlap: float = 0.5, min_shared: int = 3
+) -> set[int]:
+    """Which of a record's ``sentences`` support the answer's claims citing ``pmid``.
 
-    A claim that quotes (the extractive answer) marks the sentences it quotes and nothing else. A written claim
-    marks a passage sentence that shares at least ``min_shared`` content words, and at least ``min_overlap`` of
-    its content words, with it."""
-    sentences = _SENTENCE.split(passage.text.strip())
-    claims = claims_citing(answer_text, passage.pmid)
-    quotes = [" ".join(q.split()) for claim in claims for q in _QUOTED.findall(claim)]
+    A claim that quotes (the extractive answer) marks the sentences it quotes (spacing aside) and nothing else. A
+    written claim marks a sentence that shares at least ``min_shared`` content words, and at least ``min_overlap``
+    of its content words, with it."""
+    claims = claims_citing(answer_text, pmid)
+    quotes = ["".join(q.split()) for claim in claims for q in _QUOTED.findall(claim)]
     written = [_words(c) for c in claims if not _QUOTED.search(c)]
     marked = set()
     for i, sentence in enumerate(sentences):
-        flat = " ".join(sentence.split())
-        if any(flat in quote or quote in flat for quote in quotes):
+        flat = "".join(sentence.split())  # spacing aside: a quote's "P=.21" is the record's "P= .21"
+        if flat and any(flat in quote or quote in flat for quote in quotes):
             marked.add(i)
             continue
         words = _words(sentence)
@@ -110,8 +132,125 @@ def highlighted_passage(passage: Passage, answer_text: str, min_overlap: float =
             shared = len(words & claim)
             if shared >= min_shared and shared / max(len(words), 1) >= min_overlap:
                 marked.add(i)
-    parts = [f"<mark>{plain_html(s)}</mark>" if i in marked else plain_html(s) for i, s in enumerate(sentences)]
+    return marked
+
+
+def _marked_html(sentences: list[str], marked: set[int]) -> str:
+    return " ".join(f"<mark>{plain_html(s)}</mark>" if i in marked else plain_html(s) for i, s in enumerate(sentences))
+
+
+def highlighted_passage(passage: Passage, answer_text: str, min_overlap: float = 0.5, min_shared: int = 3) -> str:
+    """The passage as HTML with the sentences that support the answer's claims citing it in <mark>."""
+    sentences = _SENTENCE.split(passage.text.strip())
+    return _marked_html(sentences, marked_sentences(sentences, passage.pmid, answer_text, min_overlap, min_shared))
+
+
+def highlighted_record(text: str, pmid: str, answer_text: str) -> str:
+    """A whole record (an abstract, one "LABEL: text" section a line) as HTML, a paragraph a line, with the
+    sentences the answer cites from it in <mark>."""
+    lines = [_SENTENCE.split(line.strip()) for line in text.splitlines() if line.strip()]
+    marked = marked_sentences([s for line in lines for s in line], pmid, answer_text)
+    paragraphs, first = [], 0
+    for line in lines:
+        paragraphs.append(_marked_html(line, {i - first for i in marked if first <= i < first + len(line)}))
+        first += len(line)
+    return "".join(f"<p style='margin:0.3em 0'>{p}</p>" for p in paragraphs)
+
+
+# ---------------------------------------------------------------- evidence cards, one a record
+CARD_CHARACTERS = 600  # what a card shows of the evidence before "Show the whole abstract"
+
+
+def record_groups(passages: list[Passage]) -> list[list[Passage]]:
+    """The evidence one record at a time, records in the order of their best passage; a record's passages in the
+    order they stand in it (by offset, when known)."""
+    groups: dict[str, list[Passage]] = {}
+    for passage in passages:
+        groups.setdefault(passage.pmid, []).append(passage)
+    return [sorted(group, key=lambda p: p.start if p.start is not None else float("inf")) for group in groups.values()]
+
+
+def split_preclinical(groups: list[list[Passage]]) -> tuple[list[list[Passage]], list[list[Passage]]]:
+    """Studies of people, and studies in animals or cells (``PRECLINICAL``), each in the order given."""
+    human = [g for g in groups if g[0].evidence_type not in PRECLINICAL]
+    return human, [g for g in groups if g[0].evidence_type in PRECLINICAL]
+
+
+def _record_sentences(passages: list[Passage]) -> list[str]:
+    """A record's passages' sentences in record order, without a sentence twice where passages overlap."""
+    sentences: list[str] = []
+    for passage in passages:
+        for sentence in _SENTENCE.split(passage.text.strip()):
+            if sentence.strip() and sentence not in sentences:
+                sentences.append(sentence)
+    return sentences
+
+
+def _flat(pieces: list[str]) -> list[str]:
+    """The words of a record's lines or sentences, without their section labels (to tell whether a card already
+    shows the whole record)."""
+    return _WORD.findall(" ".join(strip_labels(piece) for piece in pieces).lower())
+
+
+def excerpt(sentences: list[str], marked: set[int], lead: int = 0, limit: int = CARD_CHARACTERS) -> list[int]:
+    """The sentences a card shows, in order: every cited one that fits in ``limit`` characters (else sentence
+    ``lead``; always one whole sentence), then the ones after the first of them, then the ones before, while they
+    fit."""
+    if not sentences:
+        return []
+    chosen: list[int] = []
+    used = 0
+    for i in sorted(marked) or [min(lead, len(sentences) - 1)]:
+        if chosen and used + len(sentences[i]) > limit:
+            break
+        chosen.append(i)
+        used += len(sentences[i]) + 1
+    first = chosen[0]
+    for i in [*range(first + 1, len(sentences)), *range(first - 1, -1, -1)]:
+        if i not in chosen:
+            if used + len(sentences[i]) > limit:
+                break
+            chosen.append(i)
+            used += len(sentences[i]) + 1
+    return sorted(chosen)
+
+
+def _with_gaps(sentences: list[str], shown: list[int], marked: set[int]) -> str:
+    """The shown sentences as HTML, cited ones in <mark>, "…" wherever the record goes on between or around them."""
+    parts = ["…"] if shown[0] > 0 else []
+    for n, i in enumerate(shown):
+        if n and i != shown[n - 1] + 1:
+            parts.append("…")
+        sentence = plain_html(sentences[i])
+        parts.append(f"<mark>{sentence}</mark>" if i in marked else sentence)
+    if shown[-1] < len(sentences) - 1:
+        parts.append("…")
     return " ".join(parts)
+
+
+def card_evidence(passages: list[Passage], answer_text: str, record_text: str | None = None) -> str:
+    """What a card shows of a record: the passages used (joined in record order, what the answer cites in <mark>),
+    at most ``CARD_CHARACTERS`` of them, then the whole abstract (or the whole passages) behind a click."""
+    sentences = _record_sentences(passages)
+    marked = marked_sentences(sentences, passages[0].pmid, answer_text)
+    best = max(passages, key=lambda p: p.score)
+    best_first = _SENTENCE.split(best.text.strip())[0]
+    lead = sentences.index(best_first) if best_first in sentences else 0  # no mark: the best passage leads
+    chosen = excerpt(sentences, marked, lead)
+    shown = _with_gaps(sentences, chosen, marked)
+    whole_abstract = bool(record_text and record_text.strip()) and passages[0].source == "D1"
+    everything = len(chosen) == len(sentences)
+    if everything and (not whole_abstract or _flat((record_text or "").splitlines()) == _flat(sentences)):
+        return f"<div class='card-passage'>{shown}</div>"
+    if whole_abstract:
+        label, rest = "Show the whole abstract", highlighted_record(record_text or "", passages[0].pmid, answer_text)
+    else:
+        label, rest = "Show the whole passage", f"<p style='margin:0.3em 0'>{_marked_html(sentences, marked)}</p>"
+    return (
+        f"<div class='card-passage'>{shown}</div>"
+        f"<details class='card-record' style='margin-top:0.4em'><summary style='cursor:pointer;color:#2f6f9f'>"
+        f"{label}</summary>{rest}</details>"
+    )
 
 
 def badge(text: str, colour: str) -> str:
@@ -121,34 +260,45 @@ def badge(text: str, colour: str) -> str:
     )
 
 
-def evidence_card(number: int | None, passage: Passage, answer_text: str, mode: str = "patient") -> str:
-    """One evidence card as HTML: a readable heading (the title, or journal, year and first words of an untitled
-    record), plain badges (study type, year, abstract or full text), the passage with what the answer cites from it
-    marked. A clinician also sees how the record was found and its rerank score."""
-    heading = plain_html(record_heading(passage.title, passage.text, passage.journal, passage.year))
+def evidence_card(
+    number: int | None,
+    passages: Passage | list[Passage],
+    answer_text: str,
+    mode: str = "patient",
+    record_text: str | None = None,
+) -> str:
+    """One evidence card a record, as HTML: a readable heading (the title, or journal, year and first words of an
+    untitled record), plain badges (study type, year, abstract or full text), the passages used with what the
+    answer cites from them marked, capped, and the whole abstract (``record_text``) behind a click. A clinician also
+    sees how the record was found, its best rerank score and the sections used."""
+    group = [passages] if isinstance(passages, Passage) else record_groups(passages)[0]
+    first, best = group[0], max(group, key=lambda p: p.score)
+    opening = record_text if record_text and record_text.strip() else first.text
+    heading = plain_html(record_heading(first.title, opening, first.journal, first.year))
     label = f"[{number}] " if number else ""
     badges = ""
-    if passage.evidence_type and (mode == "clinician" or passage.evidence_type != "not indexed"):
-        colour = "#b5651d" if passage.evidence_type in PRECLINICAL else "#1f7a7a"
-        badges += badge(study_badge(passage.evidence_type), colour)
-    if passage.year:
-        badges += badge(str(passage.year), "#555555")
-    badges += badge(SOURCE_BADGES.get(passage.source, passage.source), "#2f6f9f")
+    if first.evidence_type and (mode == "clinician" or first.evidence_type != "not indexed"):
+        colour = "#b5651d" if first.evidence_type in PRECLINICAL else "#1f7a7a"
+        badges += badge(study_badge(first.evidence_type), colour)
+    if first.year:
+        badges += badge(str(first.year), "#555555")
+    badges += badge(SOURCE_BADGES.get(first.source, first.source), "#2f6f9f")
     if mode == "clinician":
-        if passage.category:
-            badges += badge(RETRIEVAL_BADGES.get(passage.category, passage.category), "#6b4f9f")
-        badges += badge(f"rerank {passage.score:.3f}", "#4f7f4f")
-    journal = html.escape(passage.journal) if passage.journal and passage.title else ""
-    meta = " · ".join(x for x in (journal, f"PMID {html.escape(passage.pmid)}") if x)
+        if best.category:
+            badges += badge(RETRIEVAL_BADGES.get(best.category, best.category), "#6b4f9f")
+        badges += badge(f"rerank {best.score:.3f}", "#4f7f4f")
+    journal = html.escape(first.journal) if first.journal and first.title else ""
+    meta = " · ".join(x for x in (journal, f"PMID {html.escape(first.pmid)}") if x)
+    sections = ", ".join(dict.fromkeys(p.section for p in group if p.section))
     section = (
-        f"<div style='color:#666;font-size:0.85em'>Section: {html.escape(passage.section)}</div>"
-        if passage.section and mode == "clinician"
+        f"<div style='color:#666;font-size:0.85em'>Section: {html.escape(sections)}</div>"
+        if sections and mode == "clinician"
         else ""
     )
     return (
         f"<div class='evidence-card' style='border:1px solid #ddd;border-radius:0.5em;padding:0.7em;margin:0.5em 0'>"
-        f"<div class='card-heading'><b>{label}<a href='{link_for(passage)}' target='_blank'>{heading}</a></b></div>"
+        f"<div class='card-heading'><b>{label}<a href='{link_for(first)}' target='_blank'>{heading}</a></b></div>"
         f"<div style='color:#555;font-size:0.85em'>{meta}</div>"
         f"<div style='margin:0.3em 0'>{badges}</div>{section}"
-        f"<div style='font-size:0.92em'>{highlighted_passage(passage, answer_text)}</div></div>"
+        f"<div style='font-size:0.92em'>{card_evidence(group, answer_text, record_text)}</div></div>"
     )
