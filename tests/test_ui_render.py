@@ -211,3 +211,27 @@ def test_a_number_written_with_a_spaced_point_is_not_cut_in_two():
         "12 women took part.",
         "It was safe.",
     ]
+
+
+def test_a_patient_page_card_names_its_site_page_and_section_and_links_the_page():
+    from ui.render import evidence_card, linked_answer
+
+    page = Passage(
+        node_id="patient:cancergov-0000005_1-2:0",
+        pmid="cancergov-0000005_1-2",
+        text="Signs of anal cancer include bleeding from the anus or rectum.",
+        source="D4",
+        title="Anal Cancer Treatment (PDQ)",
+        section="Signs and symptoms",
+        site="cancer.gov (NCI)",
+        url="https://www.cancer.gov/types/anal/patient/anal-treatment-pdq",
+    )
+    answer = '- "Signs of anal cancer include bleeding from the anus or rectum." [NIH:cancergov-0000005_1-2]'
+    import html
+
+    card = html.unescape(evidence_card(1, page, answer, "patient", "Signs of anal cancer include bleeding. More."))
+    assert "cancer.gov (NCI): Anal Cancer Treatment (PDQ), Signs and symptoms" in card
+    assert "https://www.cancer.gov/types/anal/patient/anal-treatment-pdq" in card and "pubmed" not in card
+    assert "PMID" not in card and "Patient information" in card and "Show the whole section" in card
+    linked = linked_answer(answer, {"cancergov-0000005_1-2": 1}, [page])
+    assert "[[1]](https://www.cancer.gov/types/anal/patient/anal-treatment-pdq)" in linked

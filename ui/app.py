@@ -170,7 +170,10 @@ def show_evidence(text: str, numbers: dict[str, int], passages, mode: str, recor
 def record_texts(pipeline, passages) -> dict[str, str]:
     """The whole abstracts of the records the evidence comes from (from the local store), by PMID."""
     texts = {}
-    for pmid in dict.fromkeys(p.pmid for p in passages):
+    pages = [p.pmid for p in passages if p.is_patient_information]
+    if pages and pipeline.patient is not None:  # a patient page's whole section
+        texts.update({key: section.text for key, section in pipeline.patient.store.get(pages).items()})
+    for pmid in dict.fromkeys(p.pmid for p in passages if not p.is_patient_information):
         try:
             article = pipeline.store.get(pmid)
         except Exception:  # noqa: BLE001 - a card without its whole abstract still shows the passage

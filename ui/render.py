@@ -10,14 +10,11 @@ import re
 
 from cpqa.answer.citations import MARKER, marker_pmids
 from cpqa.documents.study_type import PRECLINICAL, badge as study_badge
-from cpqa.references import record_heading
+from cpqa.references import PMC_URL, PUBMED_URL, passage_heading, passage_link, record_heading
 from cpqa.types import Passage
 from cpqa.words import strip_labels
 
-PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
-PMC_URL = "https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
-
-SOURCE_BADGES = {"D1": "Abstract", "D2": "Full text (review)", "D3": "Full text"}
+SOURCE_BADGES = {"D1": "Abstract", "D2": "Full text (review)", "D3": "Full text", "D4": "Patient information"}
 RETRIEVAL_BADGES = {"E1": "found by semantic search", "E2": "found by Boolean search", "E3": "semantic + Boolean"}
 
 # The urgent message stays in view while its answer is read: the app puts it in a container keyed URGENT_KEY + n,
@@ -73,13 +70,10 @@ def citation_numbers(text: str, citations: list[str]) -> dict[str, int]:
 
 
 def link_for(passage_or_pmid: Passage | str, pmcid: str | None = None) -> str:
-    """PubMed link, or the PMC full text when that is what the evidence came from."""
+    """The patient page, the PMC full text the evidence came from, or PubMed."""
     if isinstance(passage_or_pmid, Passage):
-        pmcid = passage_or_pmid.pmcid if passage_or_pmid.source in {"D2", "D3"} else None
-        pmid = passage_or_pmid.pmid
-    else:
-        pmid = passage_or_pmid
-    return PMC_URL.format(pmcid=pmcid) if pmcid else PUBMED_URL.format(pmid=pmid)
+        return passage_link(passage_or_pmid)
+    return PMC_URL.format(pmcid=pmcid) if pmcid else PUBMED_URL.format(pmid=passage_or_pmid)
 
 
 def linked_answer(text: str, numbers: dict[str, int], passages: list[Passage]) -> str:
@@ -238,12 +232,13 @@ def card_evidence(passages: list[Passage], answer_text: str, record_text: str | 
     lead = sentences.index(best_first) if best_first in sentences else 0  # no mark: the best passage leads
     chosen = excerpt(sentences, marked, lead)
     shown = _with_gaps(sentences, chosen, marked)
-    whole_abstract = bool(record_text and record_text.strip()) and passages[0].source == "D1"
+    whole_abstract = bool(record_text and record_text.strip()) and passages[0].source in ("D1", "D4")
     everything = len(chosen) == len(sentences)
     if everything and (not whole_abstract or _flat((record_text or "").splitlines()) == _flat(sentences)):
         return f"<div class='card-passage'>{shown}</div>"
     if whole_abstract:
-        label, rest = "Show the whole abstract", highlighted_record(record_text or "", passages[0].pmid, answer_text)
+        whole = "Show the whole section" if passages[0].is_patient_information else "Show the whole abstract"
+        label, rest = whole, highlighted_record(record_text or "", passages[0].pmid, answer_text)
     else:
         label, rest = "Show the whole passage", f"<p style='margin:0.3em 0'>{_marked_html(sentences, marked)}</p>"
     return (
@@ -274,7 +269,11 @@ def evidence_card(
     group = [passages] if isinstance(passages, Passage) else record_groups(passages)[0]
     first, best = group[0], max(group, key=lambda p: p.score)
     opening = record_text if record_text and record_text.strip() else first.text
-    heading = plain_html(record_heading(first.title, opening, first.journal, first.year))
+    heading = plain_html(
+        passage_heading(first)
+        if first.is_patient_information
+        else record_heading(first.title, opening, first.journal, first.year)
+    )
     label = f"[{number}] " if number else ""
     badges = ""
     if first.evidence_type and (mode == "clinician" or first.evidence_type != "not indexed"):
@@ -288,7 +287,8 @@ def evidence_card(
             badges += badge(RETRIEVAL_BADGES.get(best.category, best.category), "#6b4f9f")
         badges += badge(f"rerank {best.score:.3f}", "#4f7f4f")
     journal = html.escape(first.journal) if first.journal and first.title else ""
-    meta = " · ".join(x for x in (journal, f"PMID {html.escape(first.pmid)}") if x)
+    source = "written for patients and reviewed by experts" if first.is_patient_information else ""
+    meta = " · ".join(x for x in (journal, source or f"PMID {html.escape(first.pmid)}") if x)
     sections = ", ".join(dict.fromkeys(p.section for p in group if p.section))
     section = (
         f"<div style='color:#666;font-size:0.85em'>Section: {html.escape(sections)}</div>"
