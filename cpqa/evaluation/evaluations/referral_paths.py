@@ -1,7 +1,8 @@
 """Referrals by answer path, measured (``cpqa eval safety --referral-paths``; issue 34).
 
 Every referral phrasing of a set (``dosing``, ``interaction``, ``decision``) is asked through the product's own
-``Pipeline``, once as it is and once with no evidence reachable (``years=1``: nothing in the store is that recent),
+``Pipeline``, once as it is and once with no evidence reachable (PubMed abstracts of the last year only: nothing in
+the store is that recent, and no patient pages),
 and each answer is sorted by the path it took: answered, "not directly", an abstention (a treatment the evidence
 never names, thin or unsupported evidence), no evidence at all, or a triage message (a refusal, a failed search).
 Reported per kind and path: the questions and the share whose answer carries the referral (``Answer.referral``).
@@ -46,7 +47,8 @@ def referral_paths(pipeline, path: Path, no_evidence_years: int = 1) -> dict:
             if screened.referral is None:
                 not_referred += 1
                 continue
-            for variant, overrides in (("as asked", {}), ("no evidence", {"years": no_evidence_years})):
+            nothing = {"years": no_evidence_years, "sources": ("D1",)}
+            for variant, overrides in (("as asked", {}), ("no evidence", nothing)):
                 answer = pipeline.ask(screened, **overrides).answer
                 where = answer_path(answer)
                 cell = counts[kind][where]
