@@ -1,0 +1,142 @@
+"""``cpqa train``: training data and training of CPQA's own small models (``cpqa.evaluation.training``).
+
+``encoder-data`` / ``chooser-data`` mine a data home into a compact folder; ``encoder`` / ``chooser`` build that
+folder when it is missing, then train here (``python -m cpqa.evaluation.training.fit``, which a GPU machine runs
+without CPQA's other dependencies)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from cpqa.cli.common import fail
+
+train_app = typer.Typer(
+    help="Training data and training: the biomedical bi-encoder (issue 36) and the answer chooser (issue 35).",
+    no_args_is_help=True,
+)
+
+HOME = typer.Option(None, "--home", help="the data home to mine (default: CPQA_HOME)")
+CMMQA = typer.Option(None, "--cmmqa", help="a CMMQA JSONL whose questions stay out (default: HOME/cmmqa/cmmqa.jsonl)")
+MEDQUAD = typer.Option(True, "--medquad/--no-medquad", help="MedQuAD train pages as a source")
+LIMIT = typer.Option(None, "--limit", min=1, help="questions per source at most (trial runs)")
+
+
+def _home(home: Optional[Path]) -> Path:
+    from cpqa.config import get_settings
+
+    found = home or get_settings().home
+    if not (found / "store.sqlite").exists():
+        fail(f"no store in {found}: build the data home first (cpqa ingest ..., cpqa index build)")
+    return found
+
+
+def _passages(home: Path) -> Path:
+    """A passage store of the miner's own (``Pipeline.retrieve`` segments records there), so the home is only read."""
+    key = hashlib.sha1(str(home.resolve()).encode()).hexdigest()[:10]
+    return Path(tempfile.gettempdir()) / "cpqa-training" / f"passages-{key}.sqlite"
+
+
+def _cmmqa(home: Path, cmmqa: Optional[Path]) -> Optional[Path]:
+    from cpqa.evaluation.training.common import default_cmmqa
+
+    found = cmmqa or default_cmmqa(home)
+    if found is None:
+        typer.echo("note: no CMMQA file: its questions are not kept out (cpqa ingest cmmqa writes one)", err=True)
+    return found
+
+
+def _summary(manifest: dict) -> None:
+    keep = ("sources", "per_source", "labels", "guard", "checks", "texts", "examples", "files", "total_bytes")
+    typer.echo(json.dumps({k: manifest[k] for k in keep if k in manifest}, indent=1))
+
+
+@train_app.command("encoder-data")
+def encoder_data(
+    out: Path = typer.Option(..., "--out", help="the folder to write (texts.jsonl.gz, triples.jsonl.gz, manifest)"),
+    home: Optional[Path] = HOME,
+    medquad: bool = MEDQUAD,
+    negatives: int = typer.Option(5, "--negatives", min=0, help="hard negatives per question"),
+    title_pairs: int = typer.Option(12000, "--title-pairs", min=0, help="title -> abstract pairs at most"),
+    limit: Optional[int] = LIMIT,
+    cmmqa: Optional[Path] = CMMQA,
+) -> None:
+    """Triples (anchor, positive, hard negatives) for the bi-encoder: BioASQ train questions, PubMedQA, titles,
+    MedQuAD."""
+    from cpqa.evaluation.training.encoder_data import EncoderDataOptions, build_encoder_data
+
+    found = _home(home)
+    options = EncoderDataOptions(negatives=negatives, title_pairs=title_pairs, medquad=medquad, limit=limit)
+    manifest = build_encoder_data(
+        found, out, options, cmmqa=_cmmqa(found, cmmqa), passages_path=_passages(found), progress=typer.echo
+    )
+    _summary(manifest)
+
+
+@train_app.command("chooser-data")
+def chooser_data(
+    out: Path = typer.Option(..., "--out", help="the folder to write (texts.jsonl.gz, pairs.jsonl.gz, manifest)"),
+    home: Optional[Path] = HOME,
+    medquad: bool = MEDQUAD,
+    chooser: bool = typer.Option(True, "--chooser/--no-chooser", help="the current chooser's hard negatives"),
+    limit: Optional[int] = LIMIT,
+    cmmqa: Optional[Path] = CMMQA,
+) -> None:
+    """Labelled (question, candidate) pairs for the answer chooser: BioASQ train questions, MedQuAD train pages."""
+    from cpqa.evaluation.training.chooser_data import ChooserDataOptions, build_chooser_data
+
+    found = _home(home)
+    options = ChooserDataOptions(medquad=medquad, chooser=chooser, limit=limit)
+    manifest = build_chooser_data(
+        found, out, options, cmmqa=_cmmqa(found, cmmqa), passages_path=_passages(found), progress=typer.echo
+    )
+    _summary(manifest)
+
+
+def _fit(kind: str, data: Path, out: Path, home: Optional[Path], fit_args: List[str]) -> None:
+    from cpqa.evaluation.training.chooser_data import build_chooser_data
+    from cpqa.evaluation.training.encoder_data import build_encoder_data
+    from cpqa.evaluation.training.fit import main
+
+    if not (data / "manifest.json").exists():
+        typer.echo(f"{data} has no dataset: building it from the data home first (the default options)")
+        found = _home(home)
+        cmmqa, passages = _cmmqa(found, None), _passages(found)
+        if kind == "encoder":
+            manifest = build_encoder_data(found, data, cmmqa=cmmqa, passages_path=passages, progress=typer.echo)
+        else:
+            manifest = build_chooser_data(found, data, cmmqa=cmmqa, passages_path=passages, progress=typer.echo)
+        _summary(manifest)
+    main([kind, "--data", str(data), "--out", str(out), *fit_args])
+
+
+FIT_ARGS = typer.Argument(None, help="more options for fit, after --: --epochs, --batch-size, --layers, ...")
+
+
+@train_app.command("encoder")
+def encoder(
+    data: Path = typer.Option(..., "--data", help="the encoder dataset (built here when missing)"),
+    out: Path = typer.Option(..., "--out", help="where the model, its int8 ONNX and the manifests go"),
+    home: Optional[Path] = HOME,
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda"),
+    fit_args: Optional[List[str]] = FIT_ARGS,
+) -> None:
+    """Train the bi-encoder on this machine (the CPU recipe by default) and export it as int8 ONNX."""
+    _fit("encoder", data, out, home, ["--device", device, *(fit_args or [])])
+
+
+@train_app.command("chooser")
+def chooser(
+    data: Path = typer.Option(..., "--data", help="the chooser dataset (built here when missing)"),
+    out: Path = typer.Option(..., "--out", help="where the model, its int8 ONNX and the manifests go"),
+    home: Optional[Path] = HOME,
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda"),
+    fit_args: Optional[List[str]] = FIT_ARGS,
+) -> None:
+    """Train the answer chooser on this machine (the CPU recipe by default) and export it as int8 ONNX."""
+    _fit("chooser", data, out, home, ["--device", device, *(fit_args or [])])

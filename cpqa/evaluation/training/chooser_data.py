@@ -1,0 +1,229 @@
+"""Labelled (question, candidate) pairs for an answer-chooser cross-encoder (issue 35): does this candidate answer
+the question? A candidate is a sentence of a PubMed record or a section of an NIH patient page.
+
+Each example is ``{"q": question id, "c": candidate id, "y": 1 | 0, "s": source}`` (texts in ``texts.jsonl.gz``).
+Sources:
+- BioASQ train-split questions (``common.Guard``) with their gold snippets (``bioasq_gold``):
+  ``bioasq:snippet`` (1): a snippet's sentences of 4+ words (the product's splitter, ``cpqa.passages.seos``);
+  ``bioasq:gold-record`` (0): the gold records' other sentences, that match no gold snippet;
+  ``bioasq:retrieved`` (0): sentences of the best non-gold records of the product's E1 and BM25 paths;
+  ``bioasq:chooser-top`` (0): the current chooser's best sentences (the extractive answerer's ``rank_sentences`` over
+  the pipeline's top passages) that match no gold snippet; ``bioasq:chooser-gold`` (1): those of a gold record
+  that match one.
+  A sentence "matches" a snippet as ``cpqa eval answers`` counts it: 60 % of its content words are in the snippet;
+  one between a third and that share is too close to call either way and is left out.
+- MedQuAD train pages (``cpqa.sources.patient_pages.read_medquad``): the question against ``medquad:own`` (1), its
+  answer section; ``medquad:same-page`` (0), the page's other sections; ``medquad:same-condition`` (0), sections of
+  other pages on the same condition that answer another kind of question; ``medquad:same-kind`` (0), the same kind
+  of section about another condition. A section is "heading: text", cut near 1,500 characters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from cpqa.evaluation.data.bioasq_gold import GoldQuestion, bioasq_gold
+from cpqa.evaluation.data.shared import SHARED_DATA
+from cpqa.evaluation.training.common import (
+    Guard,
+    TextTable,
+    audit,
+    build_guard,
+    medquad_sections,
+    normalised,
+    section_text,
+    write_dataset,
+)
+from cpqa.evaluation.training.mining import Miner, interleave
+from cpqa.passages.seos import split_sentences
+from cpqa.words import content_terms, strip_labels
+
+MATCH = 0.6  # as cpqa.evaluation.evaluations.answers.MATCH
+UNSURE = 0.34  # below this share a sentence is no match for certain
+Progress = Callable[[str], None]
+
+
+@dataclass
+class ChooserDataOptions:
+    record_negatives: int = 8  # other sentences of the gold records, per question
+    retrieved_records: int = 5  # E1's and BM25's best non-gold records, interleaved ...
+    retrieved_sentences: int = 3  # ... and sentences of each
+    chooser_top: int = 20  # the current chooser's best sentences looked at
+    chooser: bool = True  # run the pipeline's passage stage for them (the slowest part)
+    page_negatives: int = 3
+    condition_negatives: int = 2
+    kind_negatives: int = 1
+    medquad: bool = True
+    limit: int | None = None  # BioASQ questions (with a snippet) and MedQuAD questions at most
+    seed: int = 35
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of 4+ words, structured-abstract labels removed, as the extractive answerer quotes them."""
+    found = (strip_labels(text[s.start : s.end]) for s in split_sentences(text) if s.words >= 4)
+    return [s for s in found if len(s.split()) >= 4]
+
+
+def sentence_id(pmid: str | None, text: str) -> str:
+    return f"s:{pmid or '-'}:{hashlib.sha1(normalised(text).encode()).hexdigest()[:12]}"
+
+
+def best_share(sentence: str, snippets: Sequence[set[str]]) -> float:
+    words = set(content_terms(sentence))
+    return max((len(words & s) / len(words) for s in snippets), default=0.0) if words else 0.0
+
+
+class _Pairs:
+    """The examples, each (question, candidate) once: the first label given stands (positives are added first)."""
+
+    def __init__(self, table: TextTable):
+        self.table = table
+        self.rows: list[dict[str, Any]] = []
+        self.seen: set[tuple[str, str]] = set()
+
+    def add(self, question: str, candidate: str, label: int, source: str) -> None:
+        if (question, candidate) not in self.seen:
+            self.seen.add((question, candidate))
+            self.rows.append({"q": question, "c": candidate, "y": label, "s": source})
+
+    def sentence(self, question: str, pmid: str | None, text: str, label: int, source: str) -> None:
+        self.add(question, self.table.add(sentence_id(pmid, text), text), label, source)
+
+
+def bioasq_question(
+    miner: Miner, guard: Guard, pairs: _Pairs, gold: GoldQuestion, options: ChooserDataOptions, rng: random.Random
+) -> bool:
+    """One question's pairs; False when none of its snippets may be used."""
+    snippets = [s for s in gold.snippets if s.pmid and s.pmid not in guard.forbidden_records]
+    if not snippets:
+        return False
+    guard.check_question(gold.id, gold.question)
+    qid = pairs.table.add(f"q:{gold.id}", gold.question)
+    words = [set(content_terms(s.text)) for s in snippets]
+    for snippet in snippets:
+        for sentence in sentences(snippet.text):
+            pairs.sentence(qid, snippet.pmid, sentence, 1, "bioasq:snippet")
+
+    def negatives(pmid: str, found: list[str], n: int, source: str) -> None:
+        kept = [s for s in found if best_share(s, words) < UNSURE]
+        for sentence in rng.sample(kept, min(n, len(kept))):
+            pairs.sentence(qid, pmid, sentence, 0, source)
+
+    gold_pmids = set(guard.questions[gold.id]["gold_pmids"]) | {s.pmid for s in snippets if s.pmid}
+    records = miner.articles(guard.allowed(sorted(gold_pmids)))
+    pooled = [(pmid, s) for pmid, article in records.items() for s in sentences(article.abstract)]
+    kept = [(pmid, s) for pmid, s in pooled if best_share(s, words) < UNSURE]
+    for pmid, sentence in rng.sample(kept, min(options.record_negatives, len(kept))):
+        pairs.sentence(qid, pmid, sentence, 0, "bioasq:gold-record")
+    hits = miner.document_hits(gold.question, 2 * options.retrieved_records + len(gold_pmids))
+    others = [p for p in guard.allowed(interleave(hits["E1"], hits["BM25"])) if p not in gold_pmids]
+    others = others[: options.retrieved_records]
+    for pmid, article in miner.articles(others).items():
+        negatives(pmid, sentences(article.abstract), options.retrieved_sentences, "bioasq:retrieved")
+    if options.chooser:
+        passages = [p for p in miner.passages(gold.question) if p.pmid not in guard.forbidden_records]
+        for pmid, sentence in miner.chooser_ranking(gold.question, passages)[: options.chooser_top]:
+            share = best_share(sentence, words)
+            if share >= MATCH and pmid in gold_pmids:
+                pairs.sentence(qid, pmid, sentence, 1, "bioasq:chooser-gold")
+            elif share < UNSURE:
+                pairs.sentence(qid, pmid, sentence, 0, "bioasq:chooser-top")
+    return True
+
+
+def bioasq_source(
+    miner: Miner, guard: Guard, pairs: _Pairs, options: ChooserDataOptions, shared: Path, progress: Progress | None
+) -> dict[str, int]:
+    train = set(guard.train_ids)
+    raw = shared / "mirage" / "rawdata" / "bioasq"
+    golds = [g for g in bioasq_gold(raw, shared / "bioasq" / "dev_questions.jsonl") if g.id in train]
+    rng = random.Random(options.seed)
+    counts: Counter[str] = Counter(train_questions_with_snippets=len(golds))
+    for number, gold in enumerate(golds, 1):
+        used = bioasq_question(miner, guard, pairs, gold, options, rng)
+        counts["questions" if used else "questions_without_usable_snippet"] += 1
+        if options.limit and counts["questions"] >= options.limit:
+            break
+        if progress and number % 50 == 0:
+            progress(f"bioasq: {number}/{len(golds)} questions")
+    return dict(counts)
+
+
+def medquad_source(pairs: _Pairs, options: ChooserDataOptions, shared: Path) -> dict[str, Any]:
+    found, why = medquad_sections(shared, "train")
+    if found is None:
+        return {"skipped": why}
+    rng = random.Random(options.seed)
+    table = pairs.table
+    sections = [s for _, s in found]
+    texts = {s.key: table.add(f"mq:s:{s.key}", section_text(s)) for s in sections}
+    by_page: dict[str, list[Any]] = {}
+    by_condition: dict[str, list[Any]] = {}
+    by_kind: dict[str, list[Any]] = {}
+    for s in sections:
+        by_page.setdefault(s.page, []).append(s)
+        by_condition.setdefault(normalised(s.focus), []).append(s)
+        by_kind.setdefault(s.kind, []).append(s)
+
+    def differs(own: Any, other: Any) -> bool:
+        return table.texts[texts[other.key]] != table.texts[texts[own.key]]
+
+    questions = sections[: options.limit] if options.limit else sections
+    for s in questions:
+        qid = table.add(f"mq:q:{s.key}", " ".join(s.question.split()))
+        pairs.add(qid, texts[s.key], 1, "medquad:own")
+        condition = normalised(s.focus)
+        same_kind = rng.sample(by_kind[s.kind], min(20, len(by_kind[s.kind])))
+        groups = (
+            ([o for o in by_page[s.page] if o.key != s.key], options.page_negatives, "medquad:same-page"),
+            (
+                [o for o in by_condition[condition] if o.page != s.page and o.kind != s.kind],
+                options.condition_negatives,
+                "medquad:same-condition",
+            ),
+            ([o for o in same_kind if normalised(o.focus) != condition], options.kind_negatives, "medquad:same-kind"),
+        )
+        for candidates, n, source in groups:
+            candidates = [o for o in candidates if differs(s, o)]
+            for other in rng.sample(candidates, min(n, len(candidates))):
+                pairs.add(qid, texts[other.key], 0, source)
+    return {"read": why, "pages": len(by_page), "questions": len(questions)}
+
+
+def build_chooser_data(
+    home: Path,
+    out: Path,
+    options: ChooserDataOptions | None = None,
+    *,
+    shared: Path = SHARED_DATA,
+    cmmqa: Path | None = None,
+    passages_path: Path | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Build every source over the data home ``home`` and write the dataset to ``out``; the manifest."""
+    options = options or ChooserDataOptions()
+    guard = build_guard(shared, cmmqa)
+    table = TextTable()
+    pairs = _Pairs(table)
+    sources: dict[str, Any] = {}
+    with Miner(home, passages_path) as miner:
+        sources["bioasq"] = bioasq_source(miner, guard, pairs, options, shared, progress)
+    sources["medquad"] = medquad_source(pairs, options, shared) if options.medquad else {"skipped": "--no-medquad"}
+    checks = audit(pairs.rows, guard, table)
+    per_source = Counter(row["s"] for row in pairs.rows)
+    extra = {
+        "home": str(home),
+        "options": asdict(options),
+        "match_rule": {"match": MATCH, "no_match_below": UNSURE},
+        "guard": guard.counts,
+        "checks": checks,
+        "sources": sources,
+        "per_source": dict(sorted(per_source.items())),
+        "labels": dict(Counter(str(row["y"]) for row in pairs.rows)),
+    }
+    return write_dataset(out, "chooser", table, "pairs.jsonl.gz", pairs.rows, extra)
