@@ -55,7 +55,7 @@ def patient_answers(
     """``ask`` (``Pipeline.ask``) on each section's MedQuAD question, scored against the section (module docstring)."""
     by_collection: dict[str, list[dict[str, bool]]] = defaultdict(list)
     by_kind: dict[str, list[dict[str, bool]]] = defaultdict(list)
-    examples = []
+    examples: list[dict] = []
     for number, section in enumerate(sections, start=1):
         result = ask(section.question)
         answer, trace = result.answer, result.trace
@@ -65,7 +65,7 @@ def patient_answers(
             "gold_at_1": section.key in found[:1],
             "gold_at_3": section.key in found[:3],
             # by its text: a few sections are repeated word for word on another page (a PDQ summary's two versions)
-            "first_quote_in_gold": bool(quoted) and _flat(quoted[1]).rstrip(".") in _flat(section.text),
+            "first_quote_in_gold": quoted is not None and _flat(quoted[1]).rstrip(".") in _flat(section.text),
             "led_by_patient_information": led_by_patient_information(answer),
             "direct": bool(answer.direct) and not answer.abstained,
             "abstained": answer.abstained,
