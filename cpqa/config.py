@@ -63,6 +63,10 @@ class Settings(BaseSettings):
     # What runs the encoders on a CPU: onnx-int8 (fastest; vectors within the measured tolerance), onnx (float32,
     # equal to torch's) or torch (a GPU always runs torch); cpqa.models.onnx_runtime.
     cpqa_runtime: Literal["torch", "onnx", "onnx-int8"] = "onnx-int8"
+    # The offline profile's document and passage encoder: the biomedical encoder trained here from MiniLM
+    # (cpqa/models/trained/encoder; docs/results.md, issue 36), or the bundled all-MiniLM-L6-v2 itself. An index
+    # built with one is refused by the other: re-run `cpqa index build` after changing it.
+    cpqa_offline_encoder: Literal["trained", "minilm"] = "minilm"
     cpqa_cache: Path = Field(default_factory=_default_cache)  # machine-wide: the encoders' ONNX exports
 
     # Network behaviour of outside calls (seconds / attempts).

@@ -100,6 +100,12 @@ class DocumentOptions(_Section):
     patient_sections: int = Field(
         default=3, ge=1, description="D4: the patient-information sections searched for that reach the passages"
     )
+    patient_pool: int = Field(
+        default=12,
+        ge=1,
+        description="D4: of the sections found first, those of a kind the question asks for (its signs, outlook, "
+        "treatment...) are preferred",
+    )
     e1_k: int = Field(default=100, ge=1, description="semantic hits taken into fusion")
     ladder_min_docs: int = Field(
         default=200, ge=1, description="the Boolean ladder stops once this many PMIDs are found (a depth budget)"
@@ -264,6 +270,28 @@ class AnswerOptions(_Section):
         default=False, description="answer without retrieval, then revise against the evidence; needs a language model"
     )
     answer_max_tokens: int = Field(default=2048, ge=64, description="a language model's output budget per answer")
+    chooser: bool = Field(
+        default=True,
+        description="extractive: the answer chooser trained here (cpqa train chooser) rescores the best candidates and "
+        "picks the patient page's section that answers (off: the embedding similarity and the addressing rule alone)",
+    )
+    chooser_candidates: int = Field(
+        default=16, ge=1, description="extractive: research sentences the chooser rescores, best by similarity first"
+    )
+    chooser_threshold: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="extractive: a research sentence the chooser scores at least this answers the question, whatever "
+        "the addressing rule says",
+    )
+    page_threshold: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="extractive: a patient page's chunk the chooser scores at least this answers the question even "
+        "when its section is not of a kind the question asks for",
+    )
     min_lexical_score: float = Field(
         default=0.3, ge=0.0, le=1.0, description="extractive, no encoder: word coverage below which evidence is thin"
     )

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 
 from cpqa.answer.answerer import Answerer
+from cpqa.answer.chooser import AnswerChooser, section_kinds
 from cpqa.answer.messages import DISCLAIMERS, NEEDS_LLM, SEARCH_FAILED
 from cpqa.answer.extractive import is_specialist
 from cpqa.answer.postedit import after_writing, record_share
@@ -122,7 +123,9 @@ class Pipeline:
         # NIH patient information (D4), when the home holds it (``cpqa ingest medquad``).
         self.patient = open_patient_search(settings, sentence_encoder)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
-        self.answerer = Answerer(self.llm, self.passages.cache, self.options, redact=settings.redact)
+        self.answerer = Answerer(
+            self.llm, self.passages.cache, self.options, redact=settings.redact, chooser=AnswerChooser()
+        )
         self.refiner = Refiner(self.answerer) if llm else None
         self.models = {
             "rewriter": self.rewriter.choice,
@@ -371,7 +374,11 @@ class Pipeline:
         trace.record_documents(found)
         if self.patient is not None and PATIENT_INFORMATION in options.documents.sources:
             with trace.stage("patient_information") as record:
-                trace.patient = self.patient.search(trace.search_intent, options.documents.patient_sections)
+                kinds = section_kinds(trace.search_intent)
+                documents = options.documents
+                trace.patient = self.patient.search(
+                    trace.search_intent, documents.patient_sections, kinds, documents.patient_pool
+                )
                 record.info["sections"] = len(trace.patient)
         return found
 

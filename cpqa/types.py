@@ -162,6 +162,7 @@ class Passage(BaseModel):
     # ``section`` its heading; who publishes it and where a reader finds it:
     site: str | None = None
     url: str | None = None
+    kind: str | None = None  # the section's kind ("symptoms", "treatment"): what it answers
 
     @property
     def is_patient_information(self) -> bool:

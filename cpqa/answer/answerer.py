@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 
 from pydantic import BaseModel, ValidationError
 
+from cpqa.answer.chooser import AnswerChooser, page_quotes, rescored
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
 from cpqa.answer.intent import Addressing, effect_size, judged
 from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG
@@ -120,9 +121,12 @@ class Answerer:
         options: PipelineOptions | None = None,
         *,
         redact: Callable[[str], str] = str,
+        chooser: AnswerChooser | None = None,
     ):
-        """``redact`` keeps keys out of the failure reasons a notice shows (``Settings.redact``)."""
+        """``redact`` keeps keys out of the failure reasons a notice shows (``Settings.redact``); ``chooser``: the
+        answer chooser the extractive answer uses (``AnswerOptions.chooser``)."""
         self.redact = redact
+        self.chooser = chooser
         self.llm = llm if llm is not None and llm.available else None
         self.unconfigured = llm.unconfigured if llm is not None else "no language model"
         self.encoder = encoder
@@ -316,31 +320,30 @@ class Answerer:
         patient's answer, attributed to its site, page and section, and what research adds follows (only quotes
         that answer); a clinician reads the research first and the patient information after."""
         ranked, threshold = rank_sentences(question, passages, self.encoder, options, patient=mode == "patient")
-        on_page = [s for s in ranked if passages[s.rank].is_patient_information]
+        chooser = self.chooser if options.chooser else None
         research = [s for s in ranked if not passages[s.rank].is_patient_information]
-        page_quotes, page_direct = select_answer(on_page, threshold, question, passages, addressing, options)
-        quotes, direct = select_answer(research, threshold, question, passages, addressing, options)
-        if not page_direct:  # patient information is quoted when it answers
-            page_quotes = []
-        if page_quotes and not direct:  # ... and then research that does not answer is left out
+        chosen: dict[tuple[int, str], float] = {}
+        if chooser is not None:
+            research, chosen = rescored(chooser, question, research, passages, options.chooser_candidates)
+        on_page = page_quotes(chooser, question, ranked, passages, addressing, options, addressing.asked(question))
+        quotes, direct = select_answer(research, threshold, question, passages, addressing, options, chosen)
+        if on_page and not direct:  # the page answers: research that does not is left out
             quotes = []
-        if not page_quotes and not quotes:
+        if not on_page and not quotes:
             return Answer(text=THIN_EVIDENCE, abstained=True, written_by="extractive")
         if mode == "clinician":  # numbers first: a ratio, an interval, a rate (stable, so best first within each)
             quotes = sorted(quotes, key=lambda s: not effect_size(s.text))
         blocks = []
-        if page_quotes:
-            first = passages[page_quotes[0].rank]
-            blocks.append([page_heading(first), *(quote_line(s, passages[s.rank], mode) for s in page_quotes)])
+        if on_page:
+            first = passages[on_page[0].rank]
+            blocks.append([page_heading(first), *(quote_line(s, passages[s.rank], mode) for s in on_page)])
         if quotes:
-            heading = [RESEARCH_ADDS] if page_quotes and mode == "patient" else []
-            lines = [
-                quote_line(s, passages[s.rank], mode, lead=mode == "clinician" or bool(page_quotes)) for s in quotes
-            ]
+            heading = [RESEARCH_ADDS] if on_page and mode == "patient" else []
+            lines = [quote_line(s, passages[s.rank], mode, lead=mode == "clinician" or bool(on_page)) for s in quotes]
             blocks.insert(0 if mode == "clinician" else len(blocks), heading + lines)
         body = "\n\n".join("\n".join(block) for block in blocks)
         check = check_citations(body, {p.pmid for p in passages})  # every answer is checked
-        answered = bool(page_quotes) or direct
+        answered = bool(on_page) or direct
         head = EXTRACTIVE_LABEL if answered else NOT_DIRECT_EXTRACTS  # the label is ours, not a claim to cite
         return Answer(
             text=f"{head}\n\n{check.text}",

@@ -174,15 +174,22 @@ def rank_sentences(
 
 
 def select_extracts(
-    ranked: list[Sentence], threshold: float, question: str = "", options: AnswerOptions | None = None
+    ranked: list[Sentence],
+    threshold: float,
+    question: str = "",
+    options: AnswerOptions | None = None,
+    merit: Callable[[Sentence], float] | None = None,
 ) -> list[Sentence]:
-    """The best sentences above ``threshold`` and within ``floor_share`` of the best one, at most
-    ``quotes_per_record`` each, no repeats (overlapping passages share sentences); each next pick favours the
-    question's words not yet covered (up to ``coverage_bonus`` more)."""
+    """The best sentences above ``threshold`` and within ``floor_share`` of the best one (by similarity), at most
+    ``quotes_per_record`` each, no repeats (overlapping passages share sentences), picked by ``merit`` (the answer
+    chooser's probability, else the similarity); each next pick favours the question's words not yet covered (up to
+    ``coverage_bonus`` more)."""
     options = options or AnswerOptions()
-    if not ranked or ranked[0].score < threshold:
+    top = max((s.score for s in ranked), default=0.0)
+    if not ranked or top < threshold:
         return []
-    floor = max(threshold, ranked[0].score * options.floor_share)
+    merit = merit or (lambda sentence: sentence.score)
+    floor = max(threshold, top * options.floor_share)
     wanted = set(content_terms(question))
     pool = [s for s in ranked if s.score >= floor]
     chosen: list[Sentence] = []
@@ -192,7 +199,7 @@ def select_extracts(
 
         def gain(sentence: Sentence) -> float:
             new = (set(content_terms(sentence.text)) & wanted) - covered
-            return sentence.score * (1.0 + options.coverage_bonus * len(new) / max(len(wanted), 1))
+            return merit(sentence) * (1.0 + options.coverage_bonus * len(new) / max(len(wanted), 1))
 
         best = max(pool, key=gain)
         pool.remove(best)
@@ -211,14 +218,26 @@ def select_answer(
     passages: Sequence[Passage],
     addressing: Addressing,
     options: AnswerOptions | None = None,
+    chosen: dict[tuple[int, str], float] | None = None,
 ) -> tuple[list[Sentence], bool]:
     """The quotes and whether they answer the question: the best sentences that address its need
-    (``cpqa.answer.intent``), chosen as ``select_extracts`` chooses; when none does, the closest evidence, and False."""
-    direct = [s for s in ranked if addressing.addresses(s.text, record_text(passages[s.rank]))]
-    chosen = select_extracts(direct, threshold, question, options)
-    if chosen:
-        return chosen, True
-    return select_extracts(ranked, threshold, question, options), False
+    (``cpqa.answer.intent``, or the answer chooser's probability ``chosen`` at least ``chooser_threshold``), chosen as
+    ``select_extracts`` chooses; when none does, the closest evidence, and False."""
+    options = options or AnswerOptions()
+    chosen = chosen or {}
+
+    def answers(s: Sentence) -> bool:
+        by_chooser = chosen.get((s.rank, s.text), 0.0) >= options.chooser_threshold
+        return by_chooser or addressing.addresses(s.text, record_text(passages[s.rank]))
+
+    def merit(s: Sentence) -> float:
+        return chosen.get((s.rank, s.text), 0.0) if chosen else s.score
+
+    direct = [s for s in ranked if answers(s)]
+    picked = select_extracts(direct, threshold, question, options, merit)
+    if picked:
+        return picked, True
+    return select_extracts(ranked, threshold, question, options, merit), False
 
 
 _POPULATION = re.compile(

@@ -308,6 +308,17 @@ class Addressing:
         missing = sum(not s.named_in(stems) for s in others)
         return missing <= len(others) // 3
 
+    def asked(self, question: str) -> str:
+        """The question with every name of its subjects (the rewrite's synonyms, the lay words' clinical terms)."""
+        return " ".join([question, *(" ".join(name) for s in self.subjects for name in s.names)])
+
+    def names_condition(self, text: str, record_text: str = "") -> bool:
+        """Whether ``text`` (with its record) names every disease and treatment the question is about: what a patient
+        page's section must be about (the page's headings say what it states, so the question's other words need not
+        be in it)."""
+        stems = _stems(text) | _stems(record_text)
+        return all(s.named_in(stems) for s in self.subjects if s.kind in ("disease", "treatment"))
+
     def addresses(self, sentence: str, record_text: str = "") -> bool:
         """Whether ``sentence`` (from a record holding ``record_text``) answers one of the question's needs."""
         return any(states(sentence, need) for need in self.needs) and self.names_subject(sentence, record_text)

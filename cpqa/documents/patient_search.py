@@ -202,17 +202,21 @@ class PatientSearch(BaseRetriever):
         """``(key, fused score, {path: rank})`` best first."""
         return rrf_fuse(rankings, k=self.rrf_k, weights=self.weights)
 
-    def search(self, query: str, k: int = 10) -> list[PatientHit]:
-        """The ``k`` best sections for ``query``, fused by reciprocal rank."""
+    def search(self, query: str, k: int = 10, kinds: frozenset[str] = frozenset(), pool: int = 0) -> list[PatientHit]:
+        """The ``k`` best sections for ``query``, fused by reciprocal rank; with ``kinds`` (the kinds of section the
+        question asks for), those of the first ``pool`` that are of one of them come first."""
         if not query.strip():
             return []
-        fused = self.fuse(self.rankings(query, max(k, self.depth)))[:k]
+        fused = self.fuse(self.rankings(query, max(k, pool, self.depth)))[: max(k, pool)]
         sections = self.store.get(key for key, _, _ in fused)
-        return [
+        hits = [
             PatientHit(section=sections[key], score=score, bm25_rank=ranks.get("bm25"), dense_rank=ranks.get("dense"))
             for key, score, ranks in fused
             if key in sections  # a key the store lost since the index was opened
         ]
+        if kinds:
+            hits.sort(key=lambda hit: hit.section.kind not in kinds)  # stable: the fused order within each
+        return hits[:k]
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [patient_node(hit) for hit in self.search(query_bundle.query_str)]

@@ -17,7 +17,7 @@ from cpqa.documents.path import DocumentPath, PathHits
 from cpqa.documents.query import as_document_query
 from cpqa.documents.vector_index import IndexMeta, IndexMissing, VectorIndex
 from cpqa.documents.vectorstore import open_index
-from cpqa.models.encoders import MEDCPT_ARTICLE, MEDCPT_QUERY, MINILM, TextEncoder, load_encoder
+from cpqa.models.encoders import MEDCPT_ARTICLE, MEDCPT_QUERY, MINILM, TRAINED, TextEncoder, load_encoder
 from cpqa.options import DocumentOptions
 from cpqa.types import ComponentChoice
 
@@ -79,7 +79,7 @@ class SemanticSearch:
                 self._choice = ComponentChoice(
                     component="semantic_query",
                     model=self._encoder.name,
-                    profile="offline" if self._encoder.name == MINILM else "paper",
+                    profile="offline" if self._encoder.name in (MINILM, TRAINED) else "paper",
                     reason="encoder given by the caller",
                 )
             check_compatible(self._encoder.name, self._encoder.dim, self._index.meta)

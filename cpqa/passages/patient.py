@@ -17,12 +17,23 @@ from cpqa.words import content_terms
 _ITEM = re.compile(r"^\s*-\s+")
 
 
+_HEADING_LINE = re.compile(r"^(?:key points|points to remember)$", re.IGNORECASE)
+_WHOLE_SENTENCE = re.compile(r"^[A-Z0-9(].*[.!?]$")
+
+
 def _lists_joined(lines: list[str]) -> list[str]:
     """A line that introduces a list ("Signs include:") joined with its items into one sentence ("Signs include: fever;
-    feeling tired; easy bruising."), so a quote of it is whole."""
+    feeling tired; easy bruising."), so a quote of it is whole; an item that is a whole sentence on its own (a "Key
+    Points" summary's) stands as one, and a heading line of its own is dropped."""
     out: list[str] = []
     for line in lines:
-        item = _ITEM.sub("", line).rstrip(" .;") if _ITEM.match(line) else None
+        if _HEADING_LINE.match(line):
+            continue
+        bare = _ITEM.sub("", line)
+        if _ITEM.match(line) and _WHOLE_SENTENCE.match(bare) and not (out and out[-1].endswith((":", ";"))):
+            out.append(bare)
+            continue
+        item = bare.rstrip(" .;") if _ITEM.match(line) else None
         if item and out and (out[-1].endswith(":") or out[-1].endswith(";")):
             out[-1] = f"{out[-1]} {item};"
         else:
@@ -91,6 +102,7 @@ def patient_passages(hits: Sequence[PatientHit], question: str, max_words: int) 
                     section=section.heading,
                     site=section.site,
                     url=section.url,
+                    kind=section.kind,
                 )
             )
     return passages

@@ -1,0 +1,182 @@
+"""The answer chooser: a cross-encoder trained here (``cpqa train chooser``; cpqa/models/trained/chooser) that scores
+how well a candidate answers a question, and which sections of a patient page a question asks for.
+
+The chooser was trained on BioASQ questions against sentences of their records (gold snippets against the rest) and
+on MedQuAD questions against sections of NIH patient pages (its own section against the page's others and other
+pages' sections about the same condition). So a research sentence is scored as it is, and a patient page's chunk as
+"heading: text", the form its sections were trained in. It rescores only the best few candidates the embedding
+similarity ranks first (``AnswerOptions.chooser_candidates``): 16 pairs cost about 30 ms on two cores.
+
+The kinds of section a question asks for (``section_kinds``) come from its wording, as ``intent.question_needs``
+reads needs: "signs" asks for the symptoms section, "how common" for frequency or the outlook, "how is it treated"
+for treatment; a page's section of that kind, about the question's condition, answers it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from cpqa.answer.extractive import Sentence, passage_sentences
+from cpqa.answer.intent import Addressing, question_needs, record_text
+from cpqa.models.cross_encoder import PairScorer
+from cpqa.options import AnswerOptions
+from cpqa.types import Passage
+from cpqa.words import content_terms
+
+TRAINED_CHOOSER = Path(__file__).resolve().parents[1] / "models" / "trained" / "chooser"
+MAX_TOKENS = 256  # as trained
+
+_I = re.IGNORECASE
+# Section kinds (MedQuAD's question types) by the question's wording, beside its needs.
+_KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
+    ("stages", re.compile(r"\bstag(?:e|es|ed|ing)\b|\bgrade[sd]?\b|\bhow (?:far|advanced)\b", _I)),
+    (
+        "exams and tests",
+        re.compile(
+            r"\bdiagnos\w*|\btests?\b|\bscreen\w*|\bdetect\w*|\bfind out\b|\bscans?\b|\bbiops\w*|\bcheck(?:ed)? for", _I
+        ),
+    ),
+    ("treatment", re.compile(r"\btreat\w*|\btherap\w*|\bcur(?:e|ed|able)\b|\bsurgery\b|\bmanage\w*|\bchemo\w*", _I)),
+    (
+        "outlook",
+        re.compile(
+            r"\boutlook\b|\bprognos\w*|\bsurviv\w*|\blife expectancy\b|\bdie\b|\bfatal\b|\bspread\w*|\bquickly\b", _I
+        ),
+    ),
+    ("causes", re.compile(r"\bcaus\w*|\bwhy\b|\bwhat makes\b|\bget it\b", _I)),
+    (
+        "inheritance",
+        re.compile(r"\binherit\w*|\bhereditary\b|\brun in (?:the )?famil\w*|\bpass(?:ed)? (?:on|down)", _I),
+    ),
+    ("genetic changes", re.compile(r"\bgene(?:s|tic)?\b|\bmutation", _I)),
+    ("prevention", re.compile(r"\bprevent\w*|\bavoid\w*|\breduce (?:my|the) risk\b|\blower (?:my|the) risk\b", _I)),
+    ("research", re.compile(r"\bclinical trials?\b|\bresearch\b|\bnew treatments?\b|\bstud(?:y|ies) (?:on|of)\b", _I)),
+    ("support groups", re.compile(r"\bsupport groups?\b|\bwho can help\b", _I)),
+)
+_KINDS_BY_NEED = {
+    "symptoms": {"symptoms"},
+    "side_effects": {"complications", "treatment"},
+    "rate": {"frequency", "outlook"},
+    "risk": {"susceptibility", "causes", "inheritance", "genetic changes"},
+    "recommendation": {"treatment", "prevention"},
+    "effect": {"treatment", "research"},
+    "mechanism": {"causes", "genetic changes", "information"},
+    "definition": {"information"},
+}
+
+
+def section_kinds(question: str) -> frozenset[str]:
+    """The kinds of patient-page section that answer ``question``; empty when its wording asks for none in
+    particular (then any section about its subject may)."""
+    kinds = {kind for kind, pattern in _KIND_WORDS if pattern.search(question)}
+    for need in question_needs(question):
+        kinds |= _KINDS_BY_NEED.get(need, set())
+    return frozenset(kinds)
+
+
+def candidate_text(sentence: str, passage: Passage) -> str:
+    """What the chooser reads of a candidate: a research sentence as it is, a patient page's as "heading: text"."""
+    return f"{passage.section}: {sentence}" if passage.is_patient_information and passage.section else sentence
+
+
+class AnswerChooser:
+    """``scores(question, candidates)``: the probability that each candidate answers the question. The model loads
+    on first use (an answer written by a language model never needs it)."""
+
+    def __init__(self, model: Path | str = TRAINED_CHOOSER):
+        self.model = str(model)
+        self._scorer: PairScorer | None = None
+        self._lock = threading.Lock()
+
+    def _loaded(self) -> PairScorer:
+        with self._lock:
+            if self._scorer is None:  # a shipped int8 graph: nothing is exported, so no cache folder is written
+                self._scorer = PairScorer(self.model, Path(self.model), max_tokens=MAX_TOKENS, runtime="onnx-int8")
+            return self._scorer
+
+    def scores(self, question: str, candidates: Sequence[str]) -> np.ndarray:
+        if not candidates:
+            return np.zeros(0, dtype=np.float32)
+        logits = self._loaded().predict([(question, c) for c in candidates], batch_size=16)
+        return 1.0 / (1.0 + np.exp(-logits))
+
+
+# Words every condition's name may hold: a page is about a question's condition by the other words of its name.
+_GENERIC = frozenset(
+    content_terms(
+        "cancer cancers tumor tumors tumour neoplasm neoplasms carcinoma disease diseases syndrome disorder adult "
+        "adults childhood children child treatment prevention screening type types primary malignant benign cell cells"
+    )
+)
+
+
+def names_focus(title: str, asked: str) -> bool:
+    """Whether ``asked`` (a question and the names of its concepts) names the condition of a page titled ``title``:
+    at least half of the title's distinctive words ("Endometrial Cancer Treatment (PDQ)": endometrial), or the title
+    has none."""
+    distinctive = set(content_terms(re.sub(r"\(PDQ\)", " ", title))) - _GENERIC
+    if not distinctive:
+        return True
+    return len(distinctive & set(content_terms(asked))) * 2 >= len(distinctive)
+
+
+def rescored(
+    chooser: AnswerChooser, question: str, ranked: list[Sentence], passages: Sequence[Passage], top: int
+) -> tuple[list[Sentence], dict[tuple[int, str], float]]:
+    """``ranked`` (research sentences, best by similarity first) with its first ``top`` reordered by the chooser, and
+    the chooser's probability of each of those, by (passage, sentence)."""
+    head, tail = ranked[:top], ranked[top:]
+    probabilities = chooser.scores(question, [candidate_text(s.text, passages[s.rank]) for s in head])
+    order = sorted(range(len(head)), key=lambda i: -probabilities[i])
+    return [head[i] for i in order] + tail, {(s.rank, s.text): float(p) for s, p in zip(head, probabilities)}
+
+
+def page_quotes(
+    chooser: AnswerChooser | None,
+    question: str,
+    ranked: list[Sentence],
+    passages: Sequence[Passage],
+    addressing: Addressing,
+    options: AnswerOptions,
+    asked: str = "",
+) -> list[Sentence]:
+    """The quotes of the patient page's chunk that answers ``question`` (empty when none does). Only a page whose
+    condition the question names is considered (``names_focus`` against ``asked``: the question with the names of its
+    concepts); of its chunks, one answers when its section is of a kind the question asks for (``section_kinds``)
+    and names the question's condition and treatment, or when the chooser scores it at least ``page_threshold``; of
+    those, the one the chooser scores best (the search's order without a chooser). Its best sentences by similarity
+    are quoted in the page's own order."""
+    chunks = [i for i, p in enumerate(passages) if p.is_patient_information and names_focus(p.title or "", asked)]
+    if not chunks:
+        return []
+    kinds = section_kinds(question)
+    texts = [f"{passages[i].section}: {passages[i].text}" for i in chunks]
+    scores = chooser.scores(question, texts) if chooser is not None else np.zeros(len(chunks), dtype=np.float32)
+    answering = []
+    for i, score in zip(chunks, scores):
+        passage = passages[i]
+        fits = (not kinds or passage.kind in kinds) and addressing.names_condition(passage.text, record_text(passage))
+        if fits or (chooser is not None and score >= options.page_threshold):
+            answering.append((float(score), -i, i))
+    if not answering:
+        return []
+    best = max(answering)[2]
+    mine = [s for s in ranked if s.rank == best][: options.quotes_per_record]
+    order = {text: place for place, text in enumerate(passage_sentences(passages[best]))}
+    return sorted(mine, key=lambda s: order.get(s.text, len(order)))
+
+
+__all__ = [
+    "AnswerChooser",
+    "TRAINED_CHOOSER",
+    "candidate_text",
+    "names_focus",
+    "page_quotes",
+    "rescored",
+    "section_kinds",
+]
