@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     # The offline profile's document and passage encoder: the biomedical encoder trained here from MiniLM
     # (cpqa/models/trained/encoder; docs/results.md, issue 36), or the bundled all-MiniLM-L6-v2 itself. An index
     # built with one is refused by the other: re-run `cpqa index build` after changing it.
-    cpqa_offline_encoder: Literal["trained", "minilm"] = "minilm"
+    cpqa_offline_encoder: Literal["trained", "minilm"] = "trained"
     cpqa_cache: Path = Field(default_factory=_default_cache)  # machine-wide: the encoders' ONNX exports
 
     # Network behaviour of outside calls (seconds / attempts).

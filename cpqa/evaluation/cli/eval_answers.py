@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from cpqa.cli.common import emit, fail
+from cpqa.cli.common import OPTION, emit, fail, pipeline_options
 
 RAW_HELP = "folder of BioASQ golden files (e.g. ../shared/data/mirage/rawdata/bioasq)"
 DEV_HELP = "dev question ids (JSONL with id; e.g. ../shared/data/bioasq/dev_questions.jsonl)"
@@ -76,10 +76,12 @@ def answers(
         help="also run the pipeline without the patient-mode prior (preclinical_demotion 0), to measure it",
     ),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N questions with gold snippets"),
+    option: Optional[list[str]] = OPTION,
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
     json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
 ) -> None:
-    """Quote precision, snippet hit@5, abstention and removed sentences against BioASQ gold snippets."""
+    """Quote precision, snippet hit@5, abstention and removed sentences against BioASQ gold snippets; --option sets
+    any pipeline option for the pipeline's run (a variant of the product, e.g. --option chooser=false)."""
     import statistics
 
     from cpqa.config import get_settings
@@ -98,7 +100,8 @@ def answers(
             fail(f"--answers takes NAME=PATH, got {item}")
         given[name] = Path(where)
     result: dict = {"questions_file": str(questions), "questions": len(gold), "profile": None, "systems": {}}
-    with Pipeline(settings) as pipeline:
+    result["options"] = option or []
+    with Pipeline(settings, pipeline_options(settings, None, option)) as pipeline:
         result["profile"] = pipeline.profile
         result["answerer"] = pipeline.answerer.choice.model
         rows, seconds = run_pipeline(pipeline, gold)

@@ -4,6 +4,7 @@ the naive hybrid as a reference row and a paired bootstrap of HSRDR against it."
 from __future__ import annotations
 
 from pathlib import Path
+import json
 from typing import List, Optional
 
 import typer
@@ -32,6 +33,15 @@ def retrieval(
         ["HSRDR:naive-hybrid"], "--compare", help="paired bootstrap of A against B (A:B, repeated) when both ran"
     ),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N questions"),
+    keep_scores: Optional[Path] = typer.Option(
+        None, "--keep-scores", help="write each path's per-question scores here (a later run's --against)"
+    ),
+    against: Optional[Path] = typer.Option(
+        None,
+        "--against",
+        help="per-question scores an earlier run kept (--keep-scores), on the same questions: a paired bootstrap of "
+        "each path against itself there (before / after a change)",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result to this file"),
     table2_questions: List[Path] = typer.Option(
@@ -77,6 +87,10 @@ def retrieval(
         payload["significance"] = {
             f"{a} vs {b}": compare_runs(scores, a, b) for a, b in pairs if a in scores and b in scores
         }
+        if keep_scores is not None:
+            keep_scores.write_text(json.dumps(scores), encoding="utf-8")
+        if against is not None:
+            payload["against"] = _against(scores, against)
         if "naive-hybrid" in payload:
             payload["naive-hybrid"].pop("table2", None)  # Table II describes HSRDR
         if "HSRDR" in payload:  # Table II per question set
@@ -98,10 +112,23 @@ def retrieval(
             typer.echo(f"{key}: {value}")
 
 
+def _against(scores: dict, path: Path) -> dict:
+    """Each path of this run against the same path in an earlier run's kept scores (paired bootstrap)."""
+    from cpqa.evaluation.evaluations.retrieval import compare as compare_runs
+
+    try:
+        before = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        fail(f"{path}: {exc}")
+    merged = {**{f"{name} before": runs for name, runs in before.items()}, **scores}
+    shared = [name for name in scores if f"{name} before" in merged]
+    if any(len(scores[name]) != len(merged[f"{name} before"]) for name in shared):
+        fail(f"{path} holds another question set's scores")
+    return {f"{name} vs before": compare_runs(merged, name, f"{name} before") for name in shared}
+
+
 def _knob(item: str) -> tuple[str, object]:
     """``name=value`` with the value read as JSON when it parses (numbers, booleans), else as text."""
-    import json
-
     name, sep, value = item.partition("=")
     if not sep or not name.strip():
         raise ValueError(f"--option takes name=value, not {item!r}")
