@@ -380,6 +380,8 @@ class Pipeline:
                     trace.search_intent, documents.patient_sections, kinds, documents.patient_pool
                 )
                 record.info["sections"] = len(trace.patient)
+            if not self.patient.ready:
+                trace.warn("patient information is still being indexed (cpqa ingest medquad): not searched yet")
         return found
 
     def record_share(self, word: str) -> float | None:

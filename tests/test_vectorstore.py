@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from cpqa.models.encoders import MEDCPT_ARTICLE, MINILM
+from cpqa.models.encoders import MEDCPT_ARTICLE, MINILM, TRAINED
 from cpqa.evaluation.benchmarks.indexbench import BenchConfig, Generator
 from cpqa.types import AbstractSection, Article
 from cpqa.documents.vector_index import IndexMeta, IndexMissing
@@ -142,7 +142,7 @@ def test_index_build_reload_and_resume(settings):
     with Store(settings.store_path) as store:
         store.upsert([(a, None) for a in _articles()])
         summary = build_index(settings, store, flush_every=2)
-        assert (summary.model, summary.embedded, summary.skipped_empty) == (MINILM, 3, 1)
+        assert (summary.model, summary.embedded, summary.skipped_empty) == (TRAINED, 3, 1)  # the offline default
         again = build_index(settings, store)
         assert (again.embedded, again.skipped_present, again.total_in_index) == (0, 3, 3)
     index = open_index(settings)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -168,11 +169,16 @@ class PatientSearch(BaseRetriever):
         rrf_k: int = RRF_K,
         weights: dict[str, float] | None = None,
         depth: int = DEPTH,
+        build_missing: bool = True,
     ):
+        """``build_missing``: build a missing or stale index on first use; False (a question waiting): search nothing
+        until ``cpqa ingest medquad`` has built it, looking again at most once a minute (``ready``)."""
         super().__init__()
         self.store, self.directory, self.encoder = store, directory, encoder
         self.rrf_k, self.weights, self.depth = rrf_k, dict(WEIGHTS if weights is None else weights), depth
+        self.build_missing = build_missing
         self._index: PatientIndex | None = None
+        self._next_look = 0.0
         self._lock = threading.Lock()
 
     @classmethod
@@ -183,16 +189,26 @@ class PatientSearch(BaseRetriever):
         return search
 
     @property
-    def index(self) -> PatientIndex:
+    def index(self) -> PatientIndex | None:
         with self._lock:
-            if self._index is None:
-                self._index = PatientIndex.open(self.store, self.encoder, self.directory)
+            if self._index is None and (self.build_missing or time.monotonic() >= self._next_look):
+                if self.build_missing or saved_state(self.store, self.encoder, self.directory) is not None:
+                    self._index = PatientIndex.open(self.store, self.encoder, self.directory)
+                else:
+                    self._next_look = time.monotonic() + 60.0
             return self._index
 
+    @property
+    def ready(self) -> bool:
+        return self.index is not None
+
     def rankings(self, query: str, depth: int | None = None) -> dict[str, list[str]]:
-        """Each path's keys, best first (``bm25``, and ``dense`` with an encoder and vectors)."""
+        """Each path's keys, best first (``bm25``, and ``dense`` with an encoder and vectors); none while the index
+        is not built (``ready``)."""
         depth = depth or self.depth
         index = self.index
+        if index is None:
+            return {}
         rankings = {"bm25": index.bm25(query, depth)}
         if self.encoder is not None and index.has_vectors:
             rankings["dense"] = index.dense(unit_rows(self.encoder.encode([query]))[0], depth)
@@ -254,4 +270,4 @@ def open_patient_search(settings: Settings, encoder: Encoder | None) -> PatientS
     if store.count() == 0:
         store.close()
         return None
-    return PatientSearch(store, patient_index_dir(settings), encoder)
+    return PatientSearch(store, patient_index_dir(settings), encoder, build_missing=False)

