@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from cpqa.models.encoders import MEDCPT_ARTICLE, MINILM, TRAINED
+from cpqa.models.encoders import MEDCPT_ARTICLE, TRAINED
 from cpqa.evaluation.benchmarks.indexbench import BenchConfig, Generator
 from cpqa.types import AbstractSection, Article
 from cpqa.documents.vector_index import IndexMeta, IndexMissing
