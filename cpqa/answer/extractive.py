@@ -156,7 +156,7 @@ def rank_sentences(
 ) -> tuple[list[Sentence], float]:
     """Evidence sentences, best first, and the score below which evidence counts as thin (cosine with an encoder,
     word coverage without). The reranker's order counts too: the n-th passage's sentences weigh ``rank_decay`` less
-    per place."""
+    per place (research and patient pages each counted among their own)."""
     options = options or AnswerOptions()
     pool: list[tuple[int, Passage, str, float]] = [
         (rank, p, s, w)
@@ -165,8 +165,13 @@ def rank_sentences(
     ]
     similarity = Similarity([s for _, _, s, _ in pool], encoder)
     scores = similarity.scores(question)
+    # A passage's place among its own kind: patient pages lead a patient's evidence and must not push research down.
+    places: dict[int, int] = {}
+    for kind in (True, False):
+        mine = [i for i, p in enumerate(passages) if p.is_patient_information == kind]
+        places.update({i: place for place, i in enumerate(mine)})
     ranked = [
-        Sentence(p.pmid, s, float(score) * w * (1.0 - options.rank_decay * rank), rank)
+        Sentence(p.pmid, s, float(score) * w * (1.0 - options.rank_decay * places[rank]), rank)
         for (rank, p, s, w), score in zip(pool, scores)
     ]
     ranked.sort(key=lambda x: (-x.score, x.rank))
