@@ -281,7 +281,11 @@ class AnswerOptions(_Section):
         "picks the patient page's section that answers (off: the embedding similarity and the addressing rule alone)",
     )
     chooser_candidates: int = Field(
-        default=16, ge=1, description="extractive: research sentences the chooser rescores, best by similarity first"
+        default=0,
+        ge=0,
+        description="extractive: research sentences the chooser rescores, best by similarity first (0: none; on the "
+        "BioASQ tuning split rescoring 16 lowered first quotes naming an exact answer 0.394 -> 0.384-0.389 at "
+        "thresholds 0.5-0.9: docs/results.md, issue 35)",
     )
     chooser_threshold: float = Field(
         default=0.5,

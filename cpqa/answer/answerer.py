@@ -323,7 +323,7 @@ class Answerer:
         chooser = self.chooser if options.chooser else None
         research = [s for s in ranked if not passages[s.rank].is_patient_information]
         chosen: dict[tuple[int, str], float] = {}
-        if chooser is not None:
+        if chooser is not None and options.chooser_candidates:
             research, chosen = rescored(chooser, question, research, passages, options.chooser_candidates)
         on_page = page_quotes(chooser, question, ranked, passages, addressing, options, addressing.asked(question))
         quotes, direct = select_answer(research, threshold, question, passages, addressing, options, chosen)

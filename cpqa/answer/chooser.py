@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from cpqa.answer.extractive import Sentence, passage_sentences
+from cpqa.answer.extractive import Sentence, is_specialist, passage_sentences
 from cpqa.answer.intent import Addressing, question_needs, record_text
 from cpqa.models.cross_encoder import PairScorer
 from cpqa.options import AnswerOptions
@@ -61,7 +61,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
 _KINDS_BY_NEED = {
     "symptoms": {"symptoms"},
     "side_effects": {"complications", "treatment"},
-    "rate": {"frequency", "outlook"},
+    "rate": {"frequency"},
     "risk": {"susceptibility", "causes", "inheritance", "genetic changes"},
     "recommendation": {"treatment", "prevention"},
     "effect": {"treatment", "research"},
@@ -117,12 +117,20 @@ _GENERIC = frozenset(
 
 def names_focus(title: str, asked: str) -> bool:
     """Whether ``asked`` (a question and the names of its concepts) names the condition of a page titled ``title``:
-    at least half of the title's distinctive words ("Endometrial Cancer Treatment (PDQ)": endometrial), or the title
-    has none."""
+    every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial), or the title has none."""
     distinctive = set(content_terms(re.sub(r"\(PDQ\)", " ", title))) - _GENERIC
-    if not distinctive:
-        return True
-    return len(distinctive & set(content_terms(asked))) * 2 >= len(distinctive)
+    return distinctive <= set(content_terms(asked))
+
+
+def specialist_words(question: str) -> list[str]:
+    """The question's words general English rarely uses: a drug, gene, test or condition named by name."""
+    return [w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{2,}", question) if is_specialist(w.lower())]
+
+
+def names_all(words: Sequence[str], text: str) -> bool:
+    """Whether ``text`` names every one of ``words`` (by stem)."""
+    stems = set(content_terms(text))
+    return all(set(content_terms(w)) <= stems for w in words)
 
 
 def rescored(
@@ -147,20 +155,25 @@ def page_quotes(
 ) -> list[Sentence]:
     """The quotes of the patient page's chunk that answers ``question`` (empty when none does). Only a page whose
     condition the question names is considered (``names_focus`` against ``asked``: the question with the names of its
-    concepts); of its chunks, one answers when its section is of a kind the question asks for (``section_kinds``)
-    and names the question's condition and treatment, or when the chooser scores it at least ``page_threshold``; of
-    those, the one the chooser scores best (the search's order without a chooser). Its best sentences by similarity
-    are quoted in the page's own order."""
+    concepts), and only a chunk that names every specialist word of the question (a drug, gene or test: a page about
+    the disease does not answer a question about one drug for it); of those, one answers when its section is of a
+    kind the question asks for (``section_kinds``) and names the question's condition and treatment, or when the
+    chooser scores it at least ``page_threshold``; of those, the one the chooser scores best (the search's order
+    without a chooser). Its best sentences by similarity are quoted in the page's own order."""
     chunks = [i for i, p in enumerate(passages) if p.is_patient_information and names_focus(p.title or "", asked)]
     if not chunks:
         return []
     kinds = section_kinds(question)
     texts = [f"{passages[i].section}: {passages[i].text}" for i in chunks]
     scores = chooser.scores(question, texts) if chooser is not None else np.zeros(len(chunks), dtype=np.float32)
+    specifics = specialist_words(question)
     answering = []
     for i, score in zip(chunks, scores):
         passage = passages[i]
-        fits = (not kinds or passage.kind in kinds) and addressing.names_condition(passage.text, record_text(passage))
+        about = record_text(passage)
+        if not names_all(specifics, f"{passage.text} {about}"):  # a drug, gene or test the page never names
+            continue
+        fits = bool(kinds) and passage.kind in kinds and addressing.names_condition(passage.text, about)
         if fits or (chooser is not None and score >= options.page_threshold):
             answering.append((float(score), -i, i))
     if not answering:

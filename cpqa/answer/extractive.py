@@ -142,6 +142,8 @@ def _labelled_sentences(passage: Passage, max_words: int, patient: bool) -> list
             label = match.group(0)
         text = strip_labels(sentence)
         quotable = unquotable(text, passage.is_patient_information) is None
+        if passage.is_patient_information and text.rstrip().endswith("?"):  # a page's own question, as a heading
+            continue
         if is_whole(text, max_words) and quotable and not (patient and directs_treatment_change(text)):
             result.append((text, _section_weight(label) * _finding_weight(text)))
     return result

@@ -15,6 +15,7 @@ from cpqa.types import Passage, PatientHit
 from cpqa.words import content_terms
 
 _ITEM = re.compile(r"^\s*-\s+")
+_RESOURCE_LIST = "These resources address"
 
 
 _HEADING_LINE = re.compile(r"^(?:key points|points to remember)$", re.IGNORECASE)
@@ -83,6 +84,8 @@ def patient_passages(hits: Sequence[PatientHit], question: str, max_words: int) 
     passages: list[Passage] = []
     for hit in hits:
         section = hit.section
+        if section.text.startswith(_RESOURCE_LIST):  # Genetics Home Reference's list of other sites, no answer
+            continue
         chunks = section_chunks(section.text, max_words)
         if not chunks:
             continue
