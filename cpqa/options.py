@@ -276,9 +276,11 @@ class AnswerOptions(_Section):
     )
     answer_max_tokens: int = Field(default=2048, ge=64, description="a language model's output budget per answer")
     chooser: bool = Field(
-        default=True,
-        description="extractive: the answer chooser trained here (cpqa train chooser) rescores the best candidates and "
-        "picks the patient page's section that answers (off: the embedding similarity and the addressing rule alone)",
+        default=False,
+        description="extractive: the answer chooser trained here (cpqa train chooser) ranks a patient page's chunks "
+        "and may let a page answer a question whose wording names no kind of section (off: the search's order and the "
+        "section kind; on the MedQuAD tuning pages the first quote fell inside the gold section 0.779 without it, "
+        "0.727 with it: docs/results.md, issue 35)",
     )
     chooser_candidates: int = Field(
         default=0,

