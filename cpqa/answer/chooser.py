@@ -159,7 +159,10 @@ def page_quotes(
     the disease does not answer a question about one drug for it); of those, one answers when its section is of a
     kind the question asks for (``section_kinds``) and names the question's condition and treatment, or when the
     chooser scores it at least ``page_threshold``; of those, the one the chooser scores best (the search's order
-    without a chooser). Its best sentences by similarity are quoted in the page's own order."""
+    without a chooser). Its sentences the addressing rule accepts (``Addressing.addresses``) are quoted first, then
+    the best by similarity, in the page's own order (a section's lead states its subject even where the rule does
+    not see it: on the MedQuAD tuning pages, quoting only the rule's sentences kept the first quote inside the gold
+    section 0.519 against 0.779)."""
     chunks = [i for i, p in enumerate(passages) if p.is_patient_information and names_focus(p.title or "", asked)]
     if not chunks:
         return []
@@ -179,9 +182,11 @@ def page_quotes(
     if not answering:
         return []
     best = max(answering)[2]
-    mine = [s for s in ranked if s.rank == best][: options.quotes_per_record]
+    about = record_text(passages[best])
+    theirs = [s for s in ranked if s.rank == best]
+    addressing_first = sorted(theirs, key=lambda s: not addressing.addresses(s.text, about))  # stable: by similarity
     order = {text: place for place, text in enumerate(passage_sentences(passages[best]))}
-    return sorted(mine, key=lambda s: order.get(s.text, len(order)))
+    return sorted(addressing_first[: options.quotes_per_record], key=lambda s: order.get(s.text, len(order)))
 
 
 __all__ = [

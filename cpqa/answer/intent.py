@@ -251,7 +251,8 @@ _NEED_WORDS = frozenset(
         "association link linked related mechanism mechanisms role work works act pathway function recommend "
         "recommended recommendation guideline guidelines best option options standard care symptom symptoms sign signs "
         "define definition mean meaning kind type effect effective efficacy benefit benefits outcome outcomes impact "
-        "help helps improve reduce lower prevent increase expect happen"
+        "help helps improve reduce lower prevent increase expect happen first early earliest initial main typical "
+        "usual"
     )
 )
 _OUTCOME_NEEDS = ("effect", "risk")  # an intent word that is not a need word is the outcome asked about ("recurrence")
