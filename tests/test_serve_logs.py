@@ -39,3 +39,22 @@ def test_the_log_holds_the_servers_lines_and_no_library_chatter(sample_home, com
     assert run.returncode == 0, log[-3000:]
     assert "POST /v1/ask 200" in log  # INFO lines of the server's own still show
     assert "faiss" not in log and "Could not load library" not in log and "ModuleNotFoundError" not in log, log
+
+
+def test_a_library_that_sets_its_own_level_on_import_stays_quiet(caplog):
+    """bm25s sets its logger to DEBUG when imported ("Building index from tokens" reached `cpqa ask`'s terminal):
+    the filter every command installs holds anyway."""
+    import importlib
+    import logging
+
+    import bm25s
+
+    from cpqa.cli.common import quiet_libraries
+
+    quiet_libraries()
+    importlib.reload(bm25s)  # sets DEBUG again, as a first import does
+    with caplog.at_level(logging.DEBUG):
+        logging.getLogger("bm25s").debug("Building index from tokens")
+        logging.getLogger("bm25s").warning("a real problem")
+    messages = [r.getMessage() for r in caplog.records if r.name == "bm25s"]
+    assert messages == ["a real problem"]

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -30,12 +31,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def app_url(indexed_home):
+@contextmanager
+def serving_app(home: Path):
+    """``streamlit run ui/app.py`` over the data home ``home`` on a free local port; yields its URL."""
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
     port = free_port()
-    env = {**os.environ, "CPQA_HOME": str(indexed_home), "CPQA_PROFILE": "offline", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "CPQA_HOME": str(home), "CPQA_PROFILE": "offline", "HF_HUB_OFFLINE": "1"}
     server = subprocess.Popen(
         [
             sys.executable,
@@ -72,6 +74,12 @@ def app_url(indexed_home):
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def app_url(indexed_home):
+    with serving_app(indexed_home) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

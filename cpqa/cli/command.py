@@ -36,9 +36,11 @@ def main() -> None:
     # Tokenizer worker threads fight typer's progress bars and the two CI cores.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from cpqa.config import get_settings
+    from cpqa.cli.common import quiet_libraries
     from cpqa.safety.screening import install_log_redaction
 
     install_log_redaction(get_settings())
+    quiet_libraries()
     from cpqa.sources.store import StoreDamaged
 
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import json
 import sys
 from pathlib import Path
@@ -65,3 +67,38 @@ def require_extra(extra: str, *modules: str) -> None:
     missing = [m for m in modules if find_spec(m) is None]
     if missing:
         fail(f"this command needs the {extra} extra: pip install 'cpqa[{extra}]' (missing: {', '.join(missing)})")
+
+
+# Libraries that log what they do at INFO: faiss's loader reports each CPU build it does not find ("Could not load
+# library with AVX512 support due to: ModuleNotFoundError"), which a person reads as a failure; the others name
+# every model load and HTTP request. Their warnings and errors still show.
+CHATTY_LIBRARIES = (
+    "faiss",
+    "sentence_transformers",
+    "transformers",
+    "huggingface_hub",
+    "httpx",
+    "httpcore",
+    "urllib3",
+    "filelock",
+    "numexpr",
+    "llama_index",
+    "anthropic",
+    "openai",
+    "bm25s",
+)
+
+
+def _warnings_and_up(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING
+
+
+def quiet_libraries() -> None:
+    """Keep third-party chatter out of what a person sees (every command; ``cpqa serve`` and ``cpqa mcp`` log their
+    own lines at INFO): their loggers at WARNING, and a filter that holds when a library sets its own level again on
+    import (bm25s sets DEBUG)."""
+    for name in CHATTY_LIBRARIES:
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.WARNING)
+        if _warnings_and_up not in logger.filters:
+            logger.addFilter(_warnings_and_up)

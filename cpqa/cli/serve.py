@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from cpqa.cli.common import OPTION, OPTIONS_FILE, fail, pipeline_options, require_extra
+from cpqa.cli.common import OPTION, OPTIONS_FILE, fail, pipeline_options, quiet_libraries, require_extra
 
 
 def serve(
@@ -90,29 +90,3 @@ def mcp(
         uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-
-
-# Libraries that log what they do at INFO: faiss's loader reports each CPU build it does not find ("Could not load
-# library with AVX512 support due to: ModuleNotFoundError"), which a person reads as a failure; the others name
-# every model load and HTTP request. Their warnings and errors still show.
-CHATTY_LIBRARIES = (
-    "faiss",
-    "sentence_transformers",
-    "transformers",
-    "huggingface_hub",
-    "httpx",
-    "httpcore",
-    "urllib3",
-    "filelock",
-    "numexpr",
-    "llama_index",
-    "anthropic",
-    "openai",
-)
-
-
-def quiet_libraries() -> None:
-    """Keep third-party chatter out of what a person running ``cpqa serve`` or ``cpqa mcp`` sees: their loggers at
-    WARNING, whatever the root logger's level (INFO, for the access log and the MCP SDK's own lines)."""
-    for name in CHATTY_LIBRARIES:
-        logging.getLogger(name).setLevel(logging.WARNING)
