@@ -37,7 +37,12 @@ from ui.render import (  # noqa: E402
     split_preclinical,
 )
 
-SOURCE_LABELS = {"D1": "PubMed abstracts", "D2": "PMC reviews (full text)", "D3": "Other PMC articles (full text)"}
+SOURCE_LABELS = {
+    "D4": "Patient information (cancer.gov, MedlinePlus, NIH)",
+    "D1": "PubMed abstracts",
+    "D2": "PMC reviews (full text)",
+    "D3": "Other PMC articles (full text)",
+}
 PAPER_MODELS = "the biomedical models of the research CPQA follows (MedCPT and PubMedBERT)"
 st.set_page_config(
     page_title="CPQA: cancer questions answered from the evidence",
@@ -109,7 +114,10 @@ def sidebar(settings) -> dict:
         limit_years = st.toggle("Only recent publications", value=False)
         years = st.slider("Published in the last N years", 1, 30, 10) if limit_years else None
         sources = st.multiselect(
-            "Evidence sources", list(SOURCE_LABELS), default=["D1", "D2"], format_func=SOURCE_LABELS.get
+            "Evidence sources",
+            list(SOURCE_LABELS),
+            default=list(load_options(settings.cpqa_options_file).documents.sources),  # the deployment's
+            format_func=SOURCE_LABELS.get,
         )
         if st.button("New conversation"):
             st.session_state.turns = []

@@ -222,7 +222,9 @@ def ask(
         None, "--years", min=1, max=100, help="Only evidence from the last N years (1-100)."
     ),
     source: Optional[list[str]] = typer.Option(
-        None, "--source", help="D1 abstracts, D2 PMC reviews, D3 other PMC (repeat; default D1 and D2)."
+        None,
+        "--source",
+        help="D1 abstracts, D2 PMC reviews, D3 other PMC, D4 NIH patient information (repeat; default D1, D2, D4).",
     ),
     options_file: Optional[Path] = OPTIONS_FILE,
     option: Optional[list[str]] = OPTION,
@@ -232,9 +234,9 @@ def ask(
         fail("give one QUESTION, or --questions FILE for many")
     if mode not in (None, "patient", "clinician"):
         fail(f"--mode must be patient or clinician, not {mode!r}")
-    bad = [s for s in source or () if s not in ("D1", "D2", "D3")]
+    bad = [s for s in source or () if s not in ("D1", "D2", "D3", "D4")]
     if bad:
-        fail(f"--source takes D1, D2 or D3, not {', '.join(bad)}")
+        fail(f"--source takes D1, D2, D3 or D4, not {', '.join(bad)}")
     from rich.console import Console
 
     from cpqa.config import get_settings

@@ -126,11 +126,17 @@ def build_server(settings: Settings | None = None, options: PipelineOptions | No
 
     @server.tool()
     @_tool
-    async def answer_question(question: str, mode: Literal["patient", "clinician"] = "patient") -> dict[str, Any]:
-        """A cited answer from the evidence: every sentence cites PMIDs and was checked against them. Show the
-        urgent-care message first when there is one, then the referral (to the care team or a pharmacist) when
-        there is one, and the disclaimer with the answer."""
-        result = await asyncio.to_thread(pipeline().ask, question, mode=mode)
+    async def answer_question(
+        question: str,
+        mode: Literal["patient", "clinician"] = "patient",
+        sources: list[Literal["D1", "D2", "D3", "D4"]] | None = None,
+    ) -> dict[str, Any]:
+        """A cited answer from the evidence: every sentence cites PMIDs ([PMID:n]) or NIH patient pages ([NIH:key])
+        and was checked against them. Sources: D1 PubMed abstracts, D2 PMC reviews, D3 other PMC full texts, D4 NIH
+        patient information (default D1, D2, D4). Show the urgent-care message first when there is one, then the
+        referral (to the care team or a pharmacist) when there is one, and the disclaimer with the answer."""
+        chosen = tuple(sources) if sources else None
+        result = await asyncio.to_thread(pipeline().ask, question, mode=mode, sources=chosen)
         answer = result.answer
         return {
             "urgent": answer.urgent,
