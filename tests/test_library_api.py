@@ -44,6 +44,7 @@ def test_the_readme_python_example_runs(indexed_home, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.strip().splitlines()
-    assert re.search(r"\[PMID:\d+\]", done.stdout), done.stdout[:2000]  # an answer that cites, not an abstention
+    cites = r"\[(?:PMID:\d+|NIH:[a-z]+-[\w-]+)\]"  # a PubMed record or an NIH patient page
+    assert re.search(cites, done.stdout), done.stdout[:2000]  # an answer that cites, not an abstention
     assert re.fullmatch(r"\d+ ms", lines[-1])
     assert any(re.match(r"\d+ ", line) for line in lines[:-1])  # passages: PMID, year, section, score
