@@ -20,6 +20,17 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 SAMPLE_XML = SHARED_DATA / "corpus" / "pubmed_sample.xml.gz"
 OUTPUT_DIR = REPO / "test-output"
+# Debian's Chromium as the real-browser tests launch it (never `playwright install`): no sandbox as root, and no
+# background networking, whose connections this machine's closed network refuses.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def shared(*parts: str) -> Path:

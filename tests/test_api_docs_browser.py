@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from conftest import CHROMIUM_ARGS
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -69,16 +71,7 @@ def offline_page():
     with sync_playwright() as p:
         chromium = p.chromium.launch(
             executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",  # no name resolves: no internet
-            ],
+            args=[*CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],  # no internet
         )
         context = chromium.new_context(viewport={"width": 1400, "height": 1600})
         elsewhere: list[str] = []

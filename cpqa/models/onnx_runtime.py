@@ -85,18 +85,14 @@ def _quiet() -> Iterator[None]:
         root.setLevel(level)
 
 
-def export(model_id: str, target: Path, head: Head) -> None:
-    """The model's forward pass as an ONNX graph with dynamic batch and sequence axes (torch's TorchScript exporter:
-    it needs no extra packages and handles BERT-style encoders)."""
+def export_model(model, tokenizer, head: Head, path: Path, pairs: bool = False) -> None:
+    """A loaded transformers ``model`` (float32, on the CPU) as an ONNX graph at ``path``, with dynamic batch and
+    sequence axes (torch's TorchScript exporter: it needs no extra packages and handles BERT-style encoders). Tracing
+    can leave a model changed: give a copy of one still in use. ``pairs``: trace with (text, text) inputs."""
     import torch
-    from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
-    from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()  # "Loading weights" bars are not for users
-    tokenizer = AutoTokenizer.from_pretrained(model_id)
-    loader = AutoModel if head == "hidden" else AutoModelForSequenceClassification
-    model = loader.from_pretrained(model_id).eval()
-    sample = tokenizer(["an example sentence", "another"], padding=True, return_tensors="pt")
+    second = ["a second text", "more"] if pairs else None
+    sample = tokenizer(["an example sentence", "another"], second, padding=True, return_tensors="pt")
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in sample]
 
     class Forward(torch.nn.Module):
@@ -111,32 +107,45 @@ def export(model_id: str, target: Path, head: Head) -> None:
     output = "last_hidden_state" if head == "hidden" else "logits"
     axes = {name: {0: "batch", 1: "sequence"} for name in names}
     axes[output] = {0: "batch", 1: "sequence"} if head == "hidden" else {0: "batch"}
-
-    def write(path: Path) -> None:
-        with torch.inference_mode(), _quiet():
-            torch.onnx.export(
-                Forward(model),
-                tuple(sample[n] for n in names),
-                str(path),
-                input_names=names,
-                output_names=[output],
-                dynamic_axes=axes,
-                opset_version=OPSET,
-                dynamo=False,
-            )
-
-    _atomic(target, write)
+    with torch.inference_mode(), _quiet():
+        torch.onnx.export(
+            Forward(model.eval()),
+            tuple(sample[n] for n in names),
+            str(path),
+            input_names=names,
+            output_names=[output],
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            dynamo=False,
+        )
 
 
-def quantize(source: Path, target: Path) -> None:
+def export(model_id: str, target: Path, head: Head) -> None:
+    """The model's forward pass, loaded by name or folder, exported to ``target`` (``export_model``)."""
+    from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # "Loading weights" bars are not for users
+    tokenizer = AutoTokenizer.from_pretrained(model_id)
+    loader = AutoModel if head == "hidden" else AutoModelForSequenceClassification
+    model = loader.from_pretrained(model_id).eval()
+    _atomic(target, lambda path: export_model(model, tokenizer, head, path))
+
+
+def quantize(source: Path, target: Path, op_types: tuple[str, ...] = ("MatMul",)) -> None:
     """Dynamic int8 quantisation of the matrix products, per output channel (per-tensor scales lose too much on
-    MiniLM: cosine 0.95 to the float vectors against 0.99)."""
+    MiniLM: cosine 0.95 to the float vectors against 0.99); with ``Gather`` the embedding tables too (a shipped
+    model: a quarter of the float file)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     def write(path: Path) -> None:
         with _quiet():
             quantize_dynamic(
-                str(source), str(path), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"]
+                str(source),
+                str(path),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                op_types_to_quantize=list(op_types),
             )
 
     _atomic(target, write)

@@ -2,8 +2,9 @@
 
 ``python -m cpqa.evaluation.training.fit encoder|chooser --data DIR --base MODEL_DIR --out OUT --device cpu|cuda``
 (``half`` writes an fp16 copy of a base folder, to carry). This module and the ``fit_*`` modules beside it import
-only the standard library, numpy, torch, transformers, onnx and onnxruntime, so they run on a machine that has none
-of CPQA's other dependencies (``tests/test_training.py`` checks it).
+only the standard library, numpy, torch, transformers, onnx, onnxruntime and the product's own exporter
+(``cpqa.models.onnx_runtime``: the standard library and numpy), so they run on a machine that has none of CPQA's other
+dependencies (``tests/test_training.py`` checks it).
 
 - ``encoder``: a bi-encoder (mean pooling, unit length, as all-MiniLM-L6-v2), trained on (anchor, positive, hard
   negative) triples with the multiple-negatives ranking loss (sentence-transformers' MultipleNegativesRankingLoss:

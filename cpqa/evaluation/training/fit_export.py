@@ -13,66 +13,24 @@ from __future__ import annotations
 import copy
 import io
 import json
-import logging
 import tarfile
 import tempfile
-import warnings
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-OPSET = 17
+from cpqa.models.onnx_runtime import OPSET, export_model
+from cpqa.models.onnx_runtime import quantize as quantize_graph
+
 INT8 = "model-int8.onnx"
 MANIFEST = "cpqa_model.json"
 NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
-@contextmanager
-def _quiet() -> Iterator[None]:
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        root.setLevel(level)
-
-
 def export_onnx(model: Any, tokenizer: Any, head: str, path: Path) -> None:
-    """``model`` (a transformers model on the CPU, float32) as ONNX through torch's TorchScript exporter."""
-    import torch
-
-    second = ["a second text", "more"] if head == "logits" else None
-    sample = tokenizer(["an example sentence", "another"], second, padding=True, return_tensors="pt")
-    names = [n for n in NAMES if n in sample]
-
-    class Forward(torch.nn.Module):
-        def __init__(self, inner: torch.nn.Module):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-            out = self.inner(**dict(zip(names, inputs)))
-            return out.last_hidden_state if head == "hidden" else out.logits
-
-    output = "last_hidden_state" if head == "hidden" else "logits"
-    axes = {name: {0: "batch", 1: "sequence"} for name in names}
-    axes[output] = {0: "batch", 1: "sequence"} if head == "hidden" else {0: "batch"}
-    with torch.inference_mode(), _quiet():
-        torch.onnx.export(
-            Forward(copy.deepcopy(model).eval()),  # tracing leaves a model changed: export a copy
-            tuple(sample[n] for n in names),
-            str(path),
-            input_names=names,
-            output_names=[output],
-            dynamic_axes=axes,
-            opset_version=OPSET,
-            dynamo=False,
-        )
+    """``model`` (a transformers model on the CPU, float32) as ONNX: the product's own exporter, on a copy."""
+    export_model(copy.deepcopy(model), tokenizer, "hidden" if head == "hidden" else "logits", path, head == "logits")
 
 
 QUANTIZATION: dict[str, Any] = {"weight_type": "QInt8", "per_channel": True, "op_types": ["MatMul", "Gather"]}
@@ -80,17 +38,8 @@ QUANTIZATION: dict[str, Any] = {"weight_type": "QInt8", "per_channel": True, "op
 
 def quantize(source: Path, target: Path) -> None:
     """Dynamic int8: matrix products per output channel (activations quantised at run time) and the embedding
-    tables (``Gather``), so the file is about a quarter of the float one."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    with _quiet():
-        quantize_dynamic(
-            str(source),
-            str(target),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            op_types_to_quantize=["MatMul", "Gather"],
-        )
+    tables (``Gather``), so the file is about a quarter of the float one (the product's own quantiser)."""
+    quantize_graph(source, target, tuple(QUANTIZATION["op_types"]))
 
 
 class OnnxModel:
