@@ -47,3 +47,20 @@ def test_a_model_answer_citing_nothing_that_addresses_the_question_says_so_first
     said = judged(topic, evidence, rule)
     assert said.direct is False and said.text.startswith(NOT_DIRECT)
     assert judged(answer, evidence, rule).direct is True
+
+
+def test_a_condition_s_class_and_the_words_of_the_asking_are_not_its_subject():
+    rule = Addressing.of("What is the cause of the rare disease cystinosis?")
+    assert rule.addresses("All three types of cystinosis are caused by mutations in the CTNS gene.")
+    assert not rule.addresses("The disease is rare.")
+    assert Addressing.of("What is the mode of inheritance of Friedreich ataxia?").addresses(
+        "Friedreich ataxia is inherited in an autosomal recessive pattern."
+    )
+    assert question_needs("What is usually the onset age of Friedreich's ataxia?") == ("rate",)
+
+
+def test_an_abbreviation_names_what_its_record_spells_out():
+    rule = Addressing.of("What is usually the age of diagnosis in Duchenne muscular dystrophy?")
+    record = "Duchenne muscular dystrophy (DMD) in Europe. The mean age for DMD diagnosis was 4.9 years."
+    assert rule.addresses("The mean age for DMD diagnosis was 4.9 years.", record)
+    assert not rule.addresses("The mean age for DMD diagnosis was 4.9 years.", "DMD in Europe.")

@@ -39,6 +39,22 @@ def test_a_page_is_about_a_question_s_condition_by_the_distinctive_words_of_its_
     assert names_focus("Cancer", "How common is cancer?")  # nothing distinctive to name
 
 
+def test_a_page_about_a_cancer_needs_a_cancer_named_and_a_title_of_common_words_needs_them_all():
+    assert not names_focus("Breast Cancer", "What is the origin of human breast milk bacteria?")
+    assert names_focus("Endometrial Cancer Treatment (PDQ)", "first signs of womb endometrial neoplasms")
+    assert not names_focus("I cell disease", "Please list symptoms of measles.")
+    assert names_focus("Cell disease", "What are the symptoms of cell disease?")
+
+
+def test_the_kinds_a_question_names_come_before_those_its_needs_allow():
+    question = "Which gene is primarily associated with the Saethre-Chotzen syndrome?"
+    assert {"genetic changes", "inheritance"} <= section_kinds(question)
+    assert "genetic changes" in section_kinds(question, named_only=True)
+    assert "inheritance" not in section_kinds(question, named_only=True)
+    assert "frequency" in section_kinds("How common is anal cancer?", named_only=True)  # one kind answers a rate
+    assert "genetic changes" in section_kinds("What chromosomal change causes Klinefelter syndrome?", named_only=True)
+
+
 PAGE = Passage(
     node_id="patient:cancergov-0000014_1-3:0",
     pmid="cancergov-0000014_1-3",
@@ -102,3 +118,47 @@ def test_the_trained_chooser_prefers_the_section_that_answers():
     )
     assert scores.shape == (3,) and ((scores >= 0) & (scores <= 1)).all()
     assert scores[0] == scores.max()
+
+
+INHERITANCE = PAGE.model_copy(
+    update={
+        "node_id": "patient:ghr-0000889-4:0",
+        "pmid": "ghr-0000889-4",
+        "text": "This condition is inherited in an autosomal dominant pattern, which means one copy of the altered "
+        "gene in each cell is sufficient to cause the disorder.",
+        "title": "Saethre-Chotzen syndrome",
+        "section": "Inheritance",
+        "site": "Genetics Home Reference (NLM)",
+        "url": "https://ghr.nlm.nih.gov/condition/saethre-chotzen-syndrome",
+        "kind": "inheritance",
+    }
+)
+GENETIC = INHERITANCE.model_copy(
+    update={
+        "node_id": "patient:ghr-0000889-3:0",
+        "pmid": "ghr-0000889-3",
+        "text": "Mutations in the TWIST1 gene cause Saethre-Chotzen syndrome. The TWIST1 gene provides instructions "
+        "for making a protein that plays an important role in early development.",
+        "section": "Genetic changes",
+        "kind": "genetic changes",
+    }
+)
+
+
+def test_the_section_of_the_kind_the_question_names_leads_though_the_search_put_another_first():
+    answer = Answerer(options=OPTIONS).answer(
+        "Which gene is primarily associated with the Saethre-Chotzen syndrome?", [INHERITANCE, GENETIC]
+    )
+    assert "[NIH:ghr-0000889-3]" in answer.text and "[NIH:ghr-0000889-4]" not in answer.text  # one section leads
+
+
+def test_a_section_the_question_only_allows_leads_only_when_it_states_what_is_asked():
+    # "What causes ...": a risk the inheritance section may state, but this one says nothing of a cause
+    silent = INHERITANCE.model_copy(
+        update={
+            "text": "Parents of a child with this condition may want to talk "
+            "with a genetic counselor about the condition and its care."
+        }
+    )
+    answer = Answerer(options=OPTIONS).answer("What is the risk factor for Saethre-Chotzen syndrome?", [silent])
+    assert "[NIH:" not in answer.text

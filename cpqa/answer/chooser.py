@@ -53,7 +53,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
         "inheritance",
         re.compile(r"\binherit\w*|\bhereditary\b|\brun in (?:the )?famil\w*|\bpass(?:ed)? (?:on|down)", _I),
     ),
-    ("genetic changes", re.compile(r"\bgene(?:s|tic)?\b|\bmutation", _I)),
+    ("genetic changes", re.compile(r"\bgene(?:s|tic)?\b|\bmutation|\bchromosom\w*", _I)),
     ("prevention", re.compile(r"\bprevent\w*|\bavoid\w*|\breduce (?:my|the) risk\b|\blower (?:my|the) risk\b", _I)),
     ("research", re.compile(r"\bclinical trials?\b|\bresearch\b|\bnew treatments?\b|\bstud(?:y|ies) (?:on|of)\b", _I)),
     ("support groups", re.compile(r"\bsupport groups?\b|\bwho can help\b", _I)),
@@ -70,12 +70,15 @@ _KINDS_BY_NEED = {
 }
 
 
-def section_kinds(question: str) -> frozenset[str]:
+def section_kinds(question: str, named_only: bool = False) -> frozenset[str]:
     """The kinds of patient-page section that answer ``question``; empty when its wording asks for none in
-    particular (then any section about its subject may)."""
+    particular (then any section about its subject may). ``named_only``: only the kinds its wording names ("gene"
+    names genetic changes, "how common" frequency), not those its needs merely allow (a risk may be read in four)."""
     kinds = {kind for kind, pattern in _KIND_WORDS if pattern.search(question)}
     for need in question_needs(question):
-        kinds |= _KINDS_BY_NEED.get(need, set())
+        allowed = _KINDS_BY_NEED.get(need, set())
+        if not named_only or len(allowed) == 1:  # "signs" names the symptoms section, "a risk" four kinds
+            kinds |= allowed
     return frozenset(kinds)
 
 
@@ -107,19 +110,30 @@ class AnswerChooser:
 
 
 # Words every condition's name may hold: a page is about a question's condition by the other words of its name.
-_GENERIC = frozenset(
+# Of them, a growth's names are one class: a page about a cancer answers only a question that names one, in any of
+# its words ("womb cancer" is searched as "endometrial neoplasms").
+_GROWTH = frozenset(
+    content_terms("cancer cancers tumor tumors tumour neoplasm neoplasms carcinoma malignancy malignancies sarcoma")
+)
+_GENERIC = _GROWTH | frozenset(
     content_terms(
-        "cancer cancers tumor tumors tumour neoplasm neoplasms carcinoma disease diseases syndrome disorder adult "
-        "adults childhood children child treatment prevention screening type types primary malignant benign cell cells"
+        "disease diseases syndrome disorder adult adults childhood children child treatment prevention screening "
+        "type types primary malignant benign cell cells"
     )
 )
+_PAGE_KIND = frozenset(content_terms("treatment prevention screening adult adults childhood children child type types"))
 
 
 def names_focus(title: str, asked: str) -> bool:
     """Whether ``asked`` (a question and the names of its concepts) names the condition of a page titled ``title``:
-    every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial), or the title has none."""
-    distinctive = set(content_terms(re.sub(r"\(PDQ\)", " ", title))) - _GENERIC
-    return distinctive <= set(content_terms(asked))
+    every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial) and, for a growth, a
+    growth's name; a title of common words only ("I-Cell Disease") by all of its words but the page's kind."""
+    named = set(content_terms(re.sub(r"\(PDQ\)", " ", title)))
+    words = set(content_terms(asked))
+    distinctive = named - _GENERIC
+    if not distinctive:
+        return bool(named - _PAGE_KIND) and named - _PAGE_KIND <= words
+    return distinctive <= words and (not named & _GROWTH or bool(words & _GROWTH))
 
 
 def specialist_words(question: str) -> list[str]:
@@ -166,7 +180,7 @@ def page_quotes(
     chunks = [i for i, p in enumerate(passages) if p.is_patient_information and names_focus(p.title or "", asked)]
     if not chunks:
         return []
-    kinds = section_kinds(question)
+    kinds, named = section_kinds(question), section_kinds(question, named_only=True)
     texts = [f"{passages[i].section}: {passages[i].text}" for i in chunks]
     scores = chooser.scores(question, texts) if chooser is not None else np.zeros(len(chunks), dtype=np.float32)
     specifics = specialist_words(question)
@@ -177,11 +191,16 @@ def page_quotes(
         if not names_all(specifics, f"{passage.text} {about}"):  # a drug, gene or test the page never names
             continue
         fits = bool(kinds) and passage.kind in kinds and addressing.names_condition(passage.text, about)
+        # A section of a kind the question only allows answers when it states what is asked (the rule accepts one of
+        # its sentences): "no known cure" is not an answer to "which gene therapies are under investigation?"
+        fits = fits and (
+            passage.kind in named or any(addressing.addresses(s.text, about) for s in ranked if s.rank == i)
+        )
         if fits or (chooser is not None and score >= options.page_threshold):
-            answering.append((float(score), -i, i))
+            answering.append((passage.kind in named, float(score), -i, i))
     if not answering:
         return []
-    best = max(answering)[2]
+    best = max(answering)[-1]  # a section of the kind the question names first ("gene": genetic changes)
     about = record_text(passages[best])
     theirs = [s for s in ranked if s.rank == best]
     addressing_first = sorted(theirs, key=lambda s: not addressing.addresses(s.text, about))  # stable: by similarity

@@ -296,6 +296,7 @@ _MEASUREMENT = re.compile(r"(?i)^\d+(?:[.,]\d+)?\s?(?:°?[cf]|mg|mcg|kg|g|ml|l|m
 _LAY_SUFFIXES = ("ier", "iest", "ily", "y", "ish", "ness", "ly", "ed", "ing")
 
 
+@lru_cache(maxsize=65536)
 def is_specialist(word: str, rare_zipf: float = _TUNED.rare_word_zipf) -> bool:
     """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair"). Neither a
     measurement ("39c") nor a rare form of a common word ("shivery", "achy": a lay word for a sign) names one."""

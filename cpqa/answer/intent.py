@@ -66,7 +66,8 @@ _QUESTION_NEEDS: tuple[tuple[Need, re.Pattern], ...] = (
             r"\bhow (?:common|rare|often|many|much more|likely|frequent(?:ly)?|long (?:do|does|can|will|would|is))\b|"
             r"\bwhat (?:percentage|proportion|fraction|share|number|are the (?:chances|odds))\b|\bpercent|"
             r"\b(?:survival|response|cure|recurrence|relapse|success|mortality|death|remission|incidence) rates?\b|"
-            r"\bchances? (?:of|to|that)\b|\bodds of\b|\blife expectancy\b|\bprevalen\w*|\bincidence\b|\bfrequency\b",
+            r"\bchances? (?:of|to|that)\b|\bodds of\b|\blife expectancy\b|\bprevalen\w*|\bincidence\b|\bfrequency\b|"
+            r"\bage (?:of|at) (?:onset|diagnosis)\b|\bonset age\b|\bat what age\b|\bhow old\b",
             _I,
         ),
     ),
@@ -174,7 +175,7 @@ _STATEMENTS: dict[str, re.Pattern] = {
     "risk": re.compile(
         r"\b(?:risks?|associat\w*|odds|hazard|incidence|link(?:ed|s)?|caus\w*|factors?|correlat\w*|increas\w*|"
         r"decreas\w*|higher|lower|elevated|predispos\w*|susceptib\w*|carriers?|mutations?|exposure|likely|"
-        r"contribut\w*|protective|reduc\w*|HR|OR|RR)\b",
+        r"contribut\w*|protective|reduc\w*|HR|OR|RR|inherit\w*|autosomal|x-linked|recessive|dominant)\b",
         _I,
     ),
     "rate": re.compile(
@@ -252,7 +253,9 @@ _NEED_WORDS = frozenset(
         "recommended recommendation guideline guidelines best option options standard care symptom symptoms sign signs "
         "define definition mean meaning kind type effect effective efficacy benefit benefits outcome outcomes impact "
         "help helps improve reduce lower prevent increase expect happen first early earliest initial main typical "
-        "usual"
+        "usual inheritance inherited inherit hereditary mode pattern onset age origin "
+        # a condition's class: a sentence from the condition's record names the condition, not its class
+        "disease diseases disorder disorders syndrome syndromes condition conditions illness"
     )
 )
 _OUTCOME_NEEDS = ("effect", "risk")  # an intent word that is not a need word is the outcome asked about ("recurrence")
@@ -299,7 +302,7 @@ class Addressing:
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
         """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest
         at most a third missing."""
-        stems = _stems(sentence)
+        stems = _stems(sentence) | _spelled_out(sentence, record_text) if record_text else _stems(sentence)
         record = _stems(record_text) | stems if record_text else stems
         others = [s for s in self.subjects if s.kind not in ("disease", "treatment")]
         if not all(s.named_in(stems) for s in self.subjects if s.kind == "treatment"):
@@ -329,6 +332,24 @@ class Addressing:
 def _stems(text: str) -> frozenset[str]:
     """Content stems of a text; kept, since every sentence of a passage is judged against the same record text."""
     return frozenset(content_terms(text))
+
+
+@lru_cache(maxsize=256)
+def _abbreviations(record_text: str) -> tuple[tuple[re.Pattern, frozenset[str]], ...]:
+    """The abbreviations a record defines ("Duchenne muscular dystrophy (DMD)"), each as a pattern finding the short
+    form and the long form's stems."""
+    from cpqa.rewrite.concepts import defined_abbreviations
+
+    return tuple(
+        (re.compile(rf"(?<![\w-]){re.escape(short)}(?![\w-])"), frozenset(content_terms(long)))
+        for short, long in defined_abbreviations(record_text).items()
+    )
+
+
+def _spelled_out(sentence: str, record_text: str) -> frozenset[str]:
+    """The stems of what ``sentence``'s abbreviations stand for where its record defines them: "DMD" names Duchenne
+    muscular dystrophy in a record that spells it out."""
+    return frozenset().union(*(long for short, long in _abbreviations(record_text) if short.search(sentence)))
 
 
 def record_text(passage: Passage) -> str:
