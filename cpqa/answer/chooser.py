@@ -49,6 +49,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
         ),
     ),
     ("causes", re.compile(r"\bcaus\w*|\bwhy\b|\bwhat makes\b|\bget it\b", _I)),
+    # what causes a cancer is what its patient pages list as risk factors
+    ("susceptibility", re.compile(r"\bcaus\w*|\brisk factors?\b|\bat (?:high |higher |more )?risk\b|\bwho gets\b", _I)),
     (
         "inheritance",
         re.compile(r"\binherit\w*|\bhereditary\b|\brun in (?:the )?famil\w*|\bpass(?:ed)? (?:on|down)", _I),

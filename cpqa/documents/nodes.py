@@ -6,7 +6,7 @@ records (title + abstract, or the full text for PMC sources)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 from llama_index.core.schema import NodeWithScore, TextNode
 
@@ -63,8 +63,3 @@ def document_node(candidate: Candidate, article: Article) -> NodeWithScore:
         excluded_llm_metadata_keys=["rrf", "category", "semantic_rank", "boolean_rank"],
     )
     return NodeWithScore(node=node, score=candidate.rrf)
-
-
-def node_pmids(nodes: Sequence[NodeWithScore]) -> list[str]:
-    """The PMIDs of retrieved document nodes, in rank order."""
-    return [str(n.node.metadata["pmid"]) for n in nodes]

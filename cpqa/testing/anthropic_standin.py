@@ -56,7 +56,6 @@ class Reply:
     delay: float = 0.0
     cut_after: int | None = None  # streamed replies: events sent before the stream breaks
     cut_error: int | None = None  # ... with an SSE error event of this status instead of a dropped connection
-    pace: float = 0.0  # streamed replies: seconds between events
 
     @classmethod
     def tool(cls, tool_input: Any, name: str | None = None, stop_reason: str = "tool_use") -> "Reply":
@@ -94,11 +93,6 @@ class Reply:
         """The same reply, streamed, breaking after ``after_events`` events (dropped connection, or an error
         event of status ``error`` such as 529 overloaded)."""
         self.cut_after, self.cut_error = after_events, error
-        return self
-
-    def paced(self, seconds: float) -> "Reply":
-        """The same reply, streamed with ``seconds`` between events (for watching a stream arrive)."""
-        self.pace = seconds
         return self
 
     def message(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -368,8 +362,6 @@ def _handler_for(standin: AnthropicStandIn) -> type[BaseHTTPRequestHandler]:
                     frame = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
                     self.wfile.flush()
-                    if reply.pace:
-                        time.sleep(reply.pace)
                 if reply.cut_after is None or reply.cut_error is not None:
                     self.wfile.write(b"0\r\n\r\n")
                 else:

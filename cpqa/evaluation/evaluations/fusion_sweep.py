@@ -16,7 +16,6 @@ from typing import AbstractSet, Any, Callable, Mapping, Sequence
 from cpqa.documents.fusion import rrf_fuse
 from cpqa.evaluation.stats.metrics import average, question_scores
 from cpqa.evaluation.evaluations.retrieval import Question, search
-from cpqa.options import PipelineOptions
 from cpqa.pipeline import Pipeline
 
 E2_VARIANTS = [
@@ -103,12 +102,3 @@ def _with_abstract(pipeline: Pipeline, runs: list[list[list[str]]]) -> set[str]:
 def _scores(rankings: list[list[str]], questions: Sequence[Question]) -> dict[str, float]:
     means = average([question_scores(r, q.gold_pmids) for r, q in zip(rankings, questions)])
     return {m: means[m] for m in REPORTED}
-
-
-def options_of(setting: str) -> PipelineOptions:
-    """The ``PipelineOptions`` a sweep row's setting names (``"e1_weight=1.0, rrf_k=20"``)."""
-    knobs = {}
-    for part in setting.split(", "):
-        name, _, value = part.partition("=")
-        knobs[name] = value if name == "ladder_ranking" else float(value) if "." in value else int(value)
-    return PipelineOptions.of(**knobs)
