@@ -41,12 +41,12 @@ from cpqa.rewrite.rewriter import Rewriter, RewriteResult
 from cpqa.rewrite.vocabulary import load_vocabulary
 from cpqa.safety.meaning import MeaningTriage
 from cpqa.safety.model_triage import ModelTriage
+from cpqa.safety.triage_pass import PendingTriage, TriagePass
 from cpqa.safety.screening import Screened, check_question, with_meaning
 from cpqa.safety.screening import prepare as prepare_screening
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
 from cpqa.trace import Result, RetrievalTrace, Retrieved
-from cpqa.triage_pass import PendingTriage, TriagePass
 from cpqa.types import Answer, StageLog, StageRecord
 
 
@@ -203,7 +203,7 @@ class Pipeline:
         notify("screened", screened)
         pending = self.triage_pass.start(screened, options) if self.triage_pass is not None else None
         if pending is not None and not screened.language_ok:  # the model translates it before the search
-            screened, pending = pending.join(screened, trace, notify), None
+            screened, pending = trace.record_triage(*pending.join(screened, notify)), None
         if not screened.language_ok and not screened.english:
             answer = Answer(
                 text=screened.refusal or "",
@@ -244,7 +244,9 @@ class Pipeline:
             rewrite = self._rewrite(screened, options, trace)
             found = self._documents(rewrite, options, trace)
             if passages:
-                self.finder.find(found, rewrite, options, trace, patient=trace.patient)
+                trace.record_passages(
+                    self.finder.find(found, rewrite, options, trace.search_intent, patient=trace.patient)
+                )
         trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
         return Retrieved(screened=screened, trace=trace)
 
@@ -285,7 +287,7 @@ class Pipeline:
             return self._answer(screened, options, trace, notify, stream, pending)
         except Exception as exc:
             if pending is not None and not pending.done():
-                screened = pending.join(screened, trace, notify)
+                screened = trace.record_triage(*pending.join(screened, notify))
             if screened.urgent is None and screened.referral is None:
                 raise
             # An urgent question always gets its urgent-care message, and a referral its referral, even when
@@ -314,22 +316,25 @@ class Pipeline:
         # With dialogue history the distilled search intent is the self-contained question.
         asked = trace.search_intent if screened.history else screened.question
         if options.rewrite.adaptive_retrieval:
-            unretrieved, trace.retrieval_decision = without_retrieval(
-                self.adaptive, self.refiner, asked, rewrite, options, screened, trace, self.llm.unconfigured
+            unretrieved, trace.retrieval_decision, log = without_retrieval(
+                self.adaptive, self.refiner, asked, rewrite, options, screened, self.llm.unconfigured
             )
+            trace.absorb(log)
             if unretrieved is not None:
                 return unretrieved, screened
         found = self._documents(rewrite, options, trace, notify)
         urgent = screened.urgent is not None
-        context = self.finder.find(found, rewrite, options, trace, notify, urgent, trace.patient)
+        finding = self.finder.find(found, rewrite, options, trace.search_intent, notify, urgent, trace.patient)
+        context = trace.record_passages(finding)
         if pending is not None:
-            screened = pending.join(screened, trace, notify)
+            screened = trace.record_triage(*pending.join(screened, notify))
         notify("answer")
         with trace.stage("answer", passages=len(context)):
             on_text = (lambda text: notify("drafting", draft=text)) if stream else None
-            answer = write_answer(
-                self.answerer, self.refiner, asked, context, options, screened, trace, on_text, rewrite.concepts
+            answer, log = write_answer(
+                self.answerer, self.refiner, asked, context, options, screened, on_text, rewrite.concepts
             )
+        trace.absorb(log)
         trace.removed_sentences = answer.removed_sentences
         trace.use_model(self.answerer.used(answer))  # the fallback, named, when the model could not be reached
         answer, warnings = after_writing(answer, rewrite.concepts, context, self.record_share, options.answer)
@@ -403,7 +408,8 @@ class Pipeline:
                 )
             )
             return query
-        strings = pseudo_answer(self.hyde, search_intent, trace, self.settings.redact)
+        strings, log = pseudo_answer(self.hyde, search_intent, self.settings.redact)
+        trace.absorb(log)
         if strings is None:
             return query
         return DocumentQuery(query_str=search_intent, custom_embedding_strs=strings, rewrite=rewrite)

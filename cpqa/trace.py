@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from cpqa.documents.hsrdr import DocumentSearch
 from cpqa.options import PipelineOptions
+from cpqa.passages.finder import PassageFinding
 from cpqa.rewrite.adaptive import RetrievalDecision
 from cpqa.rewrite.rewriter import RewriteResult
 from cpqa.safety.categories import Finding
@@ -50,6 +51,21 @@ class RetrievalTrace(StageLog):
         self.ncbi_requests += found.ncbi_requests
         if found.semantic_model is not None:
             self.use_model(found.semantic_model)
+
+    def record_passages(self, finding: PassageFinding) -> list[Passage]:
+        """Take in what stage 4 found; returns the answerer's context."""
+        self.absorb(finding)
+        self.passages = finding.passages
+        if finding.reshaped:
+            self.context = finding.context
+        return finding.context
+
+    def record_triage(self, raised: Screened, log: StageLog) -> Screened:
+        """Take in the model's triage pass: its log, and what the screened question became (returned)."""
+        self.absorb(log)
+        self.triage, self.language = list(raised.triage), raised.language
+        self.translated_question = raised.english
+        return raised
 
     def use_model(self, choice: ComponentChoice) -> None:
         self.models[choice.component] = choice

@@ -67,6 +67,29 @@ def test_the_product_never_imports_harnesses_front_ends_or_later_stages(module):
         assert not stages, f"{module} is shared by every stage but imports {stages}"
 
 
+STAGE_MODULES = {m: p for m, p in PRODUCT.items() if _stage(m) is not None}
+
+
+def _parameters(path: Path) -> set[tuple[str, str]]:
+    """(name, annotation) of every parameter of every function in ``path``."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+                found.add((arg.arg, ast.unparse(arg.annotation) if arg.annotation else ""))
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(STAGE_MODULES))
+def test_only_the_pipeline_writes_the_trace(module):
+    """A stage returns what the trace records (its result, or a ``StageLog`` of its own); it never takes the
+    question's trace to write into."""
+    path = STAGE_MODULES[module]
+    assert "cpqa.trace" not in _imports(path), f"{module} imports the trace"
+    handed = sorted(name for name, annotation in _parameters(path) if name == "trace" or "RetrievalTrace" in annotation)
+    assert not handed, f"{module} takes the question's trace: {handed}"
+
+
 @pytest.mark.parametrize("module", sorted(OUTER))
 def test_the_harnesses_and_front_ends_keep_to_their_side(module):
     layer = next(layer for layer in FORBIDDEN if module == layer or module.startswith(layer + "."))

@@ -144,13 +144,14 @@ def write_answer(
     passages: Sequence[Passage],
     options: PipelineOptions,
     screened: Screened,
-    log: StageLog,
     on_text: Callable[[str], None] | None = None,
     concepts: Sequence = (),
-) -> Answer:
+) -> tuple[Answer, StageLog]:
     """The answerer's answer (``concepts``: the rewrite's, which an answering sentence must name); with
-    ``cot_refine``, a draft without evidence revised against it (``log`` records the step, or why it could not run)."""
+    ``cot_refine``, a draft without evidence revised against it; and the log of that step (or why it could not
+    run)."""
     mode = options.answer.mode
+    log = StageLog()
     if options.answer.cot_refine:
         if refiner is None:
             log.warn(
@@ -162,10 +163,11 @@ def write_answer(
                     question, passages, mode, screened=screened, options=options, concepts=concepts
                 )
                 record.info.update(drafted=draft is not None, draft_words=len(draft.text.split()) if draft else 0)
-            return answer
-    return answerer.answer(
+            return answer, log
+    answer = answerer.answer(
         question, passages, mode, screened=screened, on_text=on_text, options=options, concepts=concepts
     )
+    return answer, log
 
 
 def without_retrieval(
@@ -175,32 +177,33 @@ def without_retrieval(
     rewrite: RewriteResult,
     options: PipelineOptions,
     screened: Screened,
-    log: StageLog,
     unconfigured: str = "no language model",
-) -> tuple[Answer | None, RetrievalDecision]:
+) -> tuple[Answer | None, RetrievalDecision, StageLog]:
     """Adaptive retrieval: the answer without evidence when the question is judged not to need any (None: retrieve),
-    and the decision, for the trace. ``unconfigured`` says why no model could answer without evidence."""
+    the decision and the step's log, for the trace. ``unconfigured`` says why no model could answer without
+    evidence."""
+    log = StageLog()
     with log.stage("adaptive_retrieval") as record:
         decision = adaptive.decide(
             question, rewrite.concepts, screened.personal_dosing, options.rewrite.decision_max_tokens
         )
         record.info["skipped"] = False
         if decision.retrieve:
-            return None, decision
+            return None, decision, log
         if refiner is None:
             log.warn(
                 NEEDS_LLM.format(
                     option="answering without retrieval", unconfigured=unconfigured, instead="evidence retrieved"
                 )
             )
-            return None, decision
+            return None, decision, log
         try:
             answer = refiner.without_evidence(question, options.answer.mode, screened=screened)
         except LLMError as exc:
             redacted = refiner.answerer.redact(str(exc))[:120]
             log.warn(f"adaptive retrieval: the answer without evidence failed ({redacted}); evidence retrieved")
-            return None, decision
+            return None, decision, log
         record.info["skipped"] = answer is not None
     if answer is None:
-        return None, decision
-    return answer.model_copy(update={"notices": [*screened.notices, *answer.notices]}), decision
+        return None, decision, log
+    return answer.model_copy(update={"notices": [*screened.notices, *answer.notices]}), decision, log

@@ -1,9 +1,12 @@
 """Stage 4 as one step: the kept documents' SEOS passages (stored or segmented now), dense retrieval and reranking
-with the record prior, and the answerer's context, each recorded in the question's trace."""
+with the record prior, and the answerer's context, returned as a ``PassageFinding`` with each step's timing (the
+pipeline takes it into the question's trace)."""
 
 from __future__ import annotations
 
 from typing import Callable, Sequence
+
+from pydantic import Field
 
 from cpqa.documents.hsrdr import DocumentSearch
 from cpqa.documents.study_type import PRECLINICAL
@@ -15,12 +18,20 @@ from cpqa.passages.segments import SegmentCache
 from cpqa.passages.small_to_big import article_sources, node_spans
 from cpqa.rewrite.query_variants import concept_queries
 from cpqa.rewrite.rewriter import RewriteResult
-from cpqa.trace import RetrievalTrace
-from cpqa.types import Passage, PatientHit
+from cpqa.types import Passage, PatientHit, StageLog
+
+
+class PassageFinding(StageLog):
+    """What stage 4 found: the ranked passages, and the answerer's ``context`` (the passages, or what the context
+    postprocessors made of them: ``reshaped``)."""
+
+    passages: list[Passage] = Field(default_factory=list)
+    context: list[Passage] = Field(default_factory=list)
+    reshaped: bool = False
 
 
 class PassageFinder:
-    """The passages of a question's documents: ``find`` returns the answerer's context and records the rest."""
+    """The passages of a question's documents: ``find`` returns them with the answerer's context."""
 
     def __init__(self, segments: SegmentCache, retriever: PassageRetriever):
         self.segments, self.retriever = segments, retriever
@@ -30,18 +41,20 @@ class PassageFinder:
         found: DocumentSearch,
         rewrite: RewriteResult,
         options: PipelineOptions,
-        trace: RetrievalTrace,
+        search_intent: str,
         notify: Callable[[str], None] = lambda stage: None,
         urgent: bool = False,
         patient: Sequence[PatientHit] = (),
-    ) -> list[Passage]:
-        """``urgent``: the question got an urgent message; its evidence is kept short and to human studies.
-        ``patient``: the NIH patient sections found (D4): a patient reads them first, a clinician after the research."""
+    ) -> PassageFinding:
+        """``search_intent``: the question as searched. ``urgent``: the question got an urgent message; its evidence
+        is kept short and to human studies. ``patient``: the NIH patient sections found (D4): a patient reads them
+        first, a clinician after the research."""
+        finding = PassageFinding()
         notify("segmentation")
         segments = self.segments
         demotion = options.passages.preclinical_demotion if options.answer.mode == "patient" else 0
         documents = found.documents[: options.passages.max_documents or None]
-        with trace.stage("segmentation", documents=len(documents)) as record:
+        with finding.stage("segmentation", documents=len(documents)) as record:
             before = (segments.segmented, segments.sentences_embedded, segments.passages_embedded)
             nodes = segments.nodes(documents)
             # Counters are shared across threads, so these are approximate under concurrency.
@@ -54,21 +67,21 @@ class PassageFinder:
 
         notify("passage_retrieval")
         variants = (
-            concept_queries(rewrite.model_copy(update={"search_intent": trace.search_intent}))[1:]
+            concept_queries(rewrite.model_copy(update={"search_intent": search_intent}))[1:]
             if options.passages.multi_query
             else []
         )
         ranks = {d.candidate.pmid: place for place, d in enumerate(found.documents)}
-        search = self.retriever.search(trace.search_intent, nodes, options.passages, variants, demotion, ranks)
-        trace.absorb(search)
-        pages = patient_passages(patient, trace.search_intent, options.passages.patient_passage_words)
+        search = self.retriever.search(search_intent, nodes, options.passages, variants, demotion, ranks)
+        finding.absorb(search)
+        pages = patient_passages(patient, search_intent, options.passages.patient_passage_words)
         if urgent:
             human = [p for p in search.passages if p.evidence_type not in PRECLINICAL]
             search.passages = human[: options.passages.urgent_top_n]
             pages = pages[:1]
         patient_first = options.answer.mode == "patient"
         search.passages = [*pages, *search.passages] if patient_first else [*search.passages, *pages]
-        trace.passages = search.passages
+        finding.passages = finding.context = search.passages
         chain = context_postprocessors(
             options.passages,
             siblings=node_spans(nodes),
@@ -77,10 +90,10 @@ class PassageFinder:
             sources=article_sources(d.article for d in documents) if options.passages.small_to_big != "off" else {},
         )
         if not chain:
-            return search.passages
-        with trace.stage("context", postprocessors=[type(p).__name__ for p in chain]) as record:
-            research = apply(chain, [p for p in search.passages if not p.is_patient_information], trace.search_intent)
+            return finding
+        with finding.stage("context", postprocessors=[type(p).__name__ for p in chain]) as record:
+            research = apply(chain, [p for p in search.passages if not p.is_patient_information], search_intent)
             context = [*pages, *research] if patient_first else [*research, *pages]
             record.info.update(passages=len(context), words=sum(len(p.text.split()) for p in context))
-        trace.context = context
-        return context
+        finding.context, finding.reshaped = context, True
+        return finding

@@ -37,15 +37,16 @@ def hyde_transform(llm: LLM, max_tokens: int = RewriteOptions().hyde_max_tokens)
 
 
 def pseudo_answer(
-    hyde: HyDEQueryTransform, search_intent: str, log: StageLog, redact: Callable[[str], str]
-) -> list[str] | None:
-    """What E1 embeds for ``search_intent`` with HyDE (the draft and the question), timed in ``log``; None, with a
+    hyde: HyDEQueryTransform, search_intent: str, redact: Callable[[str], str]
+) -> tuple[list[str] | None, StageLog]:
+    """What E1 embeds for ``search_intent`` with HyDE (the draft and the question), and the step's log; None, with a
     warning, when the model fails (the question is searched alone)."""
+    log = StageLog()
     with log.stage("hyde") as record:
         try:
             transformed = hyde.run(search_intent)
         except LLMError as exc:
             log.warn(f"hyde: no pseudo-answer ({redact(str(exc))[:120]}); question alone")
-            return None
+            return None, log
         record.info["draft_words"] = len(transformed.embedding_strs[0].split())
-    return list(transformed.embedding_strs)
+    return list(transformed.embedding_strs), log

@@ -1,6 +1,7 @@
 """The language model's triage pass, run beside the search (``cpqa.safety.model_triage``): started as soon as the
 rules and the meaning screen are done, joined before the answer is written. What it raises reaches a progress
-display as a second ``screened`` event before the answer; the trace records its timing and what fired."""
+display as a second ``screened`` event before the answer; its timing and what fired come back as a log the pipeline
+takes into the trace."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from typing import Callable
 from cpqa.options import PipelineOptions
 from cpqa.safety.model_triage import ModelTriage, ModelVerdict
 from cpqa.safety.screening import Screened, first_messages
-from cpqa.trace import RetrievalTrace
-from cpqa.types import StageRecord
+from cpqa.types import StageLog, StageRecord
 
 
 @dataclass
@@ -25,12 +25,13 @@ class PendingTriage:
     def done(self) -> bool:
         return self.verdict.done()
 
-    def join(self, screened: Screened, trace: RetrievalTrace, notify: Callable[..., None]) -> Screened:
-        """``screened`` with what the model raised (a flag raised, never lowered), recorded in the trace; the display
-        is told when it changes what is shown first."""
+    def join(self, screened: Screened, notify: Callable[..., None]) -> tuple[Screened, StageLog]:
+        """``screened`` with what the model raised (a flag raised, never lowered), and the pass's log (its timing,
+        what fired, a warning when it failed); the display is told when it changes what is shown first."""
         verdict = self.verdict.result()
         raised = self.triage.raised(screened, verdict)
-        trace.stages["model_triage"] = StageRecord(
+        log = StageLog()
+        log.stages["model_triage"] = StageRecord(
             ms=verdict.ms,
             info={
                 "action": verdict.action,
@@ -41,12 +42,10 @@ class PendingTriage:
             },
         )
         if verdict.failure:
-            trace.warn(f"the language model's triage pass could not be used ({verdict.failure})")
-        trace.triage, trace.language = list(raised.triage), raised.language
-        trace.translated_question = raised.english
+            log.warn(f"the language model's triage pass could not be used ({verdict.failure})")
         if first_messages(raised) != first_messages(screened):
             notify("screened", raised)
-        return raised
+        return raised, log
 
 
 class TriagePass:
