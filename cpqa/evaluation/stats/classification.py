@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from pydantic import BaseModel
+from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
 
 class ClassificationScores(BaseModel):
@@ -21,31 +22,29 @@ class ClassificationScores(BaseModel):
     f1: float
 
 
+_NONE = "\x00no answer"  # a missing prediction: wrong, and no class's prediction
+
+
+def _labels(predicted: Sequence[str | None]) -> list[str]:
+    return [_NONE if p is None else p for p in predicted]
+
+
 def accuracy(gold: Sequence[str], predicted: Sequence[str | None]) -> float:
     _check(gold, predicted)
-    if not gold:
-        return 0.0
-    return sum(g == p for g, p in zip(gold, predicted)) / len(gold)
+    return float(accuracy_score(list(gold), _labels(predicted))) if gold else 0.0
 
 
 def macro_prf(gold: Sequence[str], predicted: Sequence[str | None]) -> tuple[float, float, float]:
-    """Macro-averaged (precision, recall, F1); per-class F1 is 0 when precision + recall is 0."""
+    """Macro-averaged (precision, recall, F1) by scikit-learn over the labels in the gold or the predictions; a
+    class's F1 is 0 when its precision + recall is 0."""
     _check(gold, predicted)
     labels = sorted(set(gold) | {p for p in predicted if p is not None})
     if not labels:
         return 0.0, 0.0, 0.0
-    precisions, recalls, f1s = [], [], []
-    for label in labels:
-        tp = sum(g == label and p == label for g, p in zip(gold, predicted))
-        n_pred = sum(p == label for p in predicted)
-        n_gold = sum(g == label for g in gold)
-        precision = tp / n_pred if n_pred else 0.0
-        recall = tp / n_gold if n_gold else 0.0
-        precisions.append(precision)
-        recalls.append(recall)
-        f1s.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
-    k = len(labels)
-    return sum(precisions) / k, sum(recalls) / k, sum(f1s) / k
+    precision, recall, f1, _ = precision_recall_fscore_support(
+        list(gold), _labels(predicted), labels=labels, average="macro", zero_division=0
+    )
+    return float(precision), float(recall), float(f1)
 
 
 def score(gold: Sequence[str], predicted: Sequence[str | None]) -> ClassificationScores:
