@@ -129,9 +129,9 @@ def test_ask_rejects_bad_input(env):
     assert empty.exit_code == 2 and "empty" in empty.output
 
 
-def test_number_citations_replaces_known_pmids_only():
-    answer = Answer(text="A [PMID:111]. B [PMID:222, PMID:111]. C [PMID:333].", citations=["111", "222"])
-    assert number_citations(answer) == "A [1]. B [2, 1]. C [PMID:333]."
+def test_citations_are_numbered_as_every_front_end_numbers_them():
+    answer = Answer(text="A [PMID:222]. B [PMID:111, PMID:222]. C [PMID:333].", citations=["111", "222", "444"])
+    assert number_citations(answer) == "A [1]. B [2, 1]. C [3]."  # by first appearance, as the app numbers them
 
 
 def test_read_question_texts(tmp_path):

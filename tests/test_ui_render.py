@@ -3,7 +3,8 @@
 import re
 
 from cpqa.types import Passage
-from ui.render import citation_numbers, claims_citing, evidence_card, highlighted_passage, linked_answer
+from cpqa.answer.citations import citation_numbers
+from ui.render import claims_citing, evidence_card, highlighted_passage, linked_answer
 
 ANSWER = (
     "Pembrolizumab improved overall survival in PD-L1 positive lung cancer [111]. "

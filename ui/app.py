@@ -25,12 +25,12 @@ from cpqa.safety.screening import (  # noqa: E402
     prepare,
     translates,
 )
+from cpqa.answer.citations import citation_numbers  # noqa: E402
 from cpqa.documents.study_type import badge as study_badge  # noqa: E402
 from ui.render import (  # noqa: E402
     PUBMED_URL,
     URGENT_KEY,
     URGENT_STYLE,
-    citation_numbers,
     evidence_card,
     linked_answer,
     record_groups,

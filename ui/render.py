@@ -56,19 +56,6 @@ def plain_html(text: str) -> str:
     )
 
 
-def citation_numbers(text: str, citations: list[str]) -> dict[str, int]:
-    """Number citations in order of first appearance in the text, then any remaining ones."""
-    order: list[str] = []
-    for match in MARKER.finditer(text):
-        for pmid in marker_pmids(match.group(0)):
-            if pmid not in order:
-                order.append(pmid)
-    for pmid in citations:
-        if pmid not in order:
-            order.append(pmid)
-    return {pmid: i + 1 for i, pmid in enumerate(order)}
-
-
 def link_for(passage_or_pmid: Passage | str, pmcid: str | None = None) -> str:
     """The patient page, the PMC full text the evidence came from, or PubMed."""
     if isinstance(passage_or_pmid, Passage):

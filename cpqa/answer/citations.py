@@ -162,3 +162,17 @@ def check_citations(text: str, known: set[str]) -> CitationCheck:
         lines_out.append(" ".join(s for s in kept if s.strip()))
     result.text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines_out)).strip()
     return result
+
+
+def citation_numbers(text: str, citations: list[str]) -> dict[str, int]:
+    """Each cited record's number, as every front end shows it: in order of first appearance in ``text``, then any
+    of ``citations`` the text does not mark."""
+    order: list[str] = []
+    for match in MARKER.finditer(text):
+        for pmid in marker_pmids(match.group(0)):
+            if pmid not in order:
+                order.append(pmid)
+    for pmid in citations:
+        if pmid not in order:
+            order.append(pmid)
+    return {pmid: i + 1 for i, pmid in enumerate(order)}

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from cpqa.cli.common import OPTION, OPTIONS_FILE, fail, pipeline_options, print_json
-from cpqa.answer.citations import MARKER, marker_pmids
+from cpqa.answer.citations import MARKER, citation_numbers, marker_pmids
 from cpqa.documents.study_type import badge as study_badge
 from cpqa.progress import DRAFT_TITLE, Progress
 from cpqa.references import PUBMED_URL, passage_heading, passage_link, record_source
@@ -46,14 +46,11 @@ def require_records(settings) -> None:
 
 
 def number_citations(answer: Answer) -> str:
-    """The answer text with each ``[PMID]`` marker replaced by its number in ``answer.citations``."""
-    numbers = {pmid: i for i, pmid in enumerate(answer.citations, start=1)}
+    """The answer text with each ``[PMID]`` marker replaced by its number (``citation_numbers``)."""
+    numbers = citation_numbers(answer.text, answer.citations)
 
     def replace(match: re.Match) -> str:
-        pmids = marker_pmids(match.group(0))
-        if not all(p in numbers for p in pmids):
-            return match.group(0)
-        return "[" + ", ".join(str(numbers[p]) for p in pmids) + "]"
+        return "[" + ", ".join(str(numbers[p]) for p in marker_pmids(match.group(0))) + "]"
 
     return MARKER.sub(replace, answer.text)
 
@@ -152,7 +149,7 @@ def show_references(answer: Answer, trace: RetrievalTrace, console) -> None:
     grid = Table.grid(padding=(0, 1))  # a wrapped heading stays indented under its number
     grid.add_column(justify="right", no_wrap=True)
     grid.add_column(overflow="fold")
-    for i, pmid in enumerate(answer.citations, start=1):
+    for pmid, i in citation_numbers(answer.text, answer.citations).items():
         p = by_pmid.get(pmid)
         heading = passage_heading(p) if p else f"PubMed record {pmid}"
         source = record_source(p.journal, p.year) if p and p.title and not p.is_patient_information else ""
@@ -177,7 +174,7 @@ def show_evidence(answer: Answer, trace: RetrievalTrace, console) -> None:
             f"[yellow]Removed[/] (not supported by PMID {', '.join(removed.pmids)}, {removed.judged_by}): "
             f"{escape(removed.sentence)}"
         )
-    cited = {pmid: i for i, pmid in enumerate(answer.citations, start=1)}
+    cited = citation_numbers(answer.text, answer.citations)
     if trace.passages:
         console.print("\n[bold]Evidence passages, best first[/]")
     for rank, p in enumerate(trace.passages, start=1):
