@@ -12,10 +12,13 @@ from cpqa.answer.citations import MARKER, marker_pmids
 from cpqa.documents.study_type import PRECLINICAL, badge as study_badge
 from cpqa.references import PMC_URL, PUBMED_URL, passage_heading, passage_link, record_heading
 from cpqa.types import Passage
-from cpqa.words import strip_labels
+from cpqa.words import content_terms, strip_labels
 
 SOURCE_BADGES = {"D1": "Abstract", "D2": "Full text (review)", "D3": "Full text", "D4": "Patient information"}
 RETRIEVAL_BADGES = {"E1": "found by semantic search", "E2": "found by Boolean search", "E3": "semantic + Boolean"}
+
+# A sentence ends at . ! or ? before a capital, a bracket or a number, but not inside one ("between 1. 9 and 8. 6").
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])|(?<=\D[.!?])\s+(?=[0-9])")
 
 # The urgent message stays in view while its answer is read: the app puts it in a container keyed URGENT_KEY + n,
 # which sticks below the app's header within its own answer (the chat scrolls to the answer's end when it
@@ -34,14 +37,6 @@ URGENT_STYLE = f"""<style>
   [class*="st-key-{URGENT_KEY}"] [data-testid="stAlertContainer"] p {{ font-size: 0.9rem; line-height: 1.4; }}
 }}
 </style>"""
-
-# A sentence ends at . ! or ? before a capital, a bracket or a number, but not inside one ("between 1. 9 and 8. 6").
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])|(?<=\D[.!?])\s+(?=[0-9])")
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    "the a an and or of in on for to with is are was were be by at as from that this these those it its "
-    "than then which who what when how not no may can".split()
-)
 
 
 _MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -80,7 +75,7 @@ def linked_answer(text: str, numbers: dict[str, int], passages: list[Passage]) -
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
+    return set(content_terms(text))
 
 
 def claims_citing(text: str, pmid: str) -> list[str]:
@@ -170,7 +165,7 @@ def _record_sentences(passages: list[Passage]) -> list[str]:
 def _flat(pieces: list[str]) -> list[str]:
     """The words of a record's lines or sentences, without their section labels (to tell whether a card already
     shows the whole record)."""
-    return _WORD.findall(" ".join(strip_labels(piece) for piece in pieces).lower())
+    return content_terms(" ".join(strip_labels(piece) for piece in pieces))
 
 
 def excerpt(sentences: list[str], marked: set[int], lead: int = 0, limit: int = CARD_CHARACTERS) -> list[int]:
