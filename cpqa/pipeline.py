@@ -41,8 +41,9 @@ from cpqa.rewrite.rewriter import Rewriter, RewriteResult
 from cpqa.rewrite.vocabulary import load_vocabulary
 from cpqa.safety.meaning import MeaningTriage
 from cpqa.safety.model_triage import ModelTriage
+from cpqa.safety.screen import Screen
 from cpqa.safety.triage_pass import PendingTriage, TriagePass
-from cpqa.safety.screening import Screened, check_question, with_meaning
+from cpqa.safety.screening import Screened
 from cpqa.safety.screening import prepare as prepare_screening
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
@@ -101,10 +102,11 @@ class Pipeline:
         )
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
-        self.triage = MeaningTriage(sentence_encoder, cache_dir=settings.cpqa_cache / "triage")  # beside the rules
-        self.triage.prepare()
+        meaning = MeaningTriage(sentence_encoder, cache_dir=settings.cpqa_cache / "triage")  # beside the rules
+        meaning.prepare()
         # ... and a language model's pass beside the search, when one is configured.
-        self.triage_pass = TriagePass(ModelTriage(self.llm, redact=settings.redact)) if llm else None
+        model_pass = TriagePass(ModelTriage(self.llm, redact=settings.redact)) if llm else None
+        self.screener = Screen(model_configured=bool(llm), meaning=meaning, model_pass=model_pass)
         self.passage_store = _open_passage_store(passages_path or settings.index_dir / PASSAGES_FILE)
         self.passages = PassageRetriever.load(
             settings, matryoshka_dim=self.options.passages.matryoshka_dim, rerank=self.options.rerank
@@ -138,8 +140,7 @@ class Pipeline:
     def close(self) -> None:
         if self.patient is not None:
             self.patient.store.close()
-        if self.triage_pass is not None:
-            self.triage_pass.close()
+        self.screener.close()
         if self.client is not None:
             self.client.close()
         self.store.close()
@@ -173,9 +174,7 @@ class Pipeline:
         """The screen, once per question: clean text, personal details removed (from the history too), urgent signs
         by rule and by meaning, referrals. ``ask``, ``retrieve`` and ``search_documents`` take its result as it is.
         Raises ``InvalidQuestion`` for unusable input."""
-        safety = (options or self.options).safety
-        translated = self.triage_pass is not None and safety.model_triage  # the model translates other languages
-        return check_question(question, self.triage, safety, history, translated=translated)
+        return self.screener.check(question, (options or self.options).safety, history)
 
     def ask(
         self,
@@ -201,7 +200,7 @@ class Pipeline:
         notify("safety")
         screened = self._screened(question, history, options, trace)
         notify("screened", screened)
-        pending = self.triage_pass.start(screened, options) if self.triage_pass is not None else None
+        pending = self.screener.start_model_pass(screened, options)
         if pending is not None and not screened.language_ok:  # the model translates it before the search
             screened, pending = trace.record_triage(*pending.join(screened, notify)), None
         if not screened.language_ok and not screened.english:
@@ -260,7 +259,7 @@ class Pipeline:
         given = isinstance(question, Screened)
         with trace.stage("safety") as record:
             if isinstance(question, Screened):  # screened by a front end: only the meaning check may be missing
-                screened = with_meaning(question, self.triage, options.safety)
+                screened = self.screener.complete(question, options.safety)
             else:
                 screened = self.screen(question, history, options)
             record.info.update(

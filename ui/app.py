@@ -18,13 +18,9 @@ from cpqa.models.encoders import PAPER_MODELS as PAPER_COMPONENTS, resolve  # no
 from cpqa.progress import DRAFT_TITLE  # noqa: E402
 from cpqa.documents.boolean_search import uses_local_store  # noqa: E402
 from cpqa.options_file import load_options  # noqa: E402
-from cpqa.safety.screening import (  # noqa: E402
-    check_question,
-    first_messages,
-    install_log_redaction,
-    prepare,
-    translates,
-)
+from cpqa.safety.screen import Screen  # noqa: E402
+from cpqa.safety.screening import first_messages, prepare  # noqa: E402
+from cpqa.safety.secrets import install_log_redaction  # noqa: E402
 from cpqa.answer.citations import citation_numbers  # noqa: E402
 from cpqa.documents.study_type import badge as study_badge  # noqa: E402
 from ui.render import (  # noqa: E402
@@ -278,7 +274,7 @@ def run_question(question: str, history: list[str], options: dict):
     once), then ask the pipeline, showing its progress stage by stage; cached per question in the session."""
     settings = get_settings()
     safety = load_options(settings.cpqa_options_file).safety  # the deployment's, as the pipeline's
-    screened = check_question(question, history=history, options=safety, translated=translates(settings, safety))
+    screened = Screen.for_front_end(settings).check(question, safety, history)
     key = (question, tuple(history), options["mode"], options["years"], options["sources"])
     cache = st.session_state.setdefault("answers", {})
     if key in cache:

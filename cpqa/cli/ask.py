@@ -237,7 +237,8 @@ def ask(
     from rich.console import Console
 
     from cpqa.config import get_settings
-    from cpqa.safety.screening import InvalidQuestion, check_question, first_messages, translates
+    from cpqa.safety.screen import Screen
+    from cpqa.safety.screening import InvalidQuestion, first_messages
 
     settings = get_settings()
     options = pipeline_options(settings, options_file, option)
@@ -245,7 +246,7 @@ def ask(
         return ask_many(questions, settings, options, mode=mode, years=years, sources=source or None)
     assert question is not None  # exactly one of QUESTION and --questions (checked above)
     try:  # bad input is refused, and an urgent message shown, before any model loads
-        screened = check_question(question, options=options.safety, translated=translates(settings, options.safety))
+        screened = Screen.for_front_end(settings).check(question, options.safety)
     except InvalidQuestion as exc:
         fail(str(exc))
     console = Console(stderr=json_out)

@@ -37,7 +37,7 @@ def main() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from cpqa.config import get_settings
     from cpqa.cli.common import quiet_libraries
-    from cpqa.safety.screening import install_log_redaction
+    from cpqa.safety.secrets import install_log_redaction
 
     install_log_redaction(get_settings())
     quiet_libraries()

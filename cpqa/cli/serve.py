@@ -25,7 +25,7 @@ def serve(
     from cpqa.cli.ask import require_records
     from cpqa.config import get_settings
     from cpqa.pipeline import Pipeline
-    from cpqa.safety.screening import install_log_redaction
+    from cpqa.safety.secrets import install_log_redaction
     from cpqa.serving.api import create_app
 
     settings = get_settings()

@@ -9,7 +9,6 @@ The pipeline uses only ``Screened.question`` from then on: for NCBI, Anthropic, 
 
 from __future__ import annotations
 
-import logging
 import re
 import unicodedata
 from functools import lru_cache
@@ -17,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
-from cpqa.config import Settings
 from cpqa.options import SafetyOptions
 from cpqa.safety.languages import detect, languages
 from cpqa.safety.languages import prepare as prepare_languages
@@ -38,12 +36,9 @@ __all__ = [
     "InvalidQuestion",
     "Screened",
     "check_question",
-    "translates",
     "prepare",
     "scrub_phi",
     "PHIRedaction",
-    "install_log_redaction",
-    "SecretRedactor",
     "MAX_QUESTION_CHARS",
     "ENGLISH_ONLY",
 ]
@@ -274,12 +269,6 @@ def _is_english(text: str, foreign_confidence: float) -> bool:
 
 
 # ---------------------------------------------------------------- screening
-def translates(settings: Settings, safety: SafetyOptions) -> bool:
-    """Whether a language model's triage pass will read (and translate) a question in another language, so the
-    screen does not refuse it: a model is configured and the pass is on."""
-    return settings.has_llm and safety.model_triage
-
-
 def check_question(
     text: str | None,
     meaning: "MeaningTriage | None" = None,
@@ -355,60 +344,3 @@ def with_meaning(screened: Screened, meaning: "MeaningTriage", options: SafetyOp
         return screened
     found = meaning.find(screened.question, options)
     return screened.with_findings([found]) if found else screened
-
-
-# ---------------------------------------------------------------- secrets in logs
-_SECRET_SHAPES = re.compile(
-    r"(?P<lead>(?:api[_-]?key|x-api-key|authorization)[\"']?\s*[=:]\s*[\"']?(?:bearer\s+)?)[^\s&\"',;]+"
-    r"|sk-ant-[A-Za-z0-9_-]{8,}",
-    re.IGNORECASE,
-)
-
-
-class SecretRedactor(logging.Filter):
-    """Rewrites log records so configured secrets (and anything shaped like a key) never reach a handler."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: set[str] = set()
-
-    def redact(self, text: str) -> str:
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            text = text.replace(secret, "[REDACTED]")
-        return _SECRET_SHAPES.sub(lambda m: (m.group("lead") or "") + "[REDACTED]", text)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a malformed call: keep the template, drop the arguments
-            message, record.args = str(record.msg), None
-        record.msg, record.args = self.redact(message), None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = self.redact(record.exc_text)
-        if record.stack_info:
-            record.stack_info = self.redact(record.stack_info)
-        return True
-
-
-_REDACTOR = SecretRedactor()
-_installed = False
-
-
-def install_log_redaction(settings: Settings) -> SecretRedactor:
-    """Redact ``settings``' secrets from every log record made from now on, by any logger (httpx logs request
-    URLs, which carry NCBI's api_key). Idempotent; later calls add further secrets."""
-    global _installed
-    _REDACTOR.secrets.update(settings.secrets())
-    if not _installed:
-        previous = logging.getLogRecordFactory()
-
-        def factory(*args, **kwargs) -> logging.LogRecord:
-            record = previous(*args, **kwargs)
-            _REDACTOR.filter(record)
-            return record
-
-        logging.setLogRecordFactory(factory)
-        _installed = True
-    return _REDACTOR

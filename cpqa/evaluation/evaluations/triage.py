@@ -22,7 +22,8 @@ from typing import Callable, Sequence
 
 from cpqa.options import SafetyOptions
 from cpqa.safety.categories import RED, TriageBook
-from cpqa.safety.screening import Screened, check_question, with_meaning
+from cpqa.safety.screen import Screen as ProductScreen
+from cpqa.safety.screening import Screened
 
 Screen = Callable[[str], Screened]
 
@@ -35,10 +36,11 @@ def screen_with(meaning=None, options: SafetyOptions | None = None, model=None) 
     """The product's screen: the rules, then by meaning (``MeaningTriage``), then a language model's pass
     (``ModelTriage``) when given."""
 
+    product = ProductScreen(meaning=meaning)
+    safety = options or SafetyOptions()
+
     def screen(text: str) -> Screened:
-        screened = check_question(text, options=options)
-        if meaning is not None:
-            screened = with_meaning(screened, meaning, options)
+        screened = product.check(text, safety)
         if model is not None:
             screened = model.raised(screened)
         return screened
