@@ -8,9 +8,10 @@ from cpqa.evaluation.cli.bench_latency import latency
 from cpqa.evaluation.cli.bench_mirror import mirror
 from cpqa.evaluation.cli.bench_passages import passages
 from cpqa.evaluation.cli.bench_scale import scale
+from cpqa.evaluation.cli.bench_structure import structure
 
 bench_app = typer.Typer(
-    help="Benchmarks: ingestion, vector index scale, passage layer, pipeline latency, mirror load, scale.",
+    help="Benchmarks: ingestion, vector index scale, passage layer, pipeline latency, mirror load, scale, structure.",
     no_args_is_help=True,
 )
 bench_app.command("ingest")(ingest)
@@ -19,3 +20,4 @@ bench_app.command("latency")(latency)
 bench_app.command("passages")(passages)
 bench_app.command("mirror")(mirror)
 bench_app.command("scale")(scale)
+bench_app.command("structure")(structure)
