@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from cpqa.answer.chooser import AnswerChooser, page_quotes, rescored
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
@@ -45,33 +45,21 @@ _RETRY_NOTE = (
     "\n\nYour previous reply could not be used: call the tool once more and fill every field with the right type."
 )
 
-ANSWER_TOOL = ToolSpec(
-    name="give_answer",
-    description="Give the answer to the reader's question, grounded in and citing the evidence documents.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "reasoning": {
-                "type": "string",
-                "description": "Step-by-step reasoning over the evidence; never shown to the reader.",
-            },
-            "abstained": {"type": "boolean", "description": "true when the evidence does not answer the question"},
-            "answer": {
-                "type": "string",
-                "description": "The answer for the reader; every claim cites [PMID:<number>] of the evidence.",
-            },
-            "citations": {"type": "array", "items": {"type": "string"}, "description": "Every PMID cited."},
-        },
-        "required": ["reasoning", "abstained", "answer", "citations"],
-    },
-)
-
 
 class _ToolAnswer(BaseModel):
-    reasoning: str = ""
-    abstained: bool = False
-    answer: str = ""
-    citations: list[str] = []
+    """The answer tool's input, and what reads the reply."""
+
+    reasoning: str = Field("", description="Step-by-step reasoning over the evidence; never shown to the reader.")
+    abstained: bool = Field(False, description="true when the evidence does not answer the question")
+    answer: str = Field("", description="The answer for the reader; every claim cites [PMID:<number>] of the evidence.")
+    citations: list[str] = Field(default_factory=list, description="Every PMID cited.")
+
+
+ANSWER_TOOL = ToolSpec.of(
+    "give_answer",
+    "Give the answer to the reader's question, grounded in and citing the evidence documents.",
+    _ToolAnswer,
+)
 
 
 class Unusable(ValueError):

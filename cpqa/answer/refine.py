@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from cpqa.answer.answerer import Answerer
 from cpqa.answer.citations import check_citations
@@ -27,17 +27,14 @@ from cpqa.safety.phi import scrub_phi
 from cpqa.safety.screening import Screened
 from cpqa.types import Answer, Mode, Passage, StageLog
 
-DRAFT_TOOL = ToolSpec(
-    name="draft_answer",
-    description="Give a draft answer from your own knowledge, before any evidence is shown.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "reasoning": {"type": "string", "description": "step-by-step reasoning; never shown"},
-            "answer": {"type": "string", "description": "the draft answer, without citations"},
-        },
-        "required": ["reasoning", "answer"],
-    },
+
+class _DraftInput(BaseModel):
+    reasoning: str = Field(description="step-by-step reasoning; never shown")
+    answer: str = Field(description="the draft answer, without citations")
+
+
+DRAFT_TOOL = ToolSpec.of(
+    "draft_answer", "Give a draft answer from your own knowledge, before any evidence is shown.", _DraftInput
 )
 NO_RETRIEVAL_NOTICE = (
     "Answered from the language model's general knowledge without retrieving evidence (the "

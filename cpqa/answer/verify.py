@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from cpqa.answer.citations import MARKER, claim_text, claims_of, is_claim, marker_pmids
 from cpqa.answer.extractive import passage_sentences, split_sentences
@@ -39,27 +39,22 @@ TREATMENT_REFERRAL = (
 Verdict = Literal["supported", "unsupported", "contradicted"]
 VERDICTS: tuple[str, ...] = ("supported", "unsupported", "contradicted")  # the stand-in's default is the first
 
-VERIFY_TOOL = ToolSpec(
-    name="judge_claims",
-    description="Give one verdict per claim: is it supported by the evidence it cites?",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "verdicts": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "claim": {"type": "integer", "minimum": 1},
-                        "verdict": {"type": "string", "enum": list(VERDICTS)},
-                        "reason": {"type": "string"},
-                    },
-                    "required": ["claim", "verdict"],
-                },
-            }
-        },
-        "required": ["verdicts"],
-    },
+
+class _ClaimVerdict(BaseModel):
+    claim: int = Field(ge=1)
+    verdict: Verdict
+    reason: str = ""
+
+
+class _Verdicts(BaseModel):
+    verdicts: list[_ClaimVerdict]
+
+
+VERIFY_TOOL = ToolSpec.of(
+    "judge_claims",
+    "Give one verdict per claim: is it supported by the evidence it cites?",
+    _Verdicts,
+    optional=("reason",),
 )
 
 

@@ -54,6 +54,39 @@ class ToolSpec:
     def to_api(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
+    @classmethod
+    def of(cls, name: str, description: str, model: type[BaseModel], optional: tuple[str, ...] = ()) -> "ToolSpec":
+        """The tool whose input is ``model``'s fields (the model that also reads the reply): its JSON schema, every
+        field required but those named in ``optional`` (at any depth)."""
+        return cls(name=name, description=description, input_schema=tool_schema(model, optional))
+
+
+def tool_schema(model: type[BaseModel], optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``model``'s JSON schema as a tool's input schema: nested models inlined (no ``$ref``, which some local servers'
+    grammars cannot follow), titles, defaults and the model's docstring dropped, every property required but the
+    ``optional`` ones."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def clean(node: Any) -> Any:
+        if isinstance(node, list):
+            return [clean(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return clean(definitions[node["$ref"].split("/")[-1]])
+        cleaned = {key: clean(value) for key, value in node.items() if key not in ("title", "default")}
+        options = cleaned.get("anyOf", [])
+        if options and all(set(option) == {"type"} and isinstance(option["type"], str) for option in options):
+            cleaned["type"] = [option["type"] for option in cleaned.pop("anyOf")]  # "str | None": ["string", "null"]
+        if cleaned.get("type") == "object" and "properties" in cleaned:
+            cleaned["required"] = [name for name in cleaned["properties"] if name not in optional]
+        return cleaned
+
+    cleaned = clean(schema)
+    cleaned.pop("description", None)  # the model's docstring: the tool has its own description
+    return cleaned
+
 
 class Usage(BaseModel):
     """Tokens and calls spent so far by one client."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Literal, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from cpqa.rewrite.concepts import Concept, detect_intent, process_question
 from cpqa.config import Settings
@@ -53,24 +53,15 @@ _NEEDS_EVIDENCE = re.compile(
 )
 _NUMBER = re.compile(r"\d")
 
-DECISION_TOOL = ToolSpec(
-    name="retrieval_decision",
-    description="Decide whether answering this question needs retrieved published evidence.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "reasoning": {"type": "string", "description": "one or two sentences; never shown"},
-            "question_type": {
-                "type": "string",
-                "enum": ["definition", "general_knowledge", "treatment", "prognosis", "dosing", "diagnosis", "other"],
-            },
-            "needs_retrieval": {
-                "type": "boolean",
-                "description": "false only when general medical knowledge fully answers it",
-            },
-        },
-        "required": ["reasoning", "question_type", "needs_retrieval"],
-    },
+
+class _DecisionInput(BaseModel):
+    reasoning: str = Field(description="one or two sentences; never shown")
+    question_type: Literal["definition", "general_knowledge", "treatment", "prognosis", "dosing", "diagnosis", "other"]
+    needs_retrieval: bool = Field(description="false only when general medical knowledge fully answers it")
+
+
+DECISION_TOOL = ToolSpec.of(
+    "retrieval_decision", "Decide whether answering this question needs retrieved published evidence.", _DecisionInput
 )
 DECISION_SYSTEM = (
     "You route questions for a cancer question-answering service. Retrieval of published evidence is the "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Sequence, get_args
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -33,53 +33,30 @@ from cpqa.options import RewriteOptions
 MAX_EXPRESSION_CHARS = 8000
 MAX_HISTORY_TURNS = 6
 MIN_LEVELS = 3
-INTENTS = [
-    "treatment",
-    "diagnosis",
-    "prognosis",
-    "risk",
-    "side_effects",
-    "screening",
-    "prevention",
-    "mechanism",
-    "general",
-]
+INTENTS = list(get_args(Intent))
 
-LADDER_TOOL = ToolSpec(
-    name="query_ladder",
-    description="Record the processed question and a ladder of PubMed Boolean queries, most specific first.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "normalized": {"type": "string", "description": "the question, spelling corrected and normalised"},
-            "search_intent": {"type": "string", "description": "a self-contained question to search for"},
-            "intent": {"type": "string", "enum": INTENTS},
-            "concepts": {
-                "type": "array",
-                "minItems": 1,
-                "maxItems": 10,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "text": {"type": "string"},
-                        "mesh": {"type": ["string", "null"], "description": "MeSH heading, if known"},
-                        "synonyms": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
-                        "role": {"type": "string", "enum": ["core", "supporting", "weak"]},
-                    },
-                    "required": ["text", "role"],
-                },
-            },
-            "relations": {"type": "array", "items": {"type": "string"}},
-            "ladder": {
-                "type": "array",
-                "items": {"type": "string"},
-                "minItems": 1,
-                "maxItems": 8,
-                "description": "PubMed Boolean expressions, most specific first",
-            },
-        },
-        "required": ["normalized", "search_intent", "intent", "concepts", "ladder"],
-    },
+
+class _LadderConcept(BaseModel):
+    text: str
+    mesh: str | None = Field(None, description="MeSH heading, if known")
+    synonyms: list[str] = Field(default_factory=list, max_length=8)
+    role: Literal["core", "supporting", "weak"]
+
+
+class _LadderInput(BaseModel):
+    normalized: str = Field(description="the question, spelling corrected and normalised")
+    search_intent: str = Field(description="a self-contained question to search for")
+    intent: Intent
+    concepts: list[_LadderConcept] = Field(min_length=1, max_length=10)
+    relations: list[str] = Field(default_factory=list)
+    ladder: list[str] = Field(min_length=1, max_length=8, description="PubMed Boolean expressions, most specific first")
+
+
+LADDER_TOOL = ToolSpec.of(
+    "query_ladder",
+    "Record the processed question and a ladder of PubMed Boolean queries, most specific first.",
+    _LadderInput,
+    optional=("mesh", "synonyms", "relations"),
 )
 
 

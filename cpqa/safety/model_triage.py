@@ -10,7 +10,7 @@ asker's language. Offline, the rules and the encoder screen alone.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -22,44 +22,39 @@ from cpqa.safety.screening import Screened
 REFERRALS: tuple[str, ...] = ("none", "dosing", "interaction", "decision")
 
 
-def triage_tool(book: TriageBook) -> ToolSpec:
-    """The forced tool; every enum opens with "none", so an empty reply raises nothing."""
-    return ToolSpec(
-        name="triage_message",
-        description="Triage a message to a cancer information service: urgent signs, referrals, language.",
-        input_schema={
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["none", *ACTIONS], "description": "the most severe action"},
-                "category": {
-                    "type": "string",
-                    "enum": ["none", *(c.id for c in book.categories)],
-                    "description": "the symptom category of the sign, or none",
-                },
-                "sign": {"type": "string", "description": "the sign, in a few plain words (empty when none)"},
-                "referral": {"type": "string", "enum": list(REFERRALS)},
-                "language": {"type": "string", "description": "the message's language, by its English name"},
-                "english": {"type": "string", "description": "the message's question in English, for a search"},
-                "reason": {"type": "string", "description": "one short sentence: why"},
-            },
-            "required": ["action", "category", "sign", "referral", "language", "english", "reason"],
-        },
-    )
+def _one_of(values, default: str, description: str | None = None) -> Any:
+    return Field(default, description=description, json_schema_extra={"enum": list(values)})
 
 
-class ModelVerdict(BaseModel):
+class TriageReply(BaseModel):
+    """What the triage tool asks the model for (every enum opens with "none", so an empty reply raises nothing)."""
+
+    action: str = _one_of(["none", *ACTIONS], "none", "the most severe action")
+    category: str = Field("none", description="the symptom category of the sign, or none")  # its enum: the book's
+    sign: str = Field("", description="the sign, in a few plain words (empty when none)")
+    referral: str = _one_of(REFERRALS, "none")
+    language: str = Field("English", description="the message's language, by its English name")
+    english: str = Field("", description="the message's question in English, for a search")
+    reason: str = Field("", description="one short sentence: why")
+
+
+class ModelVerdict(TriageReply):
     """The model's triage of one question."""
 
-    action: str = "none"
-    category: str = "none"
-    sign: str = ""
-    referral: str = "none"
-    language: str = "English"
-    english: str = ""
-    reason: str = ""
     ms: float = 0.0
     failure: str | None = None  # why the call could not be used (the screen stands as it was)
     findings: list[Finding] = Field(default_factory=list)
+
+
+def triage_tool(book: TriageBook) -> ToolSpec:
+    """The forced tool, its categories the book's."""
+    tool = ToolSpec.of(
+        "triage_message",
+        "Triage a message to a cancer information service: urgent signs, referrals, language.",
+        TriageReply,
+    )
+    tool.input_schema["properties"]["category"]["enum"] = ["none", *(c.id for c in book.categories)]
+    return tool
 
 
 class ModelTriage:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -52,20 +53,16 @@ GENERATION_SYSTEM = (
 )
 
 
+class GeneratedQuestion(BaseModel):
+    question: str = Field(description="one question ending with a question mark")
+    asker: Literal["patient", "clinician"]
+
+
 def generation_tool():
     from cpqa.models.llm import ToolSpec
 
-    return ToolSpec(
-        name=GENERATION_TOOL_NAME,
-        description="Record the question the passage answers and who would ask it.",
-        input_schema={
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "description": "one question ending with a question mark"},
-                "asker": {"type": "string", "enum": ["patient", "clinician"]},
-            },
-            "required": ["question", "asker"],
-        },
+    return ToolSpec.of(
+        GENERATION_TOOL_NAME, "Record the question the passage answers and who would ask it.", GeneratedQuestion
     )
 
 

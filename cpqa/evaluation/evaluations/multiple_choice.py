@@ -13,6 +13,8 @@ import json
 import re
 from typing import Mapping, Sequence
 
+from pydantic import BaseModel
+
 import numpy as np
 
 from cpqa.answer.answerer import Answerer, Unusable, draft_note, format_evidence
@@ -172,6 +174,11 @@ def refine_choose(
     return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
 
 
+class _Choice(BaseModel):
+    reasoning: str
+    letter: str
+
+
 def _model_choice(
     answerer: Answerer, question: str, options: dict[str, str], passages: Sequence[Passage], draft: str | None
 ) -> tuple[ChosenAnswer | None, str]:
@@ -179,15 +186,10 @@ def _model_choice(
     basis = "the evidence documents and what you know" if passages else "what you know"
     system = template("choose_system").substitute(basis=basis, tag=tag)
     evidence = f"<{tag}>\n{format_evidence(passages)}\n</{tag}>\n\n" if passages else ""
-    tool = ToolSpec(
-        name="choose_option",
-        description="Give your step-by-step reasoning and the letter of the one option you choose.",
-        input_schema={
-            "type": "object",
-            "properties": {"reasoning": {"type": "string"}, "letter": {"type": "string", "enum": list(options)}},
-            "required": ["reasoning", "letter"],
-        },
+    tool = ToolSpec.of(
+        "choose_option", "Give your step-by-step reasoning and the letter of the one option you choose.", _Choice
     )
+    tool.input_schema["properties"]["letter"]["enum"] = list(options)  # this question's letters
     user = template("choose_user").substitute(
         evidence=evidence,
         question=escape(question),
