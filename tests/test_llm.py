@@ -210,3 +210,31 @@ def test_stand_in_refuses_what_the_real_api_refuses(api):
         assert error["type"] == "error" and error["error"]["type"] == "invalid_request_error"
         assert fragment in error["error"]["message"]
     assert httpx.post(f"{api.url}/v1/other", json=base, timeout=5).status_code == 404
+
+
+def test_a_tool_schema_comes_from_its_pydantic_model_inlined_and_required():
+    from typing import Literal
+
+    from pydantic import BaseModel, Field
+
+    from cpqa.models.llm import ToolSpec
+
+    class Part(BaseModel):
+        name: str
+        note: str | None = Field(None, description="a note")
+
+    class Reply(BaseModel):
+        """Not sent: the tool has its own description."""
+
+        kind: Literal["a", "b"]
+        parts: list[Part] = Field(min_length=1)
+
+    schema = ToolSpec.of("reply", "Reply.", Reply, optional=("note",)).input_schema
+    assert schema["required"] == ["kind", "parts"] and "description" not in schema and "$defs" not in schema
+    assert schema["properties"]["kind"] == {"enum": ["a", "b"], "type": "string"}
+    part = schema["properties"]["parts"]["items"]
+    assert part["required"] == ["name"] and part["properties"]["note"] == {
+        "type": ["string", "null"],
+        "description": "a note",
+    }
+    assert "title" not in part and schema["properties"]["parts"]["minItems"] == 1
