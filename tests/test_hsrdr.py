@@ -263,3 +263,33 @@ def test_bm25_third_path_and_the_naive_hybrid(crafted):
     assert naive.candidates[0].rrf == pytest.approx(
         sum(1 / (60 + r) for r in (naive.candidates[0].semantic_rank, naive.candidates[0].bm25_rank) if r), abs=1e-6
     )
+
+
+def test_every_retriever_is_asked_through_llama_index_retrieve_so_its_instrumentation_runs(crafted):
+    from llama_index.core.instrumentation import get_dispatcher
+    from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+    from llama_index.core.instrumentation.events.retrieval import RetrievalStartEvent
+
+    class Retrievals(BaseEventHandler):
+        seen: list[str] = []
+
+        @classmethod
+        def class_name(cls) -> str:
+            return "Retrievals"
+
+        def handle(self, event, **kwargs) -> None:
+            if isinstance(event, RetrievalStartEvent):
+                self.seen.append(event.span_id or "")
+
+    handler = Retrievals()
+    dispatcher = get_dispatcher()
+    dispatcher.add_event_handler(handler)
+    try:
+        with _pipeline(crafted) as pipeline:
+            result = pipeline.ask("Does metformin improve survival in breast cancer?")
+    finally:
+        dispatcher.event_handlers.remove(handler)
+    assert result.trace.candidates and result.trace.passages  # the typed results came back through retrieve()
+    spans = " ".join(handler.seen)
+    assert "HSRDRRetriever" in spans and "SemanticRetriever" in spans and "BooleanLadderRetriever" in spans
+    assert "PassageRetriever" in spans and "TwoStageRetriever" in spans

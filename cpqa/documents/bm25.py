@@ -12,10 +12,9 @@ import json
 import threading
 from pathlib import Path
 
-from llama_index.core.schema import QueryBundle
 
 from cpqa.documents.path import DocumentPath, PathHits
-from cpqa.documents.query import as_document_query
+from cpqa.documents.query import DocumentQuery, as_document_query
 from cpqa.options import DocumentOptions
 from cpqa.types import Article
 from cpqa.words import document_bm25_tokens
@@ -100,7 +99,7 @@ class Bm25Retriever(DocumentPath):
                 self._index = Bm25Index.open(self.store, self.directory)
             return self._index
 
-    def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> PathHits:
+    def hits(self, query: DocumentQuery, options: DocumentOptions) -> PathHits:
         query = as_document_query(query)
         k = (options or self.options).bm25_k
         result = PathHits(path=self.name)

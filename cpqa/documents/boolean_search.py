@@ -24,7 +24,6 @@ from __future__ import annotations
 import time
 from typing import Callable, Protocol, Sequence
 
-from llama_index.core.schema import QueryBundle
 
 from cpqa.config import NCBI_EUTILS_URL, Settings
 from cpqa.documents.fusion import rrf_fuse
@@ -152,7 +151,7 @@ class BooleanLadderRetriever(DocumentPath):
         self.backend = backend
         self.rewriter = rewriter
 
-    def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> LadderResult:
+    def hits(self, query: DocumentQuery, options: DocumentOptions) -> LadderResult:
         query = as_document_query(query)
         options = options or self.options
         rewrite = query.rewrite or self.rewriter.rewrite(query.query_str)

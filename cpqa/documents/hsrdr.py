@@ -26,7 +26,7 @@ from pydantic import Field
 from cpqa.documents.fusion import rrf_fuse
 from cpqa.documents.nodes import document_node
 from cpqa.documents.path import DocumentPath, PathHits
-from cpqa.documents.query import DocumentQuery, as_document_query, year_window
+from cpqa.documents.query import DocumentQuery, as_document_query, retrieved, year_window
 from cpqa.documents.study_type import EXCLUDED, evidence_type
 from cpqa.options import DocumentOptions
 from cpqa.rewrite.rewriter import Rewriter
@@ -106,8 +106,15 @@ class HSRDRRetriever(BaseRetriever):
         self.options = options or DocumentOptions()
 
     def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> DocumentSearch:
-        options = options or self.options
-        query = as_document_query(query)
+        """The whole typed result for ``query``, asked through LlamaIndex's ``retrieve()``."""
+        return retrieved(self, query, options)
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = as_document_query(query_bundle)
+        query.found = found = self._search(query, query.options or self.options)
+        return [document_node(d.candidate, d.article) for d in found.documents]
+
+    def _search(self, query: DocumentQuery, options: DocumentOptions) -> DocumentSearch:
         if query.rewrite is None:  # rewrite once, for E2 and for the record
             if self.rewriter is None:
                 raise ValueError("this HSRDR has no rewriter: give a DocumentQuery with its rewrite")
@@ -166,9 +173,6 @@ class HSRDRRetriever(BaseRetriever):
             )
         result.ncbi_requests = getattr(self.fetcher, "requests_made", 0) - requests_before
         return result
-
-    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return [document_node(d.candidate, d.article) for d in self.search(query_bundle).documents]
 
     # ------------------------------------------------------------ the two paths
     def _paths(

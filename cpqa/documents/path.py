@@ -15,7 +15,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import Field
 
 from cpqa.documents.nodes import pmid_node
-from cpqa.documents.query import DocumentQuery
+from cpqa.documents.query import DocumentQuery, as_document_query, retrieved
 from cpqa.options import DocumentOptions
 from cpqa.types import ComponentChoice, LadderLevel, StageLog
 
@@ -45,10 +45,14 @@ class DocumentPath(BaseRetriever):
         self.options = options or DocumentOptions()
 
     def search(self, query: str | QueryBundle | DocumentQuery, options: DocumentOptions | None = None) -> PathHits:
+        """This path's hits for ``query``, asked through LlamaIndex's ``retrieve()``."""
+        return retrieved(self, query, options)
+
+    def hits(self, query: DocumentQuery, options: DocumentOptions) -> PathHits:
+        """The path's own search (each path implements it)."""
         raise NotImplementedError
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return [
-            pmid_node(pmid, score, path=self.name, rank=rank)
-            for rank, (pmid, score) in enumerate(self.search(query_bundle).hits, 1)
-        ]
+        query = as_document_query(query_bundle)
+        query.found = found = self.hits(query, query.options or self.options)
+        return [pmid_node(pmid, score, path=self.name, rank=rank) for rank, (pmid, score) in enumerate(found.hits, 1)]

@@ -1,22 +1,40 @@
-"""What a document retriever is asked: a LlamaIndex ``QueryBundle`` that may carry the rewrite.
+"""What a document retriever is asked: a LlamaIndex ``QueryBundle`` that may carry the rewrite and the options.
 
 The pipeline rewrites a question once and hands the same ``DocumentQuery`` to E1, E2 and HSRDR; a plain string
 or ``QueryBundle`` works too (E2 then rewrites it itself). ``embedding_strs`` (set by HyDE) is what E1 embeds.
+
+Every retriever is asked through LlamaIndex's ``retrieve()``, so its callbacks and instrumentation run: the options
+ride in the query (``options``), and the retriever leaves its typed result there (``found``) beside the nodes it
+returns (``retrieved``).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
+from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import QueryBundle
 
+from cpqa.options import DocumentOptions
 from cpqa.rewrite.rewriter import RewriteResult
 
 
 @dataclass
 class DocumentQuery(QueryBundle):
     rewrite: RewriteResult | None = None
+    options: DocumentOptions | None = None  # the retriever's own when None
+    found: Any = None  # the typed result the retriever that answered left here
+
+
+def retrieved(retriever: BaseRetriever, query: str | QueryBundle, options: DocumentOptions | None = None) -> Any:
+    """``retriever.retrieve`` of ``query`` with ``options`` (LlamaIndex's entry, so its callbacks and
+    instrumentation run), and the typed result it left on the query; each call asks its own copy of the query, so
+    concurrent searches never share one."""
+    asked = replace(as_document_query(query), options=options, found=None)
+    retriever.retrieve(asked)
+    return asked.found
 
 
 def as_document_query(query: str | QueryBundle) -> DocumentQuery:

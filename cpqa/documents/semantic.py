@@ -10,11 +10,10 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from llama_index.core.schema import QueryBundle
 
 from cpqa.config import Settings
 from cpqa.documents.path import DocumentPath, PathHits
-from cpqa.documents.query import as_document_query
+from cpqa.documents.query import DocumentQuery, as_document_query
 from cpqa.documents.vector_index import IndexMeta, IndexMissing, VectorIndex
 from cpqa.documents.vectorstore import open_index
 from cpqa.models.encoders import MEDCPT_ARTICLE, MEDCPT_QUERY, MINILM, TRAINED, TextEncoder, load_encoder
@@ -106,7 +105,7 @@ class SemanticRetriever(DocumentPath):
         super().__init__(options)
         self.semantic = search
 
-    def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> PathHits:
+    def hits(self, query: DocumentQuery, options: DocumentOptions) -> PathHits:
         query = as_document_query(query)
         k = (options or self.options).e1_k
         result = PathHits(path=self.name)

@@ -9,6 +9,7 @@ Passage embeddings are cached across questions, so a passage seen before is not 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -118,9 +119,23 @@ class PassageSearch(StageLog):
     queries: list[str] = Field(default_factory=list)  # more than one with multi_query
 
 
-class PassageRetriever:
-    """Holds the passage embeddings cache and the reranker across questions; ``search`` composes the per-question
-    retrievers. Thread-safe: the embedding cache is locked and each question gets its own retriever objects."""
+@dataclass
+class PassageQuery(QueryBundle):
+    """What the passage retriever is asked: the question, one question's nodes and how to rank them (see
+    ``PassageRetriever.search``); it leaves its ``PassageSearch`` in ``found``."""
+
+    nodes: Sequence[BaseNode] = ()
+    options: PassageOptions | None = None
+    variants: Sequence[str] = ()
+    demotion: int = 0
+    record_ranks: Mapping[str, int] | None = None
+    found: PassageSearch | None = None
+
+
+class PassageRetriever(BaseRetriever):
+    """Holds the passage embeddings cache and the reranker across questions; a LlamaIndex retriever asked with a
+    ``PassageQuery`` (``search`` builds one), composing the per-question retrievers. Thread-safe: the embedding cache
+    is locked and each question gets its own retriever objects."""
 
     def __init__(
         self,
@@ -129,6 +144,7 @@ class PassageRetriever:
         choice: ComponentChoice,
         reranker_choice: ComponentChoice,
     ):
+        super().__init__()
         self.cache, self.reranker = cache, reranker
         self.choice, self.reranker_choice = choice, reranker_choice
 
@@ -163,10 +179,30 @@ class PassageRetriever:
         cell-line passages move down (``PassageOptions.preclinical_demotion`` in patient mode). ``record_ranks``:
         each record's place in the document ranking (PMID -> 0-based), fused into the passage order
         (``cpqa.passages.record_prior``)."""
-        options = options or PassageOptions()
         if not query.strip():
             raise ValueError("query is empty")
-        variants = [v for v in variants if v.strip() and v != query]
+        asked = PassageQuery(
+            query_str=query,
+            nodes=nodes,
+            options=options,
+            variants=variants,
+            demotion=demotion,
+            record_ranks=record_ranks,
+        )
+        self.retrieve(asked)  # LlamaIndex's entry: its callbacks and instrumentation run
+        assert asked.found is not None
+        return asked.found
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        if not isinstance(query_bundle, PassageQuery):
+            raise TypeError("the passage retriever ranks one question's nodes: ask it with a PassageQuery")
+        query_bundle.found = found = self._search(query_bundle)
+        return [passage_node(p) for p in found.passages]
+
+    def _search(self, asked: PassageQuery) -> PassageSearch:
+        query, nodes, demotion, record_ranks = asked.query_str, asked.nodes, asked.demotion, asked.record_ranks
+        options = asked.options or PassageOptions()
+        variants = [v for v in asked.variants if v.strip() and v != query]
         two_stage = TwoStageRetriever(
             nodes, self.cache, self.reranker, options.top_k, options.top_k, self.reranker_choice.model
         )

@@ -1,32 +1,35 @@
-"""Multi-query passage retrieval as LlamaIndex's ``QueryFusionRetriever``: the question and its variants each
-retrieved, the rankings fused by reciprocal rank (k = 60). The variants are given (the rewrite's concept
-variants, ``cpqa.rewrite.query_variants``), so no language model generates them."""
+"""Multi-query passage retrieval: the question and its variants each retrieved by the same retriever, the rankings
+fused by reciprocal rank (``cpqa.documents.fusion``, as LlamaIndex's ``QueryFusionRetriever`` fuses them: k = 60 on
+0-based ranks). The variants are given (the rewrite's concept variants, ``cpqa.rewrite.query_variants``), so no
+language model generates them."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
-from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
-from llama_index.core.schema import QueryBundle
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from cpqa.models.llama_llm import PipelineLLM
+from cpqa.documents.fusion import rrf_fuse
+
+RRF_K = 59  # LlamaIndex's 1 / (60 + rank) with 0-based ranks, as rrf_fuse's 1-based ranks count them
 
 
-class ConceptFusionRetriever(QueryFusionRetriever):
-    """``QueryFusionRetriever`` over one retriever, with the extra queries given instead of generated."""
+class ConceptFusionRetriever(BaseRetriever):
+    """One retriever asked with the question and with each given variant; the rankings fused, ``top_n`` kept."""
 
     def __init__(self, retriever: BaseRetriever, variants: Sequence[str], top_n: int):
-        self._variants = [QueryBundle(query_str=v) for v in variants]
-        # The base class wants an LLM to generate queries; the variants are given, so none is ever called.
-        super().__init__(
-            [retriever],
-            llm=PipelineLLM(None),
-            mode=FUSION_MODES.RECIPROCAL_RANK,
-            similarity_top_k=top_n,
-            num_queries=len(self._variants) + 1,
-            use_async=False,
-        )
+        super().__init__()
+        self.retriever, self.variants, self.top_n = retriever, list(variants), top_n
 
-    def _get_queries(self, original_query: str) -> list[QueryBundle]:
-        return list(self._variants)
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        queries = [query_bundle.query_str, *self.variants]
+        nodes: dict[str, NodeWithScore] = {}
+        rankings: dict[str, list[str]] = {}
+        for i, query in enumerate(queries):
+            found = sorted(self.retriever.retrieve(query), key=lambda hit: hit.score or 0.0, reverse=True)
+            for hit in found:
+                nodes.setdefault(hit.node.hash, hit)
+            rankings[f"query {i}"] = [hit.node.hash for hit in found]
+        fused = rrf_fuse(rankings, k=RRF_K)[: self.top_n]
+        return [NodeWithScore(node=nodes[key].node, score=score) for key, score, _ in fused]
