@@ -212,7 +212,7 @@ class PassageOptions(_Section):
     multi_query: bool = Field(
         default=False,
         description="passage retrieval with the search intent and variants "
-        "of it, fused by reciprocal rank (LlamaIndex QueryFusionRetriever)",
+        "of it, fused by reciprocal rank (k = 60, as LlamaIndex's QueryFusionRetriever)",
     )
     small_to_big: SmallToBig = Field(
         default="off",

@@ -1,5 +1,5 @@
-"""Our language-model client as a LlamaIndex ``LLM``, so LlamaIndex parts that take one (``HyDEQueryTransform``,
-``QueryFusionRetriever``) run on the same client, retries, key redaction and usage accounting as the rest of
+"""Our language-model client as a LlamaIndex ``LLM``, so LlamaIndex parts that take one (``HyDEQueryTransform``)
+run on the same client, retries, key redaction and usage accounting as the rest of
 CPQA. Completion only: the pipeline's structured calls go through ``LLM.call_tool`` directly."""
 
 from __future__ import annotations

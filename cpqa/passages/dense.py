@@ -3,7 +3,7 @@
 Stage 1: a dense retriever (PubMedBERT-Matryoshka in the paper profile, at a configurable Matryoshka dimension;
 MiniLM offline) keeps the top-k passages. Stage 2: the reranker (``cpqa.passages.rerank``) keeps the top-n.
 Both are LlamaIndex parts (``BaseRetriever``, ``BaseNodePostprocessor``), composed per question by
-``TwoStageRetriever``; with ``multi_query`` a ``QueryFusionRetriever`` runs it once per query variant.
+``TwoStageRetriever``; with ``multi_query`` a ``ConceptFusionRetriever`` runs it once per query variant.
 Passage embeddings are cached across questions, so a passage seen before is not encoded again.
 """
 
