@@ -16,9 +16,9 @@ from typing import Any, Callable, Sequence
 
 from cpqa.answer.answerer import Answerer
 from cpqa.answer.chooser import AnswerChooser, section_kinds
-from cpqa.answer.messages import DISCLAIMERS, NEEDS_LLM, SEARCH_FAILED
+from cpqa.answer.messages import NEEDS_LLM, SEARCH_FAILED
 from cpqa.answer.extractive import is_specialist
-from cpqa.answer.postedit import after_writing, record_share
+from cpqa.answer.postedit import as_shown, after_writing, record_share
 from cpqa.answer.refine import Refiner, without_retrieval, write_answer
 from cpqa.config import Settings, get_settings
 from cpqa.documents.bm25 import Bm25Retriever
@@ -204,22 +204,10 @@ class Pipeline:
         if pending is not None and not screened.language_ok:  # the model translates it before the search
             screened, pending = trace.record_triage(*pending.join(screened, notify)), None
         if not screened.language_ok and not screened.english:
-            answer = Answer(
-                text=screened.refusal or "",
-                abstained=True,
-                written_by="triage",
-                notices=[n for n in screened.notices if n != screened.refusal],
-            )
+            answer = Answer(text=screened.refusal or "", abstained=True, written_by="triage")
         else:
             answer, screened = self._answer_or_triage(screened, options, trace, notify, progress is not None, pending)
-        # What the screen found reaches the person on every path: the urgent message and the referral.
-        answer = answer.model_copy(
-            update={
-                "disclaimer": answer.disclaimer or DISCLAIMERS[options.answer.mode],
-                "urgent": answer.urgent or screened.urgent,
-                "referral": answer.referral or screened.referral,
-            }
-        )
+        answer = as_shown(answer, screened, options.answer.mode)  # what the screen found reaches every path
         trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
         return Result(answer=answer, trace=trace)
 
@@ -292,14 +280,7 @@ class Pipeline:
             # An urgent question always gets its urgent-care message, and a referral its referral, even when
             # retrieval fails.
             trace.warn(f"evidence retrieval failed after screening: {type(exc).__name__}")
-            answer = Answer(
-                text=SEARCH_FAILED,
-                abstained=True,
-                written_by="triage",
-                urgent=screened.urgent,
-                notices=screened.notices,
-            )
-            return answer, screened
+            return Answer(text=SEARCH_FAILED, abstained=True, written_by="triage"), screened
 
     def _answer(
         self,

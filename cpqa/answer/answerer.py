@@ -17,11 +17,10 @@ from pydantic import BaseModel, Field, ValidationError
 from cpqa.answer.chooser import AnswerChooser, page_quotes, rescored
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
 from cpqa.answer.intent import Addressing, effect_size, judged
-from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG
+from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG, as_shown
 from cpqa.answer.verify import TREATMENT_REFERRAL, SupportChecker
 from cpqa.answer.extractive import page_heading, quote_line, rank_sentences, select_answer
 from cpqa.answer.messages import (
-    DISCLAIMERS,
     EXTRACTIVE_LABEL,
     NO_EVIDENCE,
     NOT_DIRECT_EXTRACTS,
@@ -194,18 +193,8 @@ class Answerer:
             result = self._verified(result, passages, options.support)
         if result.written_by == "llm" and not result.abstained and language == "English":  # the rule reads English
             result = judged(result, passages, addressing)
-        return result.model_copy(
-            update={
-                "referral": referral,  # a field of its own, shown after the urgent message, whatever the answer
-                "disclaimer": DISCLAIMERS[mode],
-                # an amber sign's "tell your care team today" comes first among the notices
-                "notices": ([screened.care_soon] if screened and screened.care_soon else [])
-                + (list(screened.notices) if screened else [])
-                + notices
-                + result.notices,
-                "urgent": screened.urgent if screened else None,
-            }
-        )
+        # the referral a field of its own, shown after the urgent message, whatever the answer
+        return as_shown(result.model_copy(update={"notices": notices + result.notices}), screened, mode, referral)
 
     def _claude_answer(
         self,

@@ -1,4 +1,5 @@
-"""The answer once written: what the trace must say about it, and the one edit made after writing. An extractive
+"""The answer once written: what the person sees around it on every path (``as_shown``: disclaimer, urgent message,
+referral, notices), what the trace must say about it, and the one edit made after writing. An extractive
 answer about a treatment, disease or specialist term that no passage names becomes an explained abstention (quoting
 evidence about another drug would mislead; a language model makes that judgement itself). How rare a term is comes
 from the local store (``record_share``)."""
@@ -9,6 +10,8 @@ import re
 from typing import Callable, Protocol, Sequence
 
 from cpqa.answer.extractive import unaddressed
+from cpqa.answer.messages import DISCLAIMERS
+from cpqa.safety.screening import Screened
 from cpqa.types import Answer, Passage, SearchResult
 from cpqa.options import AnswerOptions
 
@@ -35,6 +38,23 @@ def record_share(store: RecordCounts, word: str) -> float | None:
         return store.search(f'"{phrase}"[tiab]', retmax=0).count / records
     except ValueError:
         return None
+
+
+def as_shown(answer: Answer, screened: Screened | None, mode: str, referral: str | None = None) -> Answer:
+    """The answer as the person sees it, whichever path wrote it (the answerer, a refusal, a failed search): the
+    mode's disclaimer, the screen's urgent message and referral (``referral`` where the caller found one without a
+    screen), and the screen's notices first (an amber sign's "tell your care team today" before the rest), each
+    once; a notice that is the answer's own text (a refusal) is not repeated."""
+    first = [screened.care_soon] if screened is not None and screened.care_soon else []
+    first += list(screened.notices) if screened is not None else []
+    return answer.model_copy(
+        update={
+            "disclaimer": answer.disclaimer or DISCLAIMERS[mode],
+            "urgent": answer.urgent or (screened.urgent if screened is not None else None),
+            "referral": answer.referral or referral or (screened.referral if screened is not None else None),
+            "notices": [n for n in dict.fromkeys([*first, *answer.notices]) if n != answer.text],
+        }
+    )
 
 
 def after_writing(
@@ -68,4 +88,4 @@ def after_writing(
     return answer, warnings
 
 
-__all__ = ["MIN_RECORDS_FOR_SHARE", "TREATMENT_CHANGE_FLAG", "after_writing", "record_share"]
+__all__ = ["MIN_RECORDS_FOR_SHARE", "TREATMENT_CHANGE_FLAG", "after_writing", "as_shown", "record_share"]
