@@ -55,6 +55,12 @@ class SafetyOptions(_Section):
         le=1.0,
         description="a question counts as not English only when the language detector is this sure of another",
     )
+    max_question_chars: int = Field(
+        default=2000,
+        ge=100,
+        description="a longer message is cut to its question (with as much of the text before it as fits); a "
+        "budget for searches and prompts, not tuned",
+    )
 
 
 class RewriteOptions(_Section):
@@ -211,17 +217,32 @@ class PassageOptions(_Section):
     )
     multi_query: bool = Field(
         default=False,
-        description="passage retrieval with the search intent and variants "
-        "of it, fused by reciprocal rank (k = 60, as LlamaIndex's QueryFusionRetriever)",
+        description="passage retrieval with the search intent and variants of it, fused by reciprocal rank",
+    )
+    multi_query_k: int = Field(
+        default=60,
+        ge=1,
+        description="multi-query: the reciprocal-rank constant on 0-based ranks (LlamaIndex's QueryFusionRetriever's; "
+        "not tuned here)",
     )
     small_to_big: SmallToBig = Field(
         default="off",
         description="give the answerer the retrieved passages' neighbouring passages or their enclosing section",
     )
     small_to_big_window: int = Field(default=1, ge=1, le=5, description="neighbouring passages on each side")
+    small_to_big_max_words: int = Field(
+        default=600, ge=50, description="small-to-big: a section longer than this is cut (a context budget, not tuned)"
+    )
     restructure: bool = Field(
         default=False,
         description="evidence sentences grouped into topics, TextRank-selected, topics ordered by reranker relevance",
+    )
+    restructure_similarity: float = Field(
+        default=0.5, gt=0, le=1, description="restructure: sentences closer than this (cosine) may share a topic"
+    )
+    restructure_per_topic: int = Field(default=3, ge=1, description="restructure: sentences kept per topic")
+    restructure_damping: float = Field(
+        default=0.85, gt=0, lt=1, description="restructure: TextRank's damping (PageRank's usual 0.85, not tuned here)"
     )
     repack: bool = Field(
         default=False, description="most relevant evidence at the edges of the context (LlamaIndex LongContextReorder)"
@@ -337,6 +358,12 @@ class AnswerOptions(_Section):
     )
     rare_word_zipf: float = Field(
         default=3.0, description="... rare in English: below this Zipf frequency (wordfreq; 3 = once per million)"
+    )
+    min_records_for_share: int = Field(
+        default=1000,
+        ge=1,
+        description="... the share is read only from a store of at least this many records (below it, a share means "
+        "nothing; a floor, not tuned)",
     )
     distinctive_word_zipf: float = Field(
         default=4.0, description="words of a name below this Zipf frequency carry it ('hodgkin', not 'disease')"

@@ -371,7 +371,7 @@ class Pipeline:
 
     def record_share(self, word: str) -> float | None:
         """The share of the local store's records whose title or abstract holds ``word`` (``postedit.record_share``)."""
-        return record_share(self.store, word)
+        return record_share(self.store, word, self.options.answer.min_records_for_share)
 
     # ------------------------------------------------------------ stage helpers
     def document_query(

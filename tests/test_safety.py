@@ -11,9 +11,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from cpqa.safety.screening import ENGLISH_ONLY, MAX_QUESTION_CHARS, InvalidQuestion, Screened, check_question, scrub_phi
+from cpqa.options import SafetyOptions
+from cpqa.safety.screening import ENGLISH_ONLY, InvalidQuestion, Screened, check_question, scrub_phi
 from cpqa.safety.secrets import install_log_redaction
 
+MAX_QUESTION_CHARS = SafetyOptions().max_question_chars
 KEY = "sk-ant-api03-TESTKEY-do-not-leak-0123456789"
 NCBI_KEY = "ncbi0123456789abcdef0123456789abcd"
 

@@ -15,7 +15,6 @@ from cpqa.safety.screening import Screened
 from cpqa.types import Answer, Passage, SearchResult
 from cpqa.options import AnswerOptions
 
-MIN_RECORDS_FOR_SHARE = 1000  # below this the share of records holding a word means nothing
 TREATMENT_CHANGE_FLAG = "treatment_change_advice_replaced"
 
 
@@ -27,12 +26,14 @@ class RecordCounts(Protocol):
     def search(self, term: str, retmax: int = 20) -> SearchResult: ...
 
 
-def record_share(store: RecordCounts, word: str) -> float | None:
-    """The share of the store's records whose title or abstract holds ``word``; None when the store is too small for
-    the statistic to mean anything."""
+def record_share(
+    store: RecordCounts, word: str, min_records: int = AnswerOptions().min_records_for_share
+) -> float | None:
+    """The share of the store's records whose title or abstract holds ``word``; None when the store has fewer than
+    ``min_records`` records, too few for the statistic to mean anything."""
     records = store.count()
     phrase = re.sub(r'["\[\]()*]', " ", word).strip()
-    if records < MIN_RECORDS_FOR_SHARE or not phrase:
+    if records < min_records or not phrase:
         return None
     try:
         return store.search(f'"{phrase}"[tiab]', retmax=0).count / records
@@ -88,4 +89,4 @@ def after_writing(
     return answer, warnings
 
 
-__all__ = ["MIN_RECORDS_FOR_SHARE", "TREATMENT_CHANGE_FLAG", "after_writing", "as_shown", "record_share"]
+__all__ = ["TREATMENT_CHANGE_FLAG", "after_writing", "as_shown", "record_share"]

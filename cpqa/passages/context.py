@@ -17,7 +17,7 @@ from cpqa.models.encoders import Encoder
 from cpqa.options import PassageOptions
 from cpqa.passages.dense import passage_node, to_passage
 from cpqa.passages.restructure import restructure
-from cpqa.passages.small_to_big import MAX_SECTION_WORDS, Mode, SourceText, Span, expand_passages
+from cpqa.passages.small_to_big import Mode, SourceText, Span, expand_passages
 from cpqa.types import Passage
 
 
@@ -39,7 +39,7 @@ class SmallToBigPostprocessor(PassagePostprocessor):
 
     mode: Mode = "neighbours"  # the options' small_to_big, when it is not "off"
     window: int = 1
-    max_words: int = MAX_SECTION_WORDS
+    max_words: int = PassageOptions().small_to_big_max_words
     _sources: Mapping[str, SourceText] = PrivateAttr()
     _siblings: Mapping[str, list[Span]] = PrivateAttr()
 
@@ -59,6 +59,9 @@ class RestructurePostprocessor(PassagePostprocessor):
     """Evidence sentences grouped into topics, the most central kept, topics by relevance
     (``cpqa.passages.restructure``)."""
 
+    similarity: float = PassageOptions().restructure_similarity
+    per_topic: int = PassageOptions().restructure_per_topic
+    damping: float = PassageOptions().restructure_damping
     _encoder: Encoder = PrivateAttr()
     _reranker: BaseNodePostprocessor = PrivateAttr()
 
@@ -73,7 +76,15 @@ class RestructurePostprocessor(PassagePostprocessor):
     def transform(self, passages: list[Passage], query: str) -> list[Passage]:
         if not query:
             raise ValueError("restructuring needs the question")
-        return restructure(query, passages, self._encoder, self._reranker).passages
+        return restructure(
+            query,
+            passages,
+            self._encoder,
+            self._reranker,
+            similarity=self.similarity,
+            per_topic=self.per_topic,
+            damping=self.damping,
+        ).passages
 
 
 def context_postprocessors(
@@ -88,10 +99,24 @@ def context_postprocessors(
     chain: list[BaseNodePostprocessor] = []
     if options.small_to_big != "off":
         chain.append(
-            SmallToBigPostprocessor(sources, siblings, mode=options.small_to_big, window=options.small_to_big_window)
+            SmallToBigPostprocessor(
+                sources,
+                siblings,
+                mode=options.small_to_big,
+                window=options.small_to_big_window,
+                max_words=options.small_to_big_max_words,
+            )
         )
     if options.restructure:
-        chain.append(RestructurePostprocessor(encoder, reranker))
+        chain.append(
+            RestructurePostprocessor(
+                encoder,
+                reranker,
+                similarity=options.restructure_similarity,
+                per_topic=options.restructure_per_topic,
+                damping=options.restructure_damping,
+            )
+        )
     if options.repack:
         chain.append(LongContextReorder())
     return chain

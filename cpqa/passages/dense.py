@@ -209,7 +209,7 @@ class PassageRetriever(BaseRetriever):
         result = PassageSearch(queries=[query, *variants])
         if variants:
             with result.stage("multi_query", queries=result.queries) as record:
-                hits = ConceptFusionRetriever(two_stage, variants, options.top_n).retrieve(query)
+                hits = ConceptFusionRetriever(two_stage, variants, options.top_n, options.multi_query_k).retrieve(query)
                 record.info["kept"] = len(hits)
         else:
             hits = two_stage.retrieve(query)

@@ -1,7 +1,7 @@
 """Multi-query passage retrieval: the question and its variants each retrieved by the same retriever, the rankings
-fused by reciprocal rank (``cpqa.documents.fusion``, as LlamaIndex's ``QueryFusionRetriever`` fuses them: k = 60 on
-0-based ranks). The variants are given (the rewrite's concept variants, ``cpqa.rewrite.query_variants``), so no
-language model generates them."""
+fused by reciprocal rank (``cpqa.documents.fusion``) as LlamaIndex's ``QueryFusionRetriever`` fuses them (k = 60 on
+0-based ranks: ``PassageOptions.multi_query_k``). The variants are given (the rewrite's concept variants,
+``cpqa.rewrite.query_variants``), so no language model generates them."""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from cpqa.documents.fusion import rrf_fuse
 
-RRF_K = 59  # LlamaIndex's 1 / (60 + rank) with 0-based ranks, as rrf_fuse's 1-based ranks count them
-
 
 class ConceptFusionRetriever(BaseRetriever):
     """One retriever asked with the question and with each given variant; the rankings fused, ``top_n`` kept."""
 
-    def __init__(self, retriever: BaseRetriever, variants: Sequence[str], top_n: int):
+    def __init__(self, retriever: BaseRetriever, variants: Sequence[str], top_n: int, k: int):
+        """``k``: the reciprocal-rank constant on 0-based ranks (``PassageOptions.multi_query_k``)."""
         super().__init__()
-        self.retriever, self.variants, self.top_n = retriever, list(variants), top_n
+        self.retriever, self.variants, self.top_n, self.k = retriever, list(variants), top_n, k
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         queries = [query_bundle.query_str, *self.variants]
@@ -31,5 +30,5 @@ class ConceptFusionRetriever(BaseRetriever):
             for hit in found:
                 nodes.setdefault(hit.node.hash, hit)
             rankings[f"query {i}"] = [hit.node.hash for hit in found]
-        fused = rrf_fuse(rankings, k=RRF_K)[: self.top_n]
+        fused = rrf_fuse(rankings, k=self.k - 1)[: self.top_n]  # rrf_fuse counts ranks from 1
         return [NodeWithScore(node=nodes[key].node, score=score) for key, score, _ in fused]

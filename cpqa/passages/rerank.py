@@ -16,12 +16,12 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from cpqa.config import Settings, get_settings
 from cpqa.models.encoders import EmbeddingCache, load_cross_encoder, load_encoder, load_model_by_id, pair_scorer
-from cpqa.options import RerankOptions
+from cpqa.options import PassageOptions, RerankOptions
 from cpqa.passages.node_vectors import node_vectors
 from cpqa.types import ComponentChoice
 from cpqa.words import passage_bm25_tokens
 
-DEFAULT_TOP_N = 5
+DEFAULT_TOP_N = PassageOptions().top_n  # the options' default, for a reranker built on its own
 
 
 def _passage_text(node: NodeWithScore) -> str:

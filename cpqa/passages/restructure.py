@@ -19,13 +19,12 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import BaseModel, Field
 
+from cpqa.options import PassageOptions
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.passages.seos import split_sentences
 from cpqa.types import Passage
 
-DEFAULT_SIMILARITY = 0.5  # sentences closer than this (cosine) may share a topic
-DEFAULT_PER_TOPIC = 3
-DAMPING = 0.85
+_DEFAULTS = PassageOptions()  # restructure_similarity, restructure_per_topic, restructure_damping
 MIN_SENTENCE_WORDS = 4  # shorter pieces (labels, fragments) carry no claim
 
 
@@ -67,7 +66,7 @@ def evidence_sentences(passages: Sequence[Passage]) -> list[EvidenceSentence]:
     return out
 
 
-def cluster(vectors: np.ndarray, similarity: float = DEFAULT_SIMILARITY) -> list[int]:
+def cluster(vectors: np.ndarray, similarity: float = _DEFAULTS.restructure_similarity) -> list[int]:
     """A topic label per vector: average-linkage clusters whose mean cosine similarity is at least ``similarity``."""
     n = len(vectors)
     if n < 2:
@@ -80,7 +79,7 @@ def cluster(vectors: np.ndarray, similarity: float = DEFAULT_SIMILARITY) -> list
     return [int(label) for label in model.fit_predict(unit_rows(vectors))]
 
 
-def textrank(vectors: np.ndarray, damping: float = DAMPING, iterations: int = 100) -> np.ndarray:
+def textrank(vectors: np.ndarray, damping: float = _DEFAULTS.restructure_damping, iterations: int = 100) -> np.ndarray:
     """PageRank centrality over the graph of positive cosine similarities (no self-loops)."""
     n = len(vectors)
     if n == 0:
@@ -114,8 +113,9 @@ def restructure(
     encoder: Encoder,
     reranker: BaseNodePostprocessor,
     *,
-    similarity: float = DEFAULT_SIMILARITY,
-    per_topic: int = DEFAULT_PER_TOPIC,
+    similarity: float = _DEFAULTS.restructure_similarity,
+    per_topic: int = _DEFAULTS.restructure_per_topic,
+    damping: float = _DEFAULTS.restructure_damping,
 ) -> Restructured:
     """Topics of the evidence, most relevant first, and the passages the answerer is given."""
     if per_topic < 1:
@@ -128,7 +128,7 @@ def restructure(
     topics: list[Topic] = []
     for label in sorted(set(labels), key=labels.index):
         members = [i for i, lab in enumerate(labels) if lab == label]
-        centrality = textrank(vectors[members])
+        centrality = textrank(vectors[members], damping)
         best = sorted(np.argsort(-centrality, kind="stable")[:per_topic])
         kept = [sentences[members[j]].model_copy(update={"centrality": round(float(centrality[j]), 6)}) for j in best]
         topics.append(Topic(sentences=kept, size=len(members)))

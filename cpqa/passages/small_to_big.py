@@ -16,11 +16,12 @@ from typing import Iterable, Literal, Mapping, Sequence
 
 from llama_index.core.schema import BaseNode
 
+from cpqa.options import PassageOptions
 from cpqa.passages.records import source_text
 from cpqa.types import Article, Passage
 
 Mode = Literal["neighbours", "section"]
-MAX_SECTION_WORDS = 600
+_MAX_WORDS = PassageOptions().small_to_big_max_words
 
 Span = tuple[int, int]
 SourceText = tuple[str, list[Span]]  # a document's text and its section spans
@@ -44,7 +45,7 @@ def expand_span(
     mode: Mode,
     window: int = 1,
     text: str | None = None,
-    max_words: int = MAX_SECTION_WORDS,
+    max_words: int = _MAX_WORDS,
 ) -> Span:
     """The context span for a retrieved ``span``: its enclosing section, or it and ``window`` neighbouring
     siblings (the passages of the same document, by start) on each side, never crossing its section."""
@@ -118,7 +119,7 @@ def expand_passages(
     siblings: Mapping[str, list[Span]],
     mode: Mode = "neighbours",
     window: int = 1,
-    max_words: int = MAX_SECTION_WORDS,
+    max_words: int = _MAX_WORDS,
 ) -> list[Passage]:
     """The answerer's context for ``passages`` (best first): each widened to its neighbours or section.
 

@@ -32,18 +32,8 @@ from cpqa.safety.triage import (
 if TYPE_CHECKING:  # the encoder stays unloaded until a pipeline brings one
     from cpqa.safety.meaning import MeaningTriage
 
-__all__ = [
-    "InvalidQuestion",
-    "Screened",
-    "check_question",
-    "prepare",
-    "scrub_phi",
-    "PHIRedaction",
-    "MAX_QUESTION_CHARS",
-    "ENGLISH_ONLY",
-]
+__all__ = ["InvalidQuestion", "Screened", "check_question", "prepare", "scrub_phi", "PHIRedaction", "ENGLISH_ONLY"]
 
-MAX_QUESTION_CHARS = 2000
 ENGLISH_ONLY = (
     "Only English questions are supported for now: the evidence search and the answers work in English. "
     "Please ask your question in English."
@@ -174,7 +164,7 @@ def _clean(text: str) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-def _truncate(text: str, limit: int = MAX_QUESTION_CHARS) -> str:
+def _truncate(text: str, limit: int) -> str:
     """``text`` within ``limit`` characters, keeping what it asks: a long paste (a letter, a report) usually ends with
     the question, so the last sentence that asks one is kept whole, after as much of the start as fits."""
     if len(text) <= limit:
@@ -297,10 +287,10 @@ def check_question(
             + ", ".join(removed)
             + "."
         )
-    question = _truncate(scrubbed)
+    question = _truncate(scrubbed, options.max_question_chars)
     if len(question) < len(scrubbed):
         notices.append(
-            f"Your message was longer than {MAX_QUESTION_CHARS:,} characters: its question was kept, with as "
+            f"Your message was longer than {options.max_question_chars:,} characters: its question was kept, with as "
             "much of the text before it as fits."
         )
     language_ok = _is_english(question, options.foreign_confidence)

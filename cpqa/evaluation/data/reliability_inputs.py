@@ -26,10 +26,12 @@ def _no_control(result, sent: list[str]) -> str:
 
 
 def _truncated(result, sent: list[str]) -> str:
-    from cpqa.safety.screening import MAX_QUESTION_CHARS
+    from cpqa.options import SafetyOptions
 
     noticed = any("longer than" in n for n in result.answer.notices)
-    return "" if noticed and len(result.trace.question) <= MAX_QUESTION_CHARS else "no truncation notice"
+    return (
+        "" if noticed and len(result.trace.question) <= SafetyOptions().max_question_chars else "no truncation notice"
+    )
 
 
 def _english_only(result, sent: list[str]) -> str:
