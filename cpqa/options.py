@@ -114,6 +114,13 @@ class DocumentOptions(_Section):
         description="D4: of the sections found first, those of a kind the question asks for (its signs, outlook, "
         "treatment...) are preferred",
     )
+    # D4's own fusion, chosen on the cancer.gov questions of MedQuAD's tuning and train pages (539; eval pages
+    # untouched): equal weights gave recall@1/@3 0.48/0.86, below dense alone (0.69/0.92; BM25 alone 0.24/0.60);
+    # BM25 at 0.3 gave 0.69/0.91 (docs/results.md, issue 35).
+    patient_rrf_k: int = Field(default=10, ge=1, description="D4: reciprocal-rank k (as HSRDR's; 60 gave the same)")
+    patient_bm25_weight: float = Field(default=0.3, ge=0.0, description="D4: BM25's weight in the fusion")
+    patient_dense_weight: float = Field(default=1.0, ge=0.0, description="D4: the dense path's weight")
+    patient_depth: int = Field(default=50, ge=1, description="D4: candidates each path passes to the fusion")
     e1_k: int = Field(default=100, ge=1, description="semantic hits taken into fusion")
     ladder_min_docs: int = Field(
         default=200, ge=1, description="the Boolean ladder stops once this many PMIDs are found (a depth budget)"

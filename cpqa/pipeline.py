@@ -123,7 +123,7 @@ class Pipeline:
         )
         self.finder = PassageFinder(self.segments, self.passages)
         # NIH patient information (D4), when the home holds it (``cpqa ingest medquad``).
-        self.patient = open_patient_search(settings, sentence_encoder)
+        self.patient = open_patient_search(settings, sentence_encoder, self.options.documents)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
         self.answerer = Answerer(
             self.llm, self.passages.cache, self.options, redact=settings.redact, chooser=AnswerChooser()

@@ -5,8 +5,8 @@
 - Dense: the pipeline's sentence embedder over "focus: heading. text" (its first ``DENSE_WORDS`` words), unit
   vectors kept as float16 and searched by inner product: it matches a question's meaning when its words differ
   from the page's.
-- The two rankings are fused by ``rrf_fuse`` (the one RRF), dense weighted above BM25 (``WEIGHTS``); each path
-  contributes its best ``depth``.
+- The two rankings are fused by ``rrf_fuse`` (the one RRF), dense weighted above BM25
+  (``DocumentOptions.patient_*``); each path contributes its best ``depth``.
 
 MedQuAD's questions are never indexed (they are the evaluation's queries). The index lives under
 ``$CPQA_HOME/index/patient`` (BM25 files, ``vectors.npy``, ``keys.json``, ``state.json``), is loaded memory-mapped,
@@ -26,6 +26,7 @@ import numpy as np
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from cpqa.options import DocumentOptions
 from cpqa.config import Settings
 from cpqa.documents.fusion import rrf_fuse
 from cpqa.models.encoders import Encoder, unit_rows
@@ -33,13 +34,9 @@ from cpqa.sources.patient_store import PatientStore
 from cpqa.types import PatientHit, PatientSection
 from cpqa.words import document_bm25_tokens
 
-# Fusion, chosen on the cancer.gov questions of the tuning and train splits (539; eval pages untouched): equal
-# weights gave recall@1/@3 0.48/0.86, below dense alone (0.69/0.92; BM25 alone 0.24/0.60: a page's overview
-# section names its condition most and wins every question about it); BM25 at 0.3 gave 0.69/0.91, so dense leads and
-# BM25 adds what only its words find. k = 10 as for HSRDR's paths (60: the same within 0.01).
-RRF_K = 10
-WEIGHTS = {"bm25": 0.3, "dense": 1.0}
-DEPTH = 50  # candidates each path passes to the fusion
+# The fusion's k, weights and depth are options (``DocumentOptions.patient_*``, with how they were chosen): dense
+# leads, and BM25 adds what only its words find (a page's overview section names its condition most and would win
+# every question about it).
 # The dense path reads a section's opening words only: MiniLM was trained on 128-token inputs, and a section leads
 # with its point. For the cancer.gov questions of the tuning and train splits, searching the cancer.gov sections,
 # 100 words (about 130 word pieces) rather than the encoder's 256-piece window raised dense recall@1 from 0.60 to
@@ -166,16 +163,16 @@ class PatientSearch(BaseRetriever):
         directory: Path,
         encoder: Encoder | None = None,
         *,
-        rrf_k: int = RRF_K,
-        weights: dict[str, float] | None = None,
-        depth: int = DEPTH,
+        options: DocumentOptions | None = None,
         build_missing: bool = True,
     ):
         """``build_missing``: build a missing or stale index on first use; False (a question waiting): search nothing
         until ``cpqa ingest medquad`` has built it, looking again at most once a minute (``ready``)."""
         super().__init__()
         self.store, self.directory, self.encoder = store, directory, encoder
-        self.rrf_k, self.weights, self.depth = rrf_k, dict(WEIGHTS if weights is None else weights), depth
+        options = options or DocumentOptions()
+        self.rrf_k, self.depth = options.patient_rrf_k, options.patient_depth
+        self.weights = {"bm25": options.patient_bm25_weight, "dense": options.patient_dense_weight}
         self.build_missing = build_missing
         self._index: PatientIndex | None = None
         self._next_look = 0.0
@@ -262,7 +259,9 @@ def patient_node(hit: PatientHit) -> NodeWithScore:
     return NodeWithScore(node=node, score=hit.score)
 
 
-def open_patient_search(settings: Settings, encoder: Encoder | None) -> PatientSearch | None:
+def open_patient_search(
+    settings: Settings, encoder: Encoder | None, options: DocumentOptions | None = None
+) -> PatientSearch | None:
     """The data home's patient search, or None when it holds no patient pages (``cpqa ingest medquad``)."""
     if not settings.patient_store_path.exists():
         return None
@@ -270,4 +269,4 @@ def open_patient_search(settings: Settings, encoder: Encoder | None) -> PatientS
     if store.count() == 0:
         store.close()
         return None
-    return PatientSearch(store, patient_index_dir(settings), encoder, build_missing=False)
+    return PatientSearch(store, patient_index_dir(settings), encoder, options=options, build_missing=False)
