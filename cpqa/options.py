@@ -55,6 +55,12 @@ class SafetyOptions(_Section):
         le=1.0,
         description="a question counts as not English only when the language detector is this sure of another",
     )
+    classifier_c: float = Field(
+        default=4.0,
+        gt=0.0,
+        description="triage by meaning: the classifiers' regularisation, chosen by 5-fold cross-validation over the "
+        "phrasings (docs/results.md, issue 30); fixed when the pipeline loads",
+    )
     max_question_chars: int = Field(
         default=2000,
         ge=100,

@@ -102,7 +102,9 @@ class Pipeline:
         )
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
-        meaning = MeaningTriage(sentence_encoder, cache_dir=settings.cpqa_cache / "triage")  # beside the rules
+        meaning = MeaningTriage(  # beside the rules
+            sentence_encoder, cache_dir=settings.cpqa_cache / "triage", options=self.options.safety
+        )
         meaning.prepare()
         # ... and a language model's pass beside the search, when one is configured.
         model_pass = TriagePass(ModelTriage(self.llm, redact=settings.redact)) if llm else None

@@ -19,8 +19,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from cpqa.options import SafetyOptions
+
 PROBE = "I have had a high temperature since my chemotherapy yesterday."
-C = 4.0  # the regularisation chosen by cross-validation (docs/results.md, issue 30)
+_C = SafetyOptions().classifier_c  # the regularisation (an option, with how it was chosen)
 
 
 @dataclass(frozen=True)
@@ -40,22 +42,26 @@ class LinearModel:
         return exp / exp.sum()
 
     @classmethod
-    def fit(cls, vectors: np.ndarray, labels: Sequence) -> "LinearModel":
+    def fit(cls, vectors: np.ndarray, labels: Sequence, c: float = _C) -> "LinearModel":
         from sklearn.linear_model import LogisticRegression
 
-        model = LogisticRegression(C=C, max_iter=3000, class_weight="balanced").fit(vectors, np.asarray(labels))
+        model = LogisticRegression(C=c, max_iter=3000, class_weight="balanced").fit(vectors, np.asarray(labels))
         classes = tuple(model.classes_.tolist())  # plain str / bool / int, as JSON keeps them
         return cls(classes, model.coef_.astype(np.float64), model.intercept_.astype(np.float64))
 
 
 def trained(
-    cache_dir: Path | None, texts: Sequence[str], targets: dict[str, Sequence], embed: Callable[[list[str]], np.ndarray]
+    cache_dir: Path | None,
+    texts: Sequence[str],
+    targets: dict[str, Sequence],
+    embed: Callable[[list[str]], np.ndarray],
+    c: float = _C,
 ) -> tuple[np.ndarray, dict[str, LinearModel]]:
     """The phrasings' vectors and one model per ``targets`` entry (its labels, one per text): from the cache when it
     holds this key, else computed and kept there (written atomically; an unwritable cache is skipped)."""
     probe = embed([PROBE])[0]
     key = hashlib.sha256(
-        json.dumps([list(texts), {k: [str(v) for v in vs] for k, vs in targets.items()}, C]).encode()
+        json.dumps([list(texts), {k: [str(v) for v in vs] for k, vs in targets.items()}, c]).encode()
         + np.round(probe.astype(np.float64), 4).tobytes()
     ).hexdigest()[:24]
     path = cache_dir / f"triage-{key}.npz" if cache_dir is not None else None
@@ -72,7 +78,7 @@ def trained(
         except (OSError, KeyError, ValueError):
             pass  # a damaged cache entry is rebuilt below
     vectors = embed(list(texts))
-    models = {name: LinearModel.fit(vectors, labels) for name, labels in targets.items()}
+    models = {name: LinearModel.fit(vectors, labels, c) for name, labels in targets.items()}
     if path is not None:
         _save(path, vectors, models)
     return vectors, models

@@ -41,10 +41,13 @@ class MeaningTriage:
         book: TriageBook | None = None,
         exclude: Sequence[str] = (),
         cache_dir: Path | str | None = None,
+        options: SafetyOptions | None = None,
     ):
         """``exclude``: phrasings left out of training (cross-validation holds out a fold this way); ``cache_dir``:
-        where the trained classifiers are kept for the next process (``cpqa.safety.classifiers``)."""
+        where the trained classifiers are kept for the next process (``cpqa.safety.classifiers``); ``options``: the
+        classifiers' regularisation (``SafetyOptions.classifier_c``)."""
         self.encoder = encoder
+        self.c = (options or SafetyOptions()).classifier_c
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.book = book or TriageBook.load()
         self._last: tuple[str, np.ndarray] | None = None
@@ -92,7 +95,7 @@ class MeaningTriage:
             "crisis": [label in crisis for label in self._labels],
             "referral": self._referral_labels,
         }
-        return trained(self.cache_dir, self._texts, targets, self._unit)
+        return trained(self.cache_dir, self._texts, targets, self._unit, self.c)
 
     @property
     def _vectors(self) -> np.ndarray:
