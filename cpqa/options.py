@@ -89,6 +89,26 @@ class RewriteOptions(_Section):
         description="search E1 with the question plus a drafted pseudo-answer "
         "(HyDE / Query2Doc); needs a language model",
     )
+    history_turns: int = Field(default=6, ge=1, description="earlier dialogue turns the rewrite reads (a budget)")
+    min_levels: int = Field(
+        default=3, ge=1, description="a model's ladder shorter than this is filled with rule-built levels"
+    )
+    ladder_and_concepts: int = Field(
+        default=6, ge=2, description="rule ladder: concepts ANDed at most (C(5, 2) = 10 clauses in an 'm of n' level)"
+    )
+    ladder_synonyms: int = Field(default=5, ge=0, description="rule ladder: synonyms ORed per concept at most")
+    ladder_synonym_words: int = Field(default=4, ge=1, description="rule ladder: longer synonyms are left out")
+    lay_searched: int = Field(
+        default=3,
+        ge=1,
+        description="lay words: clinical terms searched beside them at every level (the rest widen the last one)",
+    )
+    lay_glossed: int = Field(
+        default=2, ge=0, description="lay words: clinical terms the search intent names after them"
+    )
+    definitional_words: int = Field(
+        default=12, ge=1, description="adaptive retrieval's rules: a longer question is never 'definitional'"
+    )
     rewrite_max_tokens: int = Field(default=2048, ge=64, description="a language model's budget for the rewrite")
     decision_max_tokens: int = Field(default=300, ge=16, description="... for adaptive retrieval's decision")
     hyde_max_tokens: int = Field(

@@ -22,7 +22,7 @@ from cpqa.safety.triage import is_personal_dosing
 from cpqa.options import RewriteOptions
 from cpqa.rewrite.vocabulary import Vocabulary, load_vocabulary
 
-MAX_DEFINITIONAL_WORDS = 12
+_DEFINITIONAL_WORDS = RewriteOptions().definitional_words
 # Intents whose answers must rest on current evidence (cpqa.rewrite.concepts intents).
 EVIDENCE_INTENTS = frozenset({"treatment", "prognosis", "side_effects", "diagnosis", "screening", "risk", "prevention"})
 _DEFINITIONAL = re.compile(
@@ -116,7 +116,7 @@ def decide_by_rules(question: str, vocabulary: Vocabulary | None = None, **known
     guard = safety_guard(question, vocabulary, **known)
     if guard:
         return RetrievalDecision(retrieve=True, method="rules", reason=guard)
-    if len(question.split()) > MAX_DEFINITIONAL_WORDS or not _DEFINITIONAL.search(question):
+    if len(question.split()) > _DEFINITIONAL_WORDS or not _DEFINITIONAL.search(question):
         return RetrievalDecision(retrieve=True, method="rules", reason="not a short definitional question")
     return RetrievalDecision(retrieve=False, method="rules", reason="short definitional question")
 

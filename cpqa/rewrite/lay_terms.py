@@ -25,14 +25,15 @@ from typing import Iterable, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from cpqa.options import RewriteOptions
 from cpqa.rewrite.vocabulary import Kind, Term, Vocabulary, phrase_key, tokenize, word_spans
 from cpqa.rewrite.word_forms import normalize_word
 from cpqa.words import STOPWORDS
 
 LayKind = Literal["body part", "symptom", "disease", "treatment", "test", "function"]
 DETERMINERS = frozenset("a an the my his her their your our its this that these those some".split())
-SEARCHED = 3  # clinical terms searched beside the lay words at every ladder level; the rest widen the last one
-GLOSSED = 2  # clinical terms the search intent names after the lay words
+SEARCHED = RewriteOptions().lay_searched  # clinical terms searched beside the lay words at every level
+_GLOSSED = RewriteOptions().lay_glossed
 _CONCEPT_KIND: dict[str, Kind] = {"disease": "disease", "treatment": "treatment"}  # the other kinds: "other"
 
 
@@ -224,7 +225,7 @@ def gloss(text: str, vocabulary: Vocabulary | None = None) -> str:
         new: list[str] = []
         for clinical in match.term.clinical:
             key = phrase_key(clinical)
-            if len(new) < GLOSSED and f" {key} " not in named and not any(key in phrase_key(n) for n in new):
+            if len(new) < _GLOSSED and f" {key} " not in named and not any(key in phrase_key(n) for n in new):
                 new.append(clinical)
         if new:
             parts += [text[last : match.end], f" ({' or '.join(new)})"]

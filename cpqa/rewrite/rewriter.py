@@ -31,8 +31,7 @@ from cpqa.types import ComponentChoice
 from cpqa.options import RewriteOptions
 
 MAX_EXPRESSION_CHARS = 8000
-MAX_HISTORY_TURNS = 6
-MIN_LEVELS = 3
+_DEFAULTS = RewriteOptions()  # history_turns, min_levels
 INTENTS = list(get_args(Intent))
 
 
@@ -110,7 +109,7 @@ class Rewriter:
         question = " ".join((question or "").split())
         if not question:
             raise ValueError("empty question")
-        history = [" ".join(t.split()) for t in history if t and t.strip()][-MAX_HISTORY_TURNS:]
+        history = [" ".join(t.split()) for t in history if t and t.strip()][-_DEFAULTS.history_turns :]
         notes: list[str] = []
         if self.llm is not None and self.llm.available:
             result = self._with_claude(self.llm, question, history, notes, max_tokens)
@@ -202,14 +201,14 @@ class Rewriter:
                 if checked != expression:
                     notes.append(f"repaired a {llm.label} expression")
                 ladder.append(checked)
-        if len(ladder) < MIN_LEVELS and concepts:
+        if len(ladder) < _DEFAULTS.min_levels and concepts:
             filler = [level for level in build_ladder(concepts) if level not in ladder]
             if filler:
                 notes.append(
-                    f"{min(len(filler), MIN_LEVELS - len(ladder))} rule-built level(s) added "
+                    f"{min(len(filler), _DEFAULTS.min_levels - len(ladder))} rule-built level(s) added "
                     f"from {llm.label}'s concepts"
                 )
-            ladder += filler[-(MIN_LEVELS - len(ladder)) :] if ladder else filler
+            ladder += filler[-(_DEFAULTS.min_levels - len(ladder)) :] if ladder else filler
         if not ladder:
             return None
         normalized = " ".join(str(data.get("normalized") or "").split()) or question

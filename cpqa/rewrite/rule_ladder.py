@@ -23,14 +23,13 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Iterable
 
+from cpqa.options import RewriteOptions
 from cpqa.sources.boolean import BooleanQueryError, quote_term
 from cpqa.rewrite.concepts import STOPWORDS, Concept
 from cpqa.rewrite.vocabulary import phrase_key
 from cpqa.rewrite.word_forms import normalize_word, plural_of
 
-MAX_AND_CONCEPTS = 6  # C(5, 2) = 10 clauses at most in one "m of n" level
-MAX_SYNONYMS = 5
-MAX_SYNONYM_WORDS = 4
+_DEFAULTS = RewriteOptions()  # ladder_and_concepts, ladder_synonyms, ladder_synonym_words
 NARROW_TAG, WIDE_TAG, ALL_FIELDS = "tiab", "tw", "all"
 GENERIC_HEADING = "Neoplasms"
 _KIND_RANK = {"disease": 0, "treatment": 1, "other": 2, "intent": 3}
@@ -107,19 +106,24 @@ def _useful_synonyms(concept: Concept) -> list[str]:
     out = []
     for synonym in concept.synonyms:
         key = phrase_key(synonym)
-        if key and len(key.split()) <= MAX_SYNONYM_WORDS and " - " not in synonym and not any(o in key for o in own):
+        if (
+            key
+            and len(key.split()) <= _DEFAULTS.ladder_synonym_words
+            and " - " not in synonym
+            and not any(o in key for o in own)
+        ):
             out.append(synonym)
-        if len(out) >= MAX_SYNONYMS:
+        if len(out) >= _DEFAULTS.ladder_synonyms:
             break
     return out
 
 
 def rank_concepts(concepts: Iterable[Concept]) -> tuple[list[Concept], list[Concept]]:
-    """(strong concepts to AND, most important first, at most MAX_AND_CONCEPTS; the rest)."""
+    """(strong concepts to AND, most important first, at most _DEFAULTS.ladder_and_concepts; the rest)."""
     concepts = list(concepts)
     strong = [c for c in concepts if not c.weak] or concepts[:1]
     strong.sort(key=lambda c: (not c.core, _KIND_RANK.get(c.kind, 2), -len(c.text)))
-    kept = strong[:MAX_AND_CONCEPTS]
+    kept = strong[: _DEFAULTS.ladder_and_concepts]
     return kept, [c for c in concepts if c not in kept]
 
 
