@@ -90,6 +90,46 @@ def test_only_the_pipeline_writes_the_trace(module):
     assert not handed, f"{module} takes the question's trace: {handed}"
 
 
+# Numbers a stage module may hold at module level: facts, not tuned values (every tuned value is an option, with the
+# measurement that chose it, in cpqa/options/). Each names why it is not an option.
+FACTS = {
+    "cpqa.safety.meaning._ORDINARY": "the class label of 'not urgent'",
+    "cpqa.rewrite.rewriter.MAX_EXPRESSION_CHARS": "a guard on the length of a model-written Boolean expression",
+    "cpqa.documents.patient_search._SLICE": "rows widened to float32 at a time: memory, not behaviour",
+    "cpqa.passages.seos.SPECIAL_TOKENS": "[CLS] and [SEP]: a fact of BERT's tokenizers",
+    "cpqa.passages.passage_store._CHUNK": "rows per SQL statement (SQLite's bound-variable budget)",
+    "cpqa.passages.sentences._LOOKBACK": "the longest abbreviation the sentence rule looks back over",
+    "cpqa.answer.chooser.MAX_TOKENS": "the chooser's input length as it was trained",
+}
+
+
+def _numbers(path: Path) -> list[str]:
+    """The module-level names ``path`` binds to a number written in the code."""
+    found = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        value = getattr(node, "value", None)
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+            value = value.operand
+        if isinstance(value, ast.Constant) and type(value.value) in (int, float):
+            found += [t.id for t in targets if isinstance(t, ast.Name)]
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(STAGE_MODULES))
+def test_every_tuned_value_is_an_option_not_a_number_in_a_stage_module(module):
+    loose = [name for name in _numbers(STAGE_MODULES[module]) if f"{module}.{name}" not in FACTS]
+    assert not loose, f"{module} holds numbers that belong in cpqa/options/ (with how they were chosen): {loose}"
+
+
+def test_the_facts_allowed_are_still_there():
+    for qualified in FACTS:
+        module, name = qualified.rsplit(".", 1)
+        assert name in _numbers(STAGE_MODULES[module]), f"{qualified} is gone: drop it from FACTS"
+
+
 @pytest.mark.parametrize("module", sorted(OUTER))
 def test_the_harnesses_and_front_ends_keep_to_their_side(module):
     layer = next(layer for layer in FORBIDDEN if module == layer or module.startswith(layer + "."))

@@ -21,13 +21,14 @@ from cpqa.answer.citations import citation_label
 from cpqa.answer.intent import FINDING, Addressing, record_text
 from cpqa.documents.study_type import BADGES
 from cpqa.models.encoders import Encoder, unit_rows
-from cpqa.options import AnswerOptions
+from cpqa.options import AnswerOptions, PassageOptions
 from cpqa.passages.evidence import directs_treatment_change, unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
 from cpqa.words import SECTION_LABEL, content_terms, strip_labels
 
 _TUNED = AnswerOptions()
+_MIN_WORDS = PassageOptions().min_sentence_words  # shorter pieces carry no claim to quote
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Sentence:
 @lru_cache(maxsize=8192)
 def split_sentences(text: str) -> tuple[str, ...]:
     """Sentences of four words or more (SEOS's sentence rules; cached, since the same passages recur)."""
-    return tuple(text[s.start : s.end] for s in sentence_spans(text) if s.words >= 4)
+    return tuple(text[s.start : s.end] for s in sentence_spans(text) if s.words >= _MIN_WORDS)
 
 
 def passage_sentences(passage: Passage) -> tuple[str, ...]:
@@ -57,7 +58,7 @@ def passage_sentences(passage: Passage) -> tuple[str, ...]:
             mended[-1] = f"{mended[-1]} {piece}"
         else:
             mended.append(piece)
-    return tuple(p for p in mended if len(p.split()) >= 4)
+    return tuple(p for p in mended if len(p.split()) >= _MIN_WORDS)
 
 
 _BROKEN_NUMBER = re.compile(r"\d\.$")

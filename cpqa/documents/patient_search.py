@@ -37,11 +37,9 @@ from cpqa.words import document_bm25_tokens
 # The fusion's k, weights and depth are options (``DocumentOptions.patient_*``, with how they were chosen): dense
 # leads, and BM25 adds what only its words find (a page's overview section names its condition most and would win
 # every question about it).
-# The dense path reads a section's opening words only: MiniLM was trained on 128-token inputs, and a section leads
-# with its point. For the cancer.gov questions of the tuning and train splits, searching the cancer.gov sections,
-# 100 words (about 130 word pieces) rather than the encoder's 256-piece window raised dense recall@1 from 0.60 to
-# 0.75, in half the time.
-DENSE_WORDS = 100
+# The dense path reads a section's opening words only (``DocumentOptions.patient_dense_words``, with how it was
+# chosen): MiniLM was trained on 128-token inputs, and a section leads with its point.
+DENSE_WORDS = DocumentOptions().patient_dense_words
 # What an index's rows are made of (``bm25_text``, ``dense_text``): a saved index of another version is rebuilt.
 INDEX_VERSION = f"1:{DENSE_WORDS}"
 STATE_FILE, KEYS_FILE, VECTORS_FILE, BM25_DIR = "state.json", "keys.json", "vectors.npy", "bm25"

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Sequence, cast
 
 import numpy as np
 
+from cpqa.options import DocumentOptions
 from cpqa.config import Settings
 from cpqa.documents.vector_index import META_FILE, Hits, IndexMeta, VectorIndex, as_matrix, pmid_ints
 
@@ -204,7 +205,7 @@ def rescore(queries: np.ndarray, candidates: np.ndarray, vectors: np.ndarray, k:
     return out_s, out_r
 
 
-HNSW_COARSE_FROM = 8192  # from this many lists on, a flat scan of the centroids costs more than the lists
+HNSW_COARSE_FROM = DocumentOptions().hnsw_coarse_from  # from this many lists on, the centroids are searched by HNSW
 
 
 def coarse_quantizer(dim: int, nlist: int):

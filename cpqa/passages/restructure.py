@@ -25,7 +25,7 @@ from cpqa.passages.seos import split_sentences
 from cpqa.types import Passage
 
 _DEFAULTS = PassageOptions()  # restructure_similarity, restructure_per_topic, restructure_damping
-MIN_SENTENCE_WORDS = 4  # shorter pieces (labels, fragments) carry no claim
+MIN_SENTENCE_WORDS = PassageOptions().min_sentence_words  # shorter pieces (labels, fragments) carry no claim
 
 
 class EvidenceSentence(BaseModel):
