@@ -108,21 +108,21 @@ _AIM = re.compile(
 _WHOLE = re.compile(r"^[\"'(\[]?[A-Z0-9\u0391-\u03c9].*[.!?][\"')\]]?$", re.DOTALL)
 
 
-def _section_weight(label: str | None) -> float:
+def _section_weight(label: str | None, options: AnswerOptions) -> float:
     """Background and objective sentences restate the question; results and conclusions answer it."""
     label = (label or "").lower()
     if any(word in label for word in _RESTATES):
-        return 0.7
+        return options.restating_weight
     if any(word in label for word in _ANSWERS):
-        return 1.15
+        return options.answering_weight
     return 1.0
 
 
-def _finding_weight(sentence: str) -> float:
+def _finding_weight(sentence: str, options: AnswerOptions) -> float:
     """Findings first: a sentence stating a result outranks one stating an aim or asking a question."""
     if _AIM.search(sentence):
-        return 0.75
-    return 1.1 if FINDING.search(sentence) else 1.0
+        return options.aim_weight
+    return options.finding_weight if FINDING.search(sentence) else 1.0
 
 
 def is_whole(sentence: str, max_words: int = _TUNED.max_quote_words) -> bool:
@@ -130,7 +130,7 @@ def is_whole(sentence: str, max_words: int = _TUNED.max_quote_words) -> bool:
     return bool(_WHOLE.match(sentence.strip())) and len(sentence.split()) <= max_words
 
 
-def _labelled_sentences(passage: Passage, max_words: int, patient: bool) -> list[tuple[str, float]]:
+def _labelled_sentences(passage: Passage, options: AnswerOptions, patient: bool) -> list[tuple[str, float]]:
     """The passage's quotable sentences, labels stripped, with a weight for the section each falls in and for
     stating a finding. Never quoted: a sentence cut at the passage's edge, and one that addresses the reader or
     carries a link, markup or citation marker (evidence is data); for a patient, one that directs a treatment change
@@ -145,8 +145,8 @@ def _labelled_sentences(passage: Passage, max_words: int, patient: bool) -> list
         quotable = unquotable(text, passage.is_patient_information) is None
         if passage.is_patient_information and text.rstrip().endswith("?"):  # a page's own question, as a heading
             continue
-        if is_whole(text, max_words) and quotable and not (patient and directs_treatment_change(text)):
-            result.append((text, _section_weight(label) * _finding_weight(text)))
+        if is_whole(text, options.max_quote_words) and quotable and not (patient and directs_treatment_change(text)):
+            result.append((text, _section_weight(label, options) * _finding_weight(text, options)))
     return result
 
 
@@ -162,9 +162,7 @@ def rank_sentences(
     per place (research and patient pages each counted among their own)."""
     options = options or AnswerOptions()
     pool: list[tuple[int, Passage, str, float]] = [
-        (rank, p, s, w)
-        for rank, p in enumerate(passages)
-        for s, w in _labelled_sentences(p, options.max_quote_words, patient)
+        (rank, p, s, w) for rank, p in enumerate(passages) for s, w in _labelled_sentences(p, options, patient)
     ]
     similarity = Similarity([s for _, _, s, _ in pool], encoder)
     scores = similarity.scores(question)
@@ -211,7 +209,8 @@ def select_extracts(
 
         best = max(pool, key=gain)
         pool.remove(best)
-        if per[best.pmid] >= options.quotes_per_record or any(_same(best.text, c.text) for c in chosen):
+        repeats = any(_same(best.text, c.text, options.same_share) for c in chosen)
+        if per[best.pmid] >= options.quotes_per_record or repeats:
             continue
         chosen.append(best)
         covered |= set(content_terms(best.text)) & wanted
@@ -282,12 +281,12 @@ def page_heading(passage: Passage) -> str:
     return f"From {passage.site or 'an NIH website'}, patient information ({passage.title}{section}):"
 
 
-def _same(a: str, b: str) -> bool:
-    """Near-duplicates: one sentence inside the other, or nine tenths of their words shared."""
+def _same(a: str, b: str, share: float) -> bool:
+    """Near-duplicates: one sentence inside the other, or ``share`` of their words shared."""
     if a in b or b in a:
         return True
     ta, tb = set(content_terms(a)), set(content_terms(b))
-    return bool(ta and tb) and len(ta & tb) / min(len(ta), len(tb)) >= 0.9
+    return bool(ta and tb) and len(ta & tb) / min(len(ta), len(tb)) >= share
 
 
 KEY_KINDS = frozenset({"treatment", "disease"})

@@ -186,6 +186,19 @@ class AnswerOptions(_Section):
         ge=0.0,
         description="extractive: a sentence covering question words no chosen one covers is worth up to this much more",
     )
+    # Set by hand with the extractive answer (issue 17) and kept through its sweep, which tuned the threshold, floor
+    # share and rank decay around them; not swept themselves.
+    restating_weight: float = Field(
+        default=0.7, gt=0.0, description="extractive: a background or objective sentence's weight (it restates)"
+    )
+    answering_weight: float = Field(
+        default=1.15, gt=0.0, description="extractive: a results or conclusions sentence's weight (it answers)"
+    )
+    aim_weight: float = Field(default=0.75, gt=0.0, description="extractive: a sentence stating an aim or asking")
+    finding_weight: float = Field(default=1.1, gt=0.0, description="extractive: a sentence stating a finding")
+    same_share: float = Field(
+        default=0.9, gt=0.0, le=1.0, description="extractive: quotes sharing this share of their words are one"
+    )
     max_quotes: int = Field(default=3, ge=1, description="extractive: sentences quoted")
     quotes_per_record: int = Field(default=2, ge=1, description="extractive: sentences quoted from one record")
     max_quote_words: int = Field(
