@@ -89,3 +89,17 @@ def test_a_directive_to_patients_in_any_voice_is_not_quoted_to_a_patient():
         assert finding in text and directive not in text
     assert not directs_treatment_change("Patients who stopped tamoxifen early had more recurrences.")  # a finding
     assert not directs_treatment_change("Tamoxifen should be considered for high-risk women.")
+
+
+def test_pubmed_abstract_markup_escaped_into_a_record_reads_as_its_labelled_sections():
+    # 26 records of the BioASQ store carried this in their abstract (PMID 12172943 among them)
+    raw = (
+        "Subdural empyema is an uncommon but serious complication of sinusitis"
+        '<AbstractText Label="CASE REPORT" NlmCategory="METHODS">We report an unusual case.</AbstractText>'
+        '<AbstractText Label="CONCLUSIONS">Early surgery helped.'
+    )
+    assert clean_text(raw) == (
+        "Subdural empyema is an uncommon but serious complication of sinusitis. CASE REPORT: We report an unusual "
+        "case. CONCLUSIONS: Early surgery helped."
+    )
+    assert "<" not in clean_text("<AbstractText>Plain text.</AbstractText>")
