@@ -186,6 +186,12 @@ def page_quotes(
     texts = [f"{passages[i].section}: {passages[i].text}" for i in chunks]
     scores = chooser.scores(question, texts) if chooser is not None else np.zeros(len(chunks), dtype=np.float32)
     specifics = specialist_words(question)
+    # each chunk's sentences (best by similarity first) and whether the rule accepts each: judged once
+    judged: dict[int, list[tuple[Sentence, bool]]] = {i: [] for i in chunks}
+    for sentence in ranked:
+        if sentence.rank in judged:
+            about = record_text(passages[sentence.rank])
+            judged[sentence.rank].append((sentence, addressing.addresses(sentence.text, about)))
     answering = []
     for i, score in zip(chunks, scores):
         passage = passages[i]
@@ -195,17 +201,13 @@ def page_quotes(
         fits = bool(kinds) and passage.kind in kinds and addressing.names_condition(passage.text, about)
         # A section of a kind the question only allows answers when it states what is asked (the rule accepts one of
         # its sentences): "no known cure" is not an answer to "which gene therapies are under investigation?"
-        fits = fits and (
-            passage.kind in named or any(addressing.addresses(s.text, about) for s in ranked if s.rank == i)
-        )
+        fits = fits and (passage.kind in named or any(accepted for _, accepted in judged[i]))
         if fits or (chooser is not None and score >= options.page_threshold):
             answering.append((passage.kind in named, float(score), -i, i))
     if not answering:
         return []
     best = max(answering)[-1]  # a section of the kind the question names first ("gene": genetic changes)
-    about = record_text(passages[best])
-    theirs = [s for s in ranked if s.rank == best]
-    addressing_first = sorted(theirs, key=lambda s: not addressing.addresses(s.text, about))  # stable: by similarity
+    addressing_first = [s for s, _ in sorted(judged[best], key=lambda item: not item[1])]  # stable: by similarity
     order = {text: place for place, text in enumerate(passage_sentences(passages[best]))}
     return sorted(addressing_first[: options.quotes_per_record], key=lambda s: order.get(s.text, len(order)))
 

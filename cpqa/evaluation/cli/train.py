@@ -107,36 +107,32 @@ def _fit(kind: str, data: Path, out: Path, home: Optional[Path], fit_args: List[
         typer.echo(f"{data} has no dataset: building it from the data home first (the default options)")
         found = _home(home)
         cmmqa, passages = _cmmqa(found, None), _passages(found)
-        if kind == "encoder":
-            manifest = build_encoder_data(found, data, cmmqa=cmmqa, passages_path=passages, progress=typer.echo)
-        else:
-            manifest = build_chooser_data(found, data, cmmqa=cmmqa, passages_path=passages, progress=typer.echo)
-        _summary(manifest)
+        build = build_encoder_data if kind == "encoder" else build_chooser_data
+        _summary(build(found, data, cmmqa=cmmqa, passages_path=passages, progress=typer.echo))
     main([kind, "--data", str(data), "--out", str(out), *fit_args])
 
 
 FIT_ARGS = typer.Argument(None, help="more options for fit, after --: --epochs, --batch-size, --layers, ...")
+DATA = typer.Option(..., "--data", help="the dataset folder (built here from the data home when missing)")
+MODEL_OUT = typer.Option(..., "--out", help="where the model, its int8 ONNX and the manifests go")
+DEVICE = typer.Option("cpu", "--device", help="cpu or cuda")
 
 
-@train_app.command("encoder")
-def encoder(
-    data: Path = typer.Option(..., "--data", help="the encoder dataset (built here when missing)"),
-    out: Path = typer.Option(..., "--out", help="where the model, its int8 ONNX and the manifests go"),
-    home: Optional[Path] = HOME,
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda"),
-    fit_args: Optional[List[str]] = FIT_ARGS,
-) -> None:
-    """Train the bi-encoder on this machine (the CPU recipe by default) and export it as int8 ONNX."""
-    _fit("encoder", data, out, home, ["--device", device, *(fit_args or [])])
+def _fit_command(kind: str, what: str):
+    """The ``cpqa train KIND`` command: build the dataset when missing, train here, export int8 ONNX."""
+
+    def command(
+        data: Path = DATA,
+        out: Path = MODEL_OUT,
+        home: Optional[Path] = HOME,
+        device: str = DEVICE,
+        fit_args: Optional[List[str]] = FIT_ARGS,
+    ) -> None:
+        _fit(kind, data, out, home, ["--device", device, *(fit_args or [])])
+
+    command.__doc__ = f"Train {what} on this machine (the CPU recipe by default) and export it as int8 ONNX."
+    return command
 
 
-@train_app.command("chooser")
-def chooser(
-    data: Path = typer.Option(..., "--data", help="the chooser dataset (built here when missing)"),
-    out: Path = typer.Option(..., "--out", help="where the model, its int8 ONNX and the manifests go"),
-    home: Optional[Path] = HOME,
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda"),
-    fit_args: Optional[List[str]] = FIT_ARGS,
-) -> None:
-    """Train the answer chooser on this machine (the CPU recipe by default) and export it as int8 ONNX."""
-    _fit("chooser", data, out, home, ["--device", device, *(fit_args or [])])
+train_app.command("encoder")(_fit_command("encoder", "the bi-encoder"))
+train_app.command("chooser")(_fit_command("chooser", "the answer chooser"))
