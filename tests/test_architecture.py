@@ -100,6 +100,7 @@ FACTS = {
     "cpqa.passages.passage_store._CHUNK": "rows per SQL statement (SQLite's bound-variable budget)",
     "cpqa.passages.sentences._LOOKBACK": "the longest abbreviation the sentence rule looks back over",
     "cpqa.answer.chooser.MAX_TOKENS": "the chooser's input length as it was trained",
+    "cpqa.answer.ranker._COUNT_CAP": "a feature's cap as the ranker was trained",
 }
 
 

@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 from pydantic import BaseModel, Field, ValidationError
 
 from cpqa.answer.chooser import AnswerChooser, page_quotes, rescored
+from cpqa.answer.ranker import AnswerRanker
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
 from cpqa.answer.intent import Addressing, effect_size, judged
 from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG, as_shown
@@ -109,11 +110,14 @@ class Answerer:
         *,
         redact: Callable[[str], str] = str,
         chooser: AnswerChooser | None = None,
+        ranker: AnswerRanker | None = None,
     ):
         """``redact`` keeps keys out of the failure reasons a notice shows (``Settings.redact``); ``chooser``: the
-        answer chooser the extractive answer uses (``AnswerOptions.chooser``)."""
+        answer chooser the extractive answer uses (``AnswerOptions.chooser``); ``ranker``: the answer ranker that
+        orders its candidate quotes (``AnswerOptions.ranker``; the trained one by default)."""
         self.redact = redact
         self.chooser = chooser
+        self.ranker = ranker if ranker is not None else AnswerRanker.load()
         self.llm = llm if llm is not None and llm.available else None
         self.unconfigured = llm.unconfigured if llm is not None else "no language model"
         self.encoder = encoder
@@ -301,9 +305,13 @@ class Answerer:
         research = [s for s in ranked if not passages[s.rank].is_patient_information]
         chosen: dict[tuple[int, str], float] = {}
         if chooser is not None and options.chooser_candidates:
-            research, chosen = rescored(chooser, question, research, passages, options.chooser_candidates)
-        on_page = page_quotes(chooser, question, ranked, passages, addressing, options, addressing.asked(question))
-        quotes, direct = select_answer(research, threshold, question, passages, addressing, options, chosen)
+            research, chosen = rescored(chooser, question, research, options.chooser_candidates)
+        ranker = self.ranker if options.ranker and options.ranker_candidates else None
+        merit = None
+        if ranker is not None:  # which research sentences name the answer, not only the topic
+            merit = ranker.probabilities(question, research, passages, addressing, options.ranker_candidates)
+        on_page = page_quotes(question, ranked, passages, addressing, options, addressing.asked(question))
+        quotes, direct = select_answer(research, threshold, question, passages, addressing, options, chosen, merit)
         if on_page and not direct:  # the page answers: research that does not is left out
             quotes = []
         if not on_page and not quotes:

@@ -84,11 +84,6 @@ def section_kinds(question: str, named_only: bool = False) -> frozenset[str]:
     return frozenset(kinds)
 
 
-def candidate_text(sentence: str, passage: Passage) -> str:
-    """What the chooser reads of a candidate: a research sentence as it is, a patient page's as "heading: text"."""
-    return f"{passage.section}: {sentence}" if passage.is_patient_information and passage.section else sentence
-
-
 class AnswerChooser:
     """``scores(question, candidates)``: the probability that each candidate answers the question. The model loads
     on first use (an answer written by a language model never needs it)."""
@@ -150,18 +145,17 @@ def names_all(words: Sequence[str], text: str) -> bool:
 
 
 def rescored(
-    chooser: AnswerChooser, question: str, ranked: list[Sentence], passages: Sequence[Passage], top: int
+    chooser: AnswerChooser, question: str, ranked: list[Sentence], top: int
 ) -> tuple[list[Sentence], dict[tuple[int, str], float]]:
     """``ranked`` (research sentences, best by similarity first) with its first ``top`` reordered by the chooser, and
     the chooser's probability of each of those, by (passage, sentence)."""
     head, tail = ranked[:top], ranked[top:]
-    probabilities = chooser.scores(question, [candidate_text(s.text, passages[s.rank]) for s in head])
+    probabilities = chooser.scores(question, [s.text for s in head])
     order = sorted(range(len(head)), key=lambda i: -probabilities[i])
     return [head[i] for i in order] + tail, {(s.rank, s.text): float(p) for s, p in zip(head, probabilities)}
 
 
 def page_quotes(
-    chooser: AnswerChooser | None,
     question: str,
     ranked: list[Sentence],
     passages: Sequence[Passage],
@@ -173,18 +167,18 @@ def page_quotes(
     condition the question names is considered (``names_focus`` against ``asked``: the question with the names of its
     concepts), and only a chunk that names every specialist word of the question (a drug, gene or test: a page about
     the disease does not answer a question about one drug for it); of those, one answers when its section is of a
-    kind the question asks for (``section_kinds``) and names the question's condition and treatment, or when the
-    chooser scores it at least ``page_threshold``; of those, the one the chooser scores best (the search's order
-    without a chooser). Its sentences the addressing rule accepts (``Addressing.addresses``) are quoted first, then
-    the best by similarity, in the page's own order (a section's lead states its subject even where the rule does
-    not see it: on the MedQuAD tuning pages, quoting only the rule's sentences kept the first quote inside the gold
-    section 0.519 against 0.779)."""
+    kind the question asks for (``section_kinds``) and names the question's condition and treatment; a kind its
+    wording names first, then the search's order (on the MedQuAD tuning pages, ranking chunks by a chooser trained on
+    whole sections put the first quote inside the gold section 0.727 against the search's 0.779). Its sentences the
+    addressing rule accepts (``Addressing.addresses``) are quoted first, then the best by similarity, in the page's
+    own order (a section's lead states its subject even where the rule does not see it: quoting only the rule's
+    sentences kept the first quote inside the gold section 0.519 against 0.779)."""
     chunks = [i for i, p in enumerate(passages) if p.is_patient_information and names_focus(p.title or "", asked)]
     if not chunks:
         return []
     kinds, named = section_kinds(question), section_kinds(question, named_only=True)
-    texts = [f"{passages[i].section}: {passages[i].text}" for i in chunks]
-    scores = chooser.scores(question, texts) if chooser is not None else np.zeros(len(chunks), dtype=np.float32)
+    if not kinds:
+        return []
     specifics = specialist_words(question)
     # each chunk's sentences (best by similarity first) and whether the rule accepts each: judged once
     judged: dict[int, list[tuple[Sentence, bool]]] = {i: [] for i in chunks}
@@ -193,17 +187,17 @@ def page_quotes(
             about = record_text(passages[sentence.rank])
             judged[sentence.rank].append((sentence, addressing.addresses(sentence.text, about)))
     answering = []
-    for i, score in zip(chunks, scores):
+    for i in chunks:
         passage = passages[i]
         about = record_text(passage)
         if not names_all(specifics, f"{passage.text} {about}"):  # a drug, gene or test the page never names
             continue
-        fits = bool(kinds) and passage.kind in kinds and addressing.names_condition(passage.text, about)
+        if passage.kind not in kinds or not addressing.names_condition(passage.text, about):
+            continue
         # A section of a kind the question only allows answers when it states what is asked (the rule accepts one of
         # its sentences): "no known cure" is not an answer to "which gene therapies are under investigation?"
-        fits = fits and (passage.kind in named or any(accepted for _, accepted in judged[i]))
-        if fits or (chooser is not None and score >= options.page_threshold):
-            answering.append((passage.kind in named, float(score), -i, i))
+        if passage.kind in named or any(accepted for _, accepted in judged[i]):
+            answering.append((passage.kind in named, -i, i))
     if not answering:
         return []
     best = max(answering)[-1]  # a section of the kind the question names first ("gene": genetic changes)
@@ -212,12 +206,4 @@ def page_quotes(
     return sorted(addressing_first[: options.quotes_per_record], key=lambda s: order.get(s.text, len(order)))
 
 
-__all__ = [
-    "AnswerChooser",
-    "TRAINED_CHOOSER",
-    "candidate_text",
-    "names_focus",
-    "page_quotes",
-    "rescored",
-    "section_kinds",
-]
+__all__ = ["AnswerChooser", "TRAINED_CHOOSER", "names_focus", "page_quotes", "rescored", "section_kinds"]

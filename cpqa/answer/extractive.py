@@ -226,19 +226,22 @@ def select_answer(
     addressing: Addressing,
     options: AnswerOptions | None = None,
     chosen: dict[tuple[int, str], float] | None = None,
+    ranked_by: dict[tuple[int, str], float] | None = None,
 ) -> tuple[list[Sentence], bool]:
     """The quotes and whether they answer the question: the best sentences that address its need
     (``cpqa.answer.intent``, or the answer chooser's probability ``chosen`` at least ``chooser_threshold``), chosen as
-    ``select_extracts`` chooses; when none does, the closest evidence, and False."""
+    ``select_extracts`` chooses, by the answer ranker's probability ``ranked_by`` (else the chooser's, else the
+    similarity); when none does, the closest evidence, and False."""
     options = options or AnswerOptions()
     chosen = chosen or {}
+    by_merit = ranked_by or chosen
 
     def answers(s: Sentence) -> bool:
         by_chooser = chosen.get((s.rank, s.text), 0.0) >= options.chooser_threshold
         return by_chooser or addressing.addresses(s.text, record_text(passages[s.rank]))
 
     def merit(s: Sentence) -> float:
-        return chosen.get((s.rank, s.text), 0.0) if chosen else s.score
+        return by_merit.get((s.rank, s.text), 0.0) if by_merit else s.score
 
     direct = [s for s in ranked if answers(s)]
     picked = select_extracts(direct, threshold, question, options, merit)

@@ -138,12 +138,18 @@ class AnswerOptions(_Section):
         default=False, description="answer without retrieval, then revise against the evidence; needs a language model"
     )
     answer_max_tokens: int = Field(default=2048, ge=64, description="a language model's output budget per answer")
+    ranker: bool = Field(
+        default=True,
+        description="extractive: the answer ranker trained here (cpqa train ranker) orders the candidate quotes by "
+        "the probability that each names the answer (off: by similarity; docs/results.md, issue 35)",
+    )
+    ranker_candidates: int = Field(
+        default=16, ge=0, description="extractive: research sentences the ranker orders, best by similarity first"
+    )
     chooser: bool = Field(
         default=False,
-        description="extractive: the answer chooser trained here (cpqa train chooser) ranks a patient page's chunks "
-        "and may let a page answer a question whose wording names no kind of section (off: the search's order and the "
-        "section kind; on the MedQuAD tuning pages the first quote fell inside the gold section 0.779 without it, "
-        "0.727 with it: docs/results.md, issue 35)",
+        description="extractive: the cross-encoder answer chooser trained here (cpqa train chooser) rescores the best "
+        "research sentences (off: measured no better than similarity: docs/results.md, issue 35)",
     )
     chooser_candidates: int = Field(
         default=0,
@@ -158,13 +164,6 @@ class AnswerOptions(_Section):
         le=1.0,
         description="extractive: a research sentence the chooser scores at least this answers the question, whatever "
         "the addressing rule says",
-    )
-    page_threshold: float = Field(
-        default=0.5,
-        ge=0.0,
-        le=1.0,
-        description="extractive: a patient page's chunk the chooser scores at least this answers the question even "
-        "when its section is not of a kind the question asks for",
     )
     min_lexical_score: float = Field(
         default=0.3, ge=0.0, le=1.0, description="extractive, no encoder: word coverage below which evidence is thin"

@@ -45,6 +45,8 @@ def _passages(home: Path) -> Path:
 def _cmmqa(home: Path, cmmqa: Optional[Path]) -> Optional[Path]:
     from cpqa.evaluation.training.common import default_cmmqa
 
+    if cmmqa is not None and not cmmqa.is_file():
+        fail(f"--cmmqa {cmmqa}: no such file")
     found = cmmqa or default_cmmqa(home)
     if found is None:
         typer.echo("note: no CMMQA file: its questions are not kept out (cpqa ingest cmmqa writes one)", err=True)
@@ -84,14 +86,19 @@ def chooser_data(
     home: Optional[Path] = HOME,
     medquad: bool = MEDQUAD,
     chooser: bool = typer.Option(True, "--chooser/--no-chooser", help="the current chooser's hard negatives"),
+    label: str = typer.Option(
+        "snippet", "--label", help="snippet: a gold snippet's sentences answer; exact: one naming an exact answer"
+    ),
     limit: Optional[int] = LIMIT,
     cmmqa: Optional[Path] = CMMQA,
 ) -> None:
     """Labelled (question, candidate) pairs for the answer chooser: BioASQ train questions, MedQuAD train pages."""
     from cpqa.evaluation.training.chooser_data import ChooserDataOptions, build_chooser_data
 
+    if label not in ("snippet", "exact"):
+        fail(f"--label must be snippet or exact, not {label!r}")
     found = _home(home)
-    options = ChooserDataOptions(medquad=medquad, chooser=chooser, limit=limit)
+    options = ChooserDataOptions(medquad=medquad, chooser=chooser, label=label, limit=limit)
     manifest = build_chooser_data(
         found, out, options, cmmqa=_cmmqa(found, cmmqa), passages_path=_passages(found), progress=typer.echo
     )
@@ -136,3 +143,22 @@ def _fit_command(kind: str, what: str):
 
 train_app.command("encoder")(_fit_command("encoder", "the bi-encoder"))
 train_app.command("chooser")(_fit_command("chooser", "the answer chooser"))
+
+
+@train_app.command("ranker")
+def ranker(
+    out: Path = typer.Option(..., "--out", help="the weights file to write (cpqa/models/trained/answer_ranker.json)"),
+    home: Optional[Path] = HOME,
+    top: int = typer.Option(16, "--top", min=2, help="candidates per question, best by similarity first"),
+    c: float = typer.Option(0.01, "--c", min=1e-6, help="the logistic regression's inverse regularisation"),
+    check: str = typer.Option("tuning", "--check", help="the split the written numbers are checked on"),
+) -> None:
+    """Train the answer ranker (a logistic regression over the sentence features of cpqa.answer.ranker) on the BioASQ
+    train split's factoid and list questions; a few minutes on two cores."""
+    from cpqa.evaluation.training.ranker_fit import train_ranker
+
+    if check not in ("tuning", "dev", "cancer"):
+        fail(f"--check must be tuning, dev or cancer, not {check!r}")
+    found = _home(home)
+    manifest = train_ranker(found, out, check=check, top=top, c=c, passages_path=_passages(found), progress=typer.echo)
+    typer.echo(json.dumps(manifest["provenance"], indent=1))

@@ -12,6 +12,12 @@ Sources:
   that match one.
   A sentence "matches" a snippet as ``cpqa eval answers`` counts it: 60 % of its content words are in the snippet;
   one between a third and that share is too close to call either way and is left out.
+- ``label="exact"`` (``--label exact``): BioASQ factoid and list questions only, every candidate labelled by whether
+  it names one of the question's exact answers (as ``cpqa eval answers`` counts a quote that answers): the snippets'
+  sentences (``bioasq:exact-snippet`` 1 / ``bioasq:topic-snippet`` 0: about the topic, not the answer), the gold
+  records' (``bioasq:exact-record`` / ``bioasq:topic-record``), the current ranking's best (``bioasq:exact-ranked`` /
+  ``bioasq:topic-ranked``) and the retrieved non-gold records' (``bioasq:exact-retrieved`` / ``bioasq:retrieved``).
+  The sentence-level chooser: which of the sentences about the subject states the answer.
 - MedQuAD train pages (``cpqa.sources.patient_pages.read_medquad``): the question against ``medquad:own`` (1), its
   answer section; ``medquad:same-page`` (0), the page's other sections; ``medquad:same-condition`` (0), sections of
   other pages on the same condition that answer another kind of question; ``medquad:same-kind`` (0), the same kind
@@ -59,6 +65,7 @@ class ChooserDataOptions:
     condition_negatives: int = 2
     kind_negatives: int = 1
     medquad: bool = True
+    label: str = "snippet"  # or "exact": by BioASQ's exact answers, factoid and list questions only
     limit: int | None = None  # BioASQ questions (with a snippet) and MedQuAD questions at most
     seed: int = 35
 
@@ -104,6 +111,8 @@ def bioasq_question(
         return False
     guard.check_question(gold.id, gold.question)
     qid = pairs.table.add(f"q:{gold.id}", gold.question)
+    if options.label == "exact":
+        return _exact_question(miner, guard, pairs, gold, snippets, qid, options, rng)
     words = [set(content_terms(s.text)) for s in snippets]
     for snippet in snippets:
         for sentence in sentences(snippet.text):
@@ -136,12 +145,52 @@ def bioasq_question(
     return True
 
 
+def _exact_question(
+    miner: Miner,
+    guard: Guard,
+    pairs: _Pairs,
+    gold: GoldQuestion,
+    snippets: Sequence[Any],
+    qid: str,
+    options: ChooserDataOptions,
+    rng: random.Random,
+) -> bool:
+    """One factoid or list question's pairs, each labelled by whether it names an exact answer (``label="exact"``)."""
+    from cpqa.evaluation.evaluations.answers import names_exact_answer
+
+    def add(pmid: str | None, sentence: str, where: str, negative: str) -> None:
+        named = names_exact_answer(sentence, gold.exact)
+        pairs.sentence(qid, pmid, sentence, int(named), f"bioasq:exact-{where}" if named else negative)
+
+    for snippet in snippets:
+        for sentence in sentences(snippet.text):
+            add(snippet.pmid, sentence, "snippet", "bioasq:topic-snippet")
+    gold_pmids = set(guard.questions[gold.id]["gold_pmids"]) | {s.pmid for s in snippets if s.pmid}
+    records = miner.articles(guard.allowed(sorted(gold_pmids)))
+    pooled = [(pmid, s) for pmid, article in records.items() for s in sentences(article.abstract)]
+    for pmid, sentence in rng.sample(pooled, min(options.record_negatives, len(pooled))):
+        add(pmid, sentence, "record", "bioasq:topic-record")
+    if options.chooser:
+        passages = [p for p in miner.passages(gold.question) if p.pmid not in guard.forbidden_records]
+        for pmid, sentence in miner.chooser_ranking(gold.question, passages)[: options.chooser_top]:
+            add(pmid, sentence, "ranked", "bioasq:topic-ranked")
+    hits = miner.document_hits(gold.question, 2 * options.retrieved_records + len(gold_pmids))
+    others = [p for p in guard.allowed(interleave(hits["E1"], hits["BM25"])) if p not in gold_pmids]
+    for pmid, article in miner.articles(others[: options.retrieved_records]).items():
+        found = sentences(article.abstract)
+        for sentence in rng.sample(found, min(options.retrieved_sentences, len(found))):
+            add(pmid, sentence, "retrieved", "bioasq:retrieved")
+    return True
+
+
 def bioasq_source(
     miner: Miner, guard: Guard, pairs: _Pairs, options: ChooserDataOptions, shared: Path, progress: Progress | None
 ) -> dict[str, int]:
     train = set(guard.train_ids)
     raw = shared / "mirage" / "rawdata" / "bioasq"
     golds = [g for g in bioasq_gold(raw, shared / "bioasq" / "dev_questions.jsonl") if g.id in train]
+    if options.label == "exact":
+        golds = [g for g in golds if g.exact]
     rng = random.Random(options.seed)
     counts: Counter[str] = Counter(train_questions_with_snippets=len(golds))
     for number, gold in enumerate(golds, 1):
