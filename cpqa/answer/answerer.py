@@ -114,10 +114,10 @@ class Answerer:
     ):
         """``redact`` keeps keys out of the failure reasons a notice shows (``Settings.redact``); ``chooser``: the
         answer chooser the extractive answer uses (``AnswerOptions.chooser``); ``ranker``: the answer ranker that
-        orders its candidate quotes (``AnswerOptions.ranker``; the trained one by default)."""
+        orders its candidate quotes (``AnswerOptions.ranker``; the trained one, loaded when first used)."""
         self.redact = redact
         self.chooser = chooser
-        self.ranker = ranker if ranker is not None else AnswerRanker.load()
+        self.ranker = ranker
         self.llm = llm if llm is not None and llm.available else None
         self.unconfigured = llm.unconfigured if llm is not None else "no language model"
         self.encoder = encoder
@@ -306,9 +306,9 @@ class Answerer:
         chosen: dict[tuple[int, str], float] = {}
         if chooser is not None and options.chooser_candidates:
             research, chosen = rescored(chooser, question, research, options.chooser_candidates)
-        ranker = self.ranker if options.ranker and options.ranker_candidates else None
         merit = None
-        if ranker is not None:  # which research sentences name the answer, not only the topic
+        if options.ranker and options.ranker_candidates:  # which research sentences name the answer, not the topic
+            ranker = self.ranker or AnswerRanker.load()
             merit = ranker.probabilities(question, research, passages, addressing, options.ranker_candidates)
         on_page = page_quotes(question, ranked, passages, addressing, options, addressing.asked(question))
         quotes, direct = select_answer(research, threshold, question, passages, addressing, options, chosen, merit)

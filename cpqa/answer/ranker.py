@@ -9,7 +9,8 @@ question does not), the share of the question it covers, a number, its abstract 
 ranker`` on the BioASQ train split's factoid and list questions (a sentence is positive when it names one of the
 question's exact answers), its weights and their provenance in ``cpqa/models/trained/answer_ranker.json``; it orders
 the best ``AnswerOptions.ranker_candidates`` sentences by similarity, and the quotes are chosen from them as before
-(sentences the rule accepts first).
+(sentences the rule accepts first). Off by default (``AnswerOptions.ranker``): its gain on the tuning split did not
+hold on questions never tuned on (docs/results.md, issue 35).
 """
 
 from __future__ import annotations
