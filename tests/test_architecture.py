@@ -98,7 +98,6 @@ FACTS = {
     "cpqa.documents.patient_search._SLICE": "rows widened to float32 at a time: memory, not behaviour",
     "cpqa.passages.seos.SPECIAL_TOKENS": "[CLS] and [SEP]: a fact of BERT's tokenizers",
     "cpqa.passages.passage_store._CHUNK": "rows per SQL statement (SQLite's bound-variable budget)",
-    "cpqa.passages.sentences._LOOKBACK": "the longest abbreviation the sentence rule looks back over",
     "cpqa.answer.chooser.MAX_TOKENS": "the chooser's input length as it was trained",
     "cpqa.answer.ranker._COUNT_CAP": "a feature's cap as the ranker was trained",
 }

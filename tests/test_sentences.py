@@ -1,11 +1,11 @@
-"""Sentence boundaries by rule (``cpqa.passages.sentences``): abbreviations, broken decimals, glued labels and
+"""Sentence boundaries by rule (``cpqa.sentences``): abbreviations, broken decimals, glued labels and
 gene-style openings handled; offsets slice back to the text."""
 
 from __future__ import annotations
 
 import pytest
 
-from cpqa.passages.sentences import sentence_bounds
+from cpqa.sentences import sentence_bounds
 
 
 def split(text: str) -> list[str]:
@@ -47,3 +47,16 @@ def test_offsets_are_tight_and_respect_a_range():
     bounds = sentence_bounds(text, start, len(text))
     assert [text[a:b] for a, b in bounds] == ["One sentence here.", "Two sentences here."]
     assert sentence_bounds("   ") == [] and sentence_bounds("") == []
+
+
+def test_the_rough_split_keeps_closing_quotes_and_needs_no_sentence_opening():
+    from cpqa.sentences import split_rough
+
+    text = '- "Surgery is the main treatment." [PMID:1] Then e.g. radiotherapy follows. "Why?" she asked.  '
+    assert split_rough(text) == [
+        '- "Surgery is the main treatment."',
+        "[PMID:1] Then e.g.",
+        "radiotherapy follows.",
+        '"Why?"',
+        "she asked.  ",
+    ]

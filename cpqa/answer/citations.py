@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from cpqa.sentences import split_rough
+
 PATIENT_KEY = r"[a-z][a-z0-9]*-\d[\w-]*"  # a patient page section's key: collection slug, MedQuAD's qid
 _ID = rf"(?:(?:PMID\s*[:#]?\s*)?\d{{1,9}}|NIH\s*:\s*{PATIENT_KEY})"
 MARKER = re.compile(
@@ -21,9 +23,6 @@ MARKER = re.compile(
     re.IGNORECASE,
 )
 _KEYS = re.compile(rf"NIH\s*:\s*({PATIENT_KEY})|(\d{{1,9}})")
-# Sentence ends: after . ! ? (optionally followed by closing quotes/brackets) and whitespace.
-# The closing quote or bracket stays with its sentence (a quoted extract keeps both its quotation marks).
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))\s+(?=\S)")
 
 
 @dataclass
@@ -61,7 +60,7 @@ def format_citation(pmids: list[str]) -> str:
 
 def sentences_of(line: str) -> list[str]:
     """Split a line into sentences, keeping a citation marker that follows a full stop with its sentence."""
-    parts = _SENTENCE_END.split(line)
+    parts = split_rough(line)
     merged: list[str] = []
     for part in parts:
         if merged and not MARKER.sub("", part).strip(" .;,"):

@@ -10,6 +10,11 @@ from typing import Hashable, Mapping, Sequence, TypeVar
 T = TypeVar("T", bound=Hashable)
 
 
+def rrf_score(rank: int, k: int, weight: float = 1.0) -> float:
+    """One ranking's share of an item's fused score: ``weight / (k + rank)``, ``rank`` 1-based."""
+    return weight / (k + rank)
+
+
 def rrf_fuse(
     rankings: Mapping[str, Sequence[T]], *, k: int, weights: Mapping[str, float] | None = None, depth: int | None = None
 ) -> list[tuple[T, float, dict[str, int]]]:
@@ -26,6 +31,6 @@ def rrf_fuse(
             if name in ranks.setdefault(item, {}):
                 continue
             ranks[item][name] = rank
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+            scores[item] = scores.get(item, 0.0) + rrf_score(rank, k, weight)
     order = sorted(scores, key=lambda item: -scores[item])
     return [(item, scores[item], ranks[item]) for item in order]

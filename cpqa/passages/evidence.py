@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from cpqa.sentences import split_rough
+
 URL = re.compile(
     r"(?i)\b(?:https?|ftp)://\S+|\bwww\.[^\s.]+\.\S+|\b[\w-]+\.(?:com|org|net|io|info|biz|xyz|ru|cn)"
     r"(?:/\S*)?\b|\bjavascript:"
@@ -101,10 +103,7 @@ def _without_label(text: str) -> str:
     return re.sub(r"^[A-Z][A-Za-z /&-]{2,40}:\s+", "", text)
 
 
-_ROUGH_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
 def addresses_reader(text: str, patient_page: bool = False) -> bool:
     """Whether any sentence of a passage must not be quoted (``unquotable``); split at full stops only, since this
     runs on every candidate passage of every question (the exact splitter is the answer's, on what it quotes)."""
-    return any(unquotable(part, patient_page) for part in _ROUGH_SENTENCE_END.split(text))
+    return any(unquotable(part, patient_page) for part in split_rough(text))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Mapping, Sequence
 
+from cpqa.documents.fusion import rrf_score
 from cpqa.documents.study_type import PRECLINICAL
 from cpqa.options import PassageOptions
 from cpqa.passages.evidence import addresses_reader
@@ -37,7 +38,10 @@ def with_record_prior(
         if addresses_reader(passage.text):
             return -2.0
         moved = demotion if passage.evidence_type in PRECLINICAL else 0  # its place and its record's move down
-        return 1.0 / (k + position + moved + 1) + weight / (k + record_ranks.get(passage.pmid, unranked) + moved + 1)
+        # the passage's own ranking and its record's, fused as every ranking is (a record unranked comes last)
+        return rrf_score(position + moved + 1, k) + rrf_score(
+            record_ranks.get(passage.pmid, unranked) + moved + 1, k, weight
+        )
 
     scored = sorted(((score(i, p), i, p) for i, p in enumerate(passages)), key=lambda item: (-item[0], item[1]))
     taken: Counter[str] = Counter()

@@ -25,7 +25,7 @@ from cpqa.passages.records import article_nodes, source_text
 from cpqa.passages.seos import SPECIAL_TOKENS, SEOSNodeParser
 from cpqa.types import Article, RetrievedDocument
 
-LAYOUT_VERSION = "layout3"  # sentence rules (cpqa.passages.sentences), chunks as sentence runs, passage vectors
+LAYOUT_VERSION = "layout3"  # sentence rules (cpqa.sentences), chunks as sentence runs, passage vectors
 
 
 def embed_passages(

@@ -1,7 +1,7 @@
 """SEOS: Semantic Enhanced Overlap Segmentation, a LlamaIndex ``NodeParser``.
 
 TextTiling's boundary detection with sentence embeddings instead of bag-of-words: whole sentences
-(``cpqa.passages.sentences``), the similarity of adjacent windows of sentence embeddings at every gap, TextTiling depth
+(``cpqa.sentences``), the similarity of adjacent windows of sentence embeddings at every gap, TextTiling depth
 scores, and boundaries where the depth passes a cut-off taken from the distribution of depths.
 Topic segments are then packed into chunks of at most a number of the passage embedder's token windows (sentences
 measured in its word pieces; the passage vector reads a longer chunk window by window, so none of it goes unseen),
@@ -26,7 +26,7 @@ from cpqa.config import Settings, get_settings
 from cpqa.models.encoders import WORDS_PER_TOKEN, EmbeddingCache, TextEncoder, load_encoder
 from cpqa.options import SegmentationOptions
 from cpqa.passages.layout import Chunk, RecordLayout
-from cpqa.passages.sentences import sentence_bounds
+from cpqa.sentences import sentence_bounds
 
 METADATA_KEYS = (
     "pmid",

@@ -21,6 +21,7 @@ from cpqa.safety.languages import detect, languages
 from cpqa.safety.languages import prepare as prepare_languages
 from cpqa.safety.phi import PHIRedaction, scrub_phi
 from cpqa.safety.categories import RED, Finding, TriageBook, most_severe_first
+from cpqa.sentences import split_rough
 from cpqa.safety.triage import (
     is_personal_decision,
     is_personal_dosing,
@@ -161,15 +162,12 @@ def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", text.translate(_QUOTES)).strip()
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
 def _truncate(text: str, limit: int) -> str:
     """``text`` within ``limit`` characters, keeping what it asks: a long paste (a letter, a report) usually ends with
     the question, so the last sentence that asks one is kept whole, after as much of the start as fits."""
     if len(text) <= limit:
         return text
-    sentences = _SENTENCE_END.split(text)
+    sentences = split_rough(text)
     asked = next((s for s in reversed(sentences) if s.rstrip().endswith("?")), sentences[-1])
     asked = _cut(asked, limit // 2)  # a runaway "sentence" cannot crowd out everything else
     room = limit - len(asked) - len(" ... ")

@@ -1,4 +1,8 @@
-"""Sentence boundaries of scientific prose, by rule: a full stop, question or exclamation mark followed by space and
+"""Sentences, one module for the product: ``sentence_bounds`` for records' prose (SEOS, the quotes) and ``split_rough``
+for text that only needs its sentences apart, fast (a question to truncate, a passage's sentences to screen, an
+answer's sentences to check for citations).
+
+Sentence boundaries of scientific prose, by rule: a full stop, question or exclamation mark followed by space and
 a sentence opening (a capital, a digit, or a gene-style word such as "p53" or "mRNA"), unless the mark ends an
 abbreviation ("e.g.", "et al.", "vs.", "Fig.", an initial) or splits a number the record itself broke ("59. 3"),
 plus a structured-abstract label glued to the previous sentence ("(EDs).DATA SOURCE:").
@@ -22,6 +26,8 @@ _BOUNDARY = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?(?:[A-Z0-9]|[a-z]+[A-Z0-9]
 _ABBREVIATION_END = re.compile(rf"(?:(?<![\w-])(?:{_ABBREVIATIONS})|(?:^|(?<=[\s(]))[A-Za-z]|\bNo)\.$", re.I)
 _BROKEN_NUMBER = re.compile(r"\d\.\s+\d")
 _LOOKBACK = 12  # characters before a mark that an abbreviation can span
+# After . ! ? (a closing quote or bracket or two stay with their sentence) and whitespace, before more text.
+_ROUGH_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))\s+(?=\S)")
 
 
 def sentence_bounds(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -48,4 +54,11 @@ def _add(text: str, start: int, end: int, bounds: list[tuple[int, int]]) -> None
         bounds.append((first, first + len(stripped)))
 
 
-__all__ = ["sentence_bounds"]
+def split_rough(text: str) -> list[str]:
+    """``text`` cut after every sentence mark followed by space, abbreviations and all (no look at what follows): the
+    splitter for text whose sentences need only be apart, run where ``sentence_bounds``' care costs too much or a
+    quoted extract must keep its closing quotation mark."""
+    return _ROUGH_END.split(text)
+
+
+__all__ = ["sentence_bounds", "split_rough"]
