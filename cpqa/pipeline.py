@@ -90,15 +90,10 @@ class Pipeline:
         # Documents: E1, E2 and HSRDR composing them.
         documents = self.options.documents
         self.semantic = SemanticRetriever(SemanticSearch(settings), documents)
-        self.boolean = BooleanLadderRetriever(self.client or self.store, self.rewriter, documents)
+        self.boolean = BooleanLadderRetriever(self.client or self.store, documents)
         self.bm25 = Bm25Retriever(self.store, settings.index_dir / "bm25", documents)
         self.documents = HSRDRRetriever(
-            [self.semantic, self.boolean, self.bm25],
-            self.store,
-            self.client,
-            rewriter=self.rewriter,
-            options=documents,
-            redact=settings.redact,
+            [self.semantic, self.boolean, self.bm25], self.store, self.client, options=documents, redact=settings.redact
         )
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)
@@ -376,6 +371,12 @@ class Pipeline:
         return record_share(self.store, word, self.options.answer.min_records_for_share)
 
     # ------------------------------------------------------------ stage helpers
+    def query_for(self, question: str) -> DocumentQuery:
+        """``question`` rewritten as ``ask`` rewrites it, as the document retrievers are asked it (without HyDE): for a
+        search outside ``ask`` (a harness, a notebook, a path on its own)."""
+        rewrite = self.rewriter.rewrite(question, term_links=self.options.rewrite.term_links)
+        return DocumentQuery(query_str=rewrite.search_intent or question, rewrite=rewrite)
+
     def document_query(
         self, rewrite: RewriteResult, search_intent: str, options: PipelineOptions, trace: StageLog
     ) -> DocumentQuery:

@@ -224,9 +224,12 @@ def test_the_three_paths_are_llamaindex_retrievers(crafted):
     same E1 and E2 objects (same PMIDs, same ranks)."""
     question = "Does metformin improve survival in breast cancer?"
     with _pipeline(crafted) as pipeline:
-        e1, e2 = pipeline.semantic.retrieve(question), pipeline.boolean.retrieve(question)
-        nodes = pipeline.documents.retrieve(question)
-        result = pipeline.documents.search(question)
+        query = pipeline.query_for(question)  # the rewrite stage's result, which E2 and HSRDR read
+        e1, e2 = pipeline.semantic.retrieve(question), pipeline.boolean.retrieve(query)
+        nodes = pipeline.documents.retrieve(query)
+        result = pipeline.documents.search(query)
+        with pytest.raises(ValueError, match="rewritten question"):
+            pipeline.documents.search(question)  # the search never rewrites a question itself
     assert [n.node.metadata["path"] for n in e1 + e2] == ["E1"] * len(e1) + ["E2"] * len(e2)
     assert nodes and nodes[0].node.metadata["pmid"] in RECORDS and nodes[0].node.get_content()
     assert {n.node.metadata["category"] for n in nodes} <= {"E1", "E2", "E3"}

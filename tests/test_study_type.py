@@ -75,6 +75,7 @@ def test_a_retracted_record_is_excluded_from_the_evidence_with_a_warning(sample_
     import shutil
 
     from cpqa.config import get_settings
+    from cpqa.documents.query import DocumentQuery
     from cpqa.documents.hsrdr import HSRDRRetriever
     from cpqa.documents.boolean_search import BooleanLadderRetriever
     from cpqa.documents.bm25 import Bm25Retriever
@@ -93,12 +94,10 @@ def test_a_retracted_record_is_excluded_from_the_evidence_with_a_warning(sample_
         copy.upsert([(retracted, article_to_pubmed_xml(retracted))])
         options = DocumentOptions(e1_weight=0.0)  # E2 and BM25 only: no vector index needed
         rewriter = Rewriter(settings)
-        paths = [
-            BooleanLadderRetriever(copy, rewriter, options),
-            Bm25Retriever(copy, settings.index_dir / "bm25", options),
-        ]
-        hsrdr = HSRDRRetriever(paths, copy, None, rewriter=rewriter, options=options)
-        found = hsrdr.search("pemetrexed bronchioloalveolar carcinoma phase II trial")
+        paths = [BooleanLadderRetriever(copy, options), Bm25Retriever(copy, settings.index_dir / "bm25", options)]
+        hsrdr = HSRDRRetriever(paths, copy, None, options=options)
+        question = "pemetrexed bronchioloalveolar carcinoma phase II trial"
+        found = hsrdr.search(DocumentQuery(query_str=question, rewrite=rewriter.rewrite(question)))
     dropped = {c.pmid: c for c in found.candidates}
     assert dropped["23415808"].kept is False and dropped["23415808"].dropped_reason.startswith("retracted")
     assert "23415808" not in {d.candidate.pmid for d in found.documents}

@@ -30,7 +30,7 @@ from cpqa.documents.fusion import rrf_fuse
 from cpqa.documents.path import DocumentPath, PathHits
 from cpqa.documents.query import DocumentQuery, as_document_query, year_window
 from cpqa.options import DocumentOptions, LadderRanking
-from cpqa.rewrite.rewriter import Rewriter, RewriteResult
+from cpqa.rewrite.rewriter import RewriteResult
 from cpqa.rewrite.rule_ladder import ranking_expression
 from cpqa.sources.ncbi import client as eutils
 from cpqa.sources.ncbi.client import NCBIUnavailable
@@ -141,20 +141,19 @@ def uses_local_store(settings: Settings) -> bool:
 
 
 class BooleanLadderRetriever(DocumentPath):
-    """E2 as a LlamaIndex retriever: question -> rewrite (or the rewrite a ``DocumentQuery`` carries) -> ladder
-    on the backend -> PMID nodes (score = 1 / rank; metadata path "E2", rank)."""
+    """E2 as a LlamaIndex retriever: the rewrite a ``DocumentQuery`` carries -> its ladder on the backend -> PMID
+    nodes (score = 1 / rank; metadata path "E2", rank)."""
 
     name = "E2"
 
-    def __init__(self, backend: TermSearch, rewriter: Rewriter, options: DocumentOptions | None = None):
+    def __init__(self, backend: TermSearch, options: DocumentOptions | None = None):
         super().__init__(options)
         self.backend = backend
-        self.rewriter = rewriter
 
     def hits(self, query: DocumentQuery, options: DocumentOptions) -> LadderResult:
         query = as_document_query(query)
         options = options or self.options
-        rewrite = query.rewrite or self.rewriter.rewrite(query.query_str)
+        rewrite = query.rewritten()
         first, last = year_window(options.years)
         log = StageLog()
         with log.stage("E2", backend=type(self.backend).__name__) as record:

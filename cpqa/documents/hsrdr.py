@@ -29,7 +29,6 @@ from cpqa.documents.path import DocumentPath, PathHits
 from cpqa.documents.query import DocumentQuery, as_document_query, retrieved, year_window
 from cpqa.documents.study_type import EXCLUDED, evidence_type
 from cpqa.options import DocumentOptions
-from cpqa.rewrite.rewriter import Rewriter
 from cpqa.types import Article, Candidate, ComponentChoice, LadderLevel, RetrievedDocument, Source, StageLog
 
 SOURCES: tuple[Source, ...] = ("D1", "D2", "D3")  # what HSRDR searches: PubMed and PMC
@@ -94,15 +93,15 @@ class HSRDRRetriever(BaseRetriever):
         store: RecordStore,
         fetcher: RecordFetcher | None,
         *,
-        rewriter: Rewriter | None = None,
         options: DocumentOptions | None = None,
         redact: Callable[[str], str] = str,
     ):
-        """``paths`` by their names; ``rewriter`` rewrites a query that comes without its rewrite (the ladder needs
-        one); ``redact`` keeps keys out of the warnings a failure writes."""
+        """``paths`` by their names; ``redact`` keeps keys out of the warnings a failure writes. A query carries its
+        rewrite (``DocumentQuery.rewrite``: the rewrite stage's result; ``Pipeline.query_for`` makes one): the
+        search never rewrites a question itself."""
         super().__init__()
         self.paths = {path.name: path for path in paths}
-        self.store, self.fetcher, self.rewriter, self.redact = store, fetcher, rewriter, redact
+        self.store, self.fetcher, self.redact = store, fetcher, redact
         self.options = options or DocumentOptions()
 
     def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> DocumentSearch:
@@ -115,14 +114,7 @@ class HSRDRRetriever(BaseRetriever):
         return [document_node(d.candidate, d.article) for d in found.documents]
 
     def _search(self, query: DocumentQuery, options: DocumentOptions) -> DocumentSearch:
-        if query.rewrite is None:  # rewrite once, for E2 and for the record
-            if self.rewriter is None:
-                raise ValueError("this HSRDR has no rewriter: give a DocumentQuery with its rewrite")
-            query = DocumentQuery(
-                query_str=query.query_str,
-                custom_embedding_strs=query.custom_embedding_strs,
-                rewrite=self.rewriter.rewrite(query.query_str),
-            )
+        query.rewritten()  # E2 and the record need the rewrite stage's result
         bad = [s for s in options.sources if s not in (*SOURCES, PATIENT_INFORMATION)]
         if bad:
             raise ValueError(f"sources must be a non-empty subset of {(*SOURCES, PATIENT_INFORMATION)}, got {bad}")

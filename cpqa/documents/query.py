@@ -27,6 +27,15 @@ class DocumentQuery(QueryBundle):
     options: DocumentOptions | None = None  # the retriever's own when None
     found: Any = None  # the typed result the retriever that answered left here
 
+    def rewritten(self) -> RewriteResult:
+        """The rewrite stage's result this query carries; E2 and HSRDR never rewrite a question themselves."""
+        if self.rewrite is None:
+            raise ValueError(
+                "E2 and HSRDR search a rewritten question: ask with a DocumentQuery carrying its rewrite "
+                "(Pipeline.query_for(question))"
+            )
+        return self.rewrite
+
 
 def retrieved(retriever: BaseRetriever, query: str | QueryBundle, options: DocumentOptions | None = None) -> Any:
     """``retriever.retrieve`` of ``query`` with ``options`` (LlamaIndex's entry, so its callbacks and

@@ -190,7 +190,7 @@ def naive_answer(pipeline, question: str) -> tuple[str, list[str], dict[str, str
     the passage embedder): the top-5 abstracts, their top-3 sentences by embedding similarity, each quoted with its
     PMID. Returns the answer text, the abstracts and the evidence type per PMID."""
     options = pipeline.options.with_overrides(**NAIVE_HYBRID_OPTIONS, max_docs=TOP_PASSAGES).documents
-    found = pipeline.documents.search(question, options)
+    found = pipeline.documents.search(pipeline.query_for(question), options)
     abstracts = [(d.candidate.pmid, d.article.abstract) for d in found.documents[:TOP_PASSAGES]]
     pool = [(pmid, s) for pmid, text in abstracts for s in split_sentences(text)]
     scores: np.ndarray | list[float] = (
