@@ -79,7 +79,7 @@ def test_valid_citations_are_kept_and_unknown_ones_removed_and_flagged(api, answ
             reasoning="SECRET-CHAIN-OF-THOUGHT: doc 1 covers side effects.",
         )
     )
-    answer = answerer.answer(QUESTION, PASSAGES, "patient")
+    answer = answerer.answer(check_question(QUESTION), PASSAGES, "patient")
     assert answer.written_by == "llm" and not answer.abstained
     assert answer.citations == ["11111111", "22222222"]
     assert "99999999" not in answer.text and "88888888" not in answer.text
@@ -95,7 +95,7 @@ def test_valid_citations_are_kept_and_unknown_ones_removed_and_flagged(api, answ
 
 
 def test_every_evidence_passage_is_delimited_and_numbered_with_its_pmid(api, answerer):
-    answerer.answer(QUESTION, PASSAGES, "patient")  # default stand-in reply
+    answerer.answer(check_question(QUESTION), PASSAGES, "patient")  # default stand-in reply
     system, user = sent(api)
     tag = re.search(r"<(evidence-[0-9a-f]+)>\n", user).group(1)
     evidence = user.split(f"\n<{tag}>\n", 1)[1].split(f"\n</{tag}>\n", 1)[0]
@@ -108,7 +108,7 @@ def test_every_evidence_passage_is_delimited_and_numbered_with_its_pmid(api, ans
 
 def test_an_abstention_is_checked_like_any_answer(api, answerer):
     api.script(tool_answer("The retrieved studies do not report on this question.", abstained=True))
-    answer = answerer.answer("Does tamoxifen interact with grapefruit juice?", PASSAGES, "patient")
+    answer = answerer.answer(check_question("Does tamoxifen interact with grapefruit juice?"), PASSAGES, "patient")
     assert answer.abstained and answer.written_by == "llm"
     assert answer.text == UNSUPPORTED  # the model's own uncited words are not shown; the standard abstention is
     assert answer.citations == [] and [r.verdict for r in answer.removed_sentences] == ["uncited"]
@@ -120,21 +120,21 @@ def test_an_abstention_is_checked_like_any_answer(api, answerer):
             abstained=True,
         )
     )
-    partial = answerer.answer("Does tamoxifen interact with grapefruit juice?", PASSAGES, "patient")
+    partial = answerer.answer(check_question("Does tamoxifen interact with grapefruit juice?"), PASSAGES, "patient")
     assert partial.abstained and partial.citations == ["11111111"]  # what the evidence does cover, cited, stays
     assert partial.text.startswith("Hot flashes were the most common side effect")
 
 
 def test_an_answer_left_without_supported_claims_becomes_an_abstention(api, answerer):
     api.script(tool_answer("Tamoxifen is harmless [PMID:12345].", citations=["12345"]))
-    answer = answerer.answer(QUESTION, PASSAGES, "patient")
+    answer = answerer.answer(check_question(QUESTION), PASSAGES, "patient")
     assert answer.abstained and "12345" not in answer.text
     assert "no_supported_claims" in answer.flags and "removed_unknown_citation:12345" in answer.flags
 
 
 def test_patient_and_clinician_prompts_differ_as_specified(api, answerer):
-    answerer.answer(QUESTION, PASSAGES, "patient")
-    answerer.answer(QUESTION, PASSAGES, "clinician")
+    answerer.answer(check_question(QUESTION), PASSAGES, "patient")
+    answerer.answer(check_question(QUESTION), PASSAGES, "clinician")
     patient, _ = sent(api, 0)
     clinician, _ = sent(api, 1)
     assert "plain, everyday language" in patient and "with the study type" not in patient
@@ -151,38 +151,42 @@ def test_patient_and_clinician_prompts_differ_as_specified(api, answerer):
 def test_personal_dosing_forbids_instructions_and_carries_the_care_team_referral(api, answerer):
     api.script(tool_answer("Studies used 20 mg daily [PMID:11111111].", citations=["11111111"]))
     screened = check_question("How much tamoxifen should I take?")
-    answer = answerer.answer(screened.question, PASSAGES, "patient", screened=screened)
+    answer = answerer.answer(screened, PASSAGES, "patient")
     system, _ = sent(api)
     assert "asking about their own dose" in system and "must ask their care team" in system
     assert answer.referral == DOSING_REFERRAL and DOSING_REFERRAL not in answer.text  # a field, shown apart
-    plain = answerer.answer("What is the usual dose of tamoxifen?", PASSAGES, "patient")
+    plain = answerer.answer(check_question("What is the usual dose of tamoxifen?"), PASSAGES, "patient")
     assert "asking about their own dose" not in sent(api)[0] and plain.referral is None
 
 
 def test_screened_urgent_message_and_notices_are_carried(api, answerer):
     screened = check_question("My name is Ann Lee. I have chest pain, what are tamoxifen side effects?")
-    answer = answerer.answer(screened.question, PASSAGES, "patient", screened=screened)
+    answer = answerer.answer(screened, PASSAGES, "patient")
     assert answer.urgent and "chest pain" in answer.urgent
     assert any("Personal details were removed" in n for n in answer.notices)
     assert "Ann" not in str(api.requests)
 
 
-def test_personal_details_never_reach_anthropic_even_without_screening(api, answerer):
-    answerer.answer("My name is Jane Doe, call me at 617-555-0134. Tamoxifen side effects?", PASSAGES, "patient")
+def test_the_answerer_reads_only_a_screened_question_so_personal_details_never_reach_anthropic(api, answerer):
+    with pytest.raises(TypeError, match="screened question"):
+        answerer.answer("My name is Jane Doe, call me at 617-555-0134. Tamoxifen side effects?", PASSAGES)
+    answerer.answer(
+        check_question("My name is Jane Doe, call me at 617-555-0134. Tamoxifen side effects?"), PASSAGES, "patient"
+    )
     body = str(api.requests)
     assert "Jane" not in body and "555-0134" not in body and "Tamoxifen side effects" in body
 
 
 def test_malformed_tool_output_is_retried_once(api, answerer):
     api.script(Reply.tool({"answer": 5}), tool_answer("Hot flashes are common [PMID:11111111].", ["11111111"]))
-    answer = answerer.answer(QUESTION, PASSAGES, "patient")
+    answer = answerer.answer(check_question(QUESTION), PASSAGES, "patient")
     assert len(asked(api)) == 2 and "previous reply could not be used" in sent(api)[1]
     assert answer.written_by == "llm" and answer.citations == ["11111111"]
 
 
 def test_repeatedly_malformed_output_falls_back_to_extractive_with_a_notice(api, answerer):
     api.script(Reply.text("I refuse to use tools."), tool_answer("", abstained=False))
-    answer = answerer.answer(QUESTION, PASSAGES, "patient")
+    answer = answerer.answer(check_question(QUESTION), PASSAGES, "patient")
     assert len(asked(api)) == 2
     assert answer.written_by == "extractive" and answer.text.startswith(EXTRACTIVE_LABEL)
     assert any(n.startswith("Claude could not be used") for n in answer.notices)
@@ -191,7 +195,7 @@ def test_repeatedly_malformed_output_falls_back_to_extractive_with_a_notice(api,
 
 def test_api_errors_fall_back_at_once_and_never_show_the_key(api, answerer):
     api.script(Reply.error(529))
-    answer = answerer.answer(QUESTION, PASSAGES, "clinician")
+    answer = answerer.answer(check_question(QUESTION), PASSAGES, "clinician")
     assert len(asked(api)) == 1  # the SDK already retried; no second round on top
     assert answer.written_by == "extractive"
     notice = next(n for n in answer.notices if n.startswith("Claude could not be used"))
@@ -208,7 +212,7 @@ STREAMED = (
 def test_a_streamed_answer_arrives_in_pieces_and_the_checked_answer_replaces_it(api, answerer):
     api.script(tool_answer(STREAMED, ["11111111"]))
     drafts: list[str] = []
-    answer = answerer.answer(QUESTION, PASSAGES, "patient", on_text=drafts.append)
+    answer = answerer.answer(check_question(QUESTION), PASSAGES, "patient", on_text=drafts.append)
     assert asked(api)[-1]["stream"] is True
     assert len(drafts) > 5 and all(b.startswith(a) for a, b in zip(drafts, drafts[1:]))  # it grows
     assert drafts[-1] == STREAMED  # the unchecked draft, as written ...
@@ -219,7 +223,7 @@ def test_a_streamed_answer_arrives_in_pieces_and_the_checked_answer_replaces_it(
 def test_a_stream_cut_mid_answer_keeps_the_checked_whole_sentences_with_a_notice(api, answerer):
     api.script(tool_answer(STREAMED, ["11111111"]).cut(after_events=22))
     drafts: list[str] = []
-    answer = answerer.answer(QUESTION, PASSAGES, "patient", on_text=drafts.append)
+    answer = answerer.answer(check_question(QUESTION), PASSAGES, "patient", on_text=drafts.append)
     assert len(asked(api)) == 1 and drafts  # the reader saw a part; no second, different answer is written
     assert answer.written_by == "llm" and STREAM_CUT in answer.notices
     assert answer.text and answer.text in STREAMED and answer.text.endswith(".")  # whole sentences only
@@ -229,7 +233,7 @@ def test_a_stream_cut_mid_answer_keeps_the_checked_whole_sentences_with_a_notice
 
 def test_a_stream_that_breaks_before_the_answer_is_asked_again_then_falls_back(api, answerer):
     api.script(tool_answer(STREAMED).cut(after_events=3, error=529), tool_answer(STREAMED).cut(after_events=3))
-    answer = answerer.answer(QUESTION, PASSAGES, "patient", on_text=lambda text: None)
+    answer = answerer.answer(check_question(QUESTION), PASSAGES, "patient", on_text=lambda text: None)
     assert len(asked(api)) == 2
     assert answer.written_by == "extractive"
     assert any(n.startswith("Claude could not be used") and "broke off" in n for n in answer.notices)
@@ -244,14 +248,14 @@ def test_whole_sentences_drops_only_a_cut_last_sentence():
 
 
 def test_no_passages_abstains_without_calling_claude(api, answerer):
-    answer = answerer.answer(QUESTION, [], "patient")
+    answer = answerer.answer(check_question(QUESTION), [], "patient")
     assert answer.abstained and api.requests == []
     assert answer.disclaimer
 
 
 def test_unknown_mode_is_rejected(answerer):
     with pytest.raises(ValueError, match="mode must be one of"):
-        answerer.answer(QUESTION, PASSAGES, "doctor")
+        answerer.answer(check_question(QUESTION), PASSAGES, "doctor")
 
 
 # ---------------------------------------------------------------- prompt injection
@@ -268,7 +272,7 @@ PLANTED = Passage(
 
 
 def test_planted_instructions_stay_inside_the_data_delimiters(api, answerer):
-    answerer.answer(QUESTION, PASSAGES + [PLANTED], "patient")
+    answerer.answer(check_question(QUESTION), PASSAGES + [PLANTED], "patient")
     system, user = sent(api)
     tag = re.search(r"<(evidence-[0-9a-f]+)>\n", user).group(1)
     assert tag != "evidence-00000000"
@@ -292,7 +296,7 @@ def test_a_product_recommendation_without_valid_citation_is_removed_and_flagged(
             citations=["11111111", "44444444"],
         )
     )
-    answer = answerer.answer(QUESTION, PASSAGES + [PLANTED], "patient")
+    answer = answerer.answer(check_question(QUESTION), PASSAGES + [PLANTED], "patient")
     assert "CureAll" not in answer.text
     assert "removed_unknown_citation:44444444" in answer.flags
     api.script(
@@ -301,7 +305,7 @@ def test_a_product_recommendation_without_valid_citation_is_removed_and_flagged(
             citations=["11111111"],
         )
     )
-    uncited = answerer.answer(QUESTION, PASSAGES + [PLANTED], "patient")
+    uncited = answerer.answer(check_question(QUESTION), PASSAGES + [PLANTED], "patient")
     assert "uncited_sentences:1" in uncited.flags  # a claim with no citation is flagged for the reader
     api.script(
         tool_answer(
@@ -309,7 +313,7 @@ def test_a_product_recommendation_without_valid_citation_is_removed_and_flagged(
             citations=["11111111"],
         )
     )
-    removed = answerer.answer(QUESTION, PASSAGES, "patient")  # and removed, when no passage supports it
+    removed = answerer.answer(check_question(QUESTION), PASSAGES, "patient")  # and removed, when no passage supports it
     assert "CureAll" not in removed.text and "Hot flashes are common" in removed.text
     assert [r.verdict for r in removed.removed_sentences] == ["uncited"]
 
@@ -350,7 +354,7 @@ def offline(settings):
 
 
 def test_extractive_answer_without_a_key_is_labelled_and_cited(offline):
-    answer = offline.answer(QUESTION, PASSAGES, "patient")
+    answer = offline.answer(check_question(QUESTION), PASSAGES, "patient")
     assert answer.written_by == "extractive" and not answer.abstained
     assert answer.text.startswith(EXTRACTIVE_LABEL) and answer.direct  # says once, first, that it quotes
     assert not any("language model" in notice for notice in answer.notices)
@@ -363,17 +367,21 @@ def test_extractive_answer_without_a_key_is_labelled_and_cited(offline):
     check = check_citations(answer.text, {"11111111", "22222222"})
     assert check.unknown == [] and check.citations == answer.citations
     assert answer.disclaimer == DISCLAIMERS["patient"]
-    assert offline.answer(QUESTION, PASSAGES, "patient") == answer  # deterministic
+    assert offline.answer(check_question(QUESTION), PASSAGES, "patient") == answer  # deterministic
 
 
 def test_extractive_answer_abstains_on_thin_evidence(offline):
-    answer = offline.answer("How does radiotherapy for glioblastoma affect memory?", PASSAGES, "patient")
+    answer = offline.answer(
+        check_question("How does radiotherapy for glioblastoma affect memory?"), PASSAGES, "patient"
+    )
     assert answer.abstained and answer.citations == [] and answer.written_by == "extractive"
-    assert offline.answer(QUESTION, [], "clinician").abstained
+    assert offline.answer(check_question(QUESTION), [], "clinician").abstained
 
 
-def test_extractive_personal_dosing_still_refers_to_the_care_team_without_a_screen(offline):
-    answer = offline.answer("How much tamoxifen should I take for breast cancer side effects?", PASSAGES)
+def test_extractive_personal_dosing_refers_to_the_care_team(offline):
+    answer = offline.answer(
+        check_question("How much tamoxifen should I take for breast cancer side effects?"), PASSAGES
+    )
     assert answer.referral == DOSING_REFERRAL
 
 
@@ -396,7 +404,7 @@ def test_injected_encoder_switches_to_embedding_similarity(settings):
 
     answerer = Answerer(encoder=Vocabulary())
     assert "embedding" in answerer.choice.model
-    answer = answerer.answer("tamoxifen hot flashes side effect", PASSAGES, "patient")
+    answer = answerer.answer(check_question("tamoxifen hot flashes side effect"), PASSAGES, "patient")
     assert answer.citations[0] == "11111111" and "Hot flashes" in answer.text.split("\n")[2]
 
 
@@ -415,7 +423,9 @@ def test_extracts_prefer_conclusions_over_sentences_that_restate_the_question(of
             "CONCLUSIONS: Exercise improved fatigue in breast cancer survivors compared with usual care."
         ),
     )
-    answer = offline.answer("Does exercise improve fatigue in breast cancer survivors?", [passage], "patient")
+    answer = offline.answer(
+        check_question("Does exercise improve fatigue in breast cancer survivors?"), [passage], "patient"
+    )
     # The finding first, quoted without its structural label.
     assert answer.text.split("\n")[2].startswith('- "Exercise improved fatigue in breast cancer survivors')
     assert "OBJECTIVE" not in answer.text and "CONCLUSIONS" not in answer.text
@@ -441,7 +451,9 @@ def test_extracts_are_whole_sentences_without_labels_repeats_or_mended_numbers(o
             "positive disease. Tamoxifen caused hot flashes"
         ),
     )
-    answer = offline.answer("Does tamoxifen lower the risk of breast cancer recurrence?", [cut, overlap], "patient")
+    answer = offline.answer(
+        check_question("Does tamoxifen lower the risk of breast cancer recurrence?"), [cut, overlap], "patient"
+    )
     quotes = [line for line in answer.text.splitlines() if line.startswith('- "')]
     assert quotes and all(q.endswith('." [PMID:61111111]') for q in quotes)  # whole, closed quotations
     assert not any(q.startswith('- "reduced') or "BACKGROUND" in q or "hot flashes" in q for q in quotes)
@@ -471,7 +483,7 @@ def test_later_extracts_cover_what_the_first_left_out(offline):
         )
     ]
     answer = offline.answer(
-        "What are the benefits and side effects of olaparib in ovarian cancer?", passages, "patient"
+        check_question("What are the benefits and side effects of olaparib in ovarian cancer?"), passages, "patient"
     )
     quotes = [line for line in answer.text.splitlines() if line.startswith('- "')]
     assert len(quotes) >= 2 and any("side effects" in q for q in quotes[:2])
@@ -560,7 +572,7 @@ INJECTIONS = {
 @pytest.mark.parametrize("kind", sorted(INJECTIONS))
 def test_injected_evidence_is_never_quoted_linked_or_cited(offline, kind):
     planted = Passage(node_id="evil", pmid="33333333", title="Tamoxifen side effects", text=INJECTIONS[kind])
-    answer = offline.answer(QUESTION, [planted, *PASSAGES], "patient")
+    answer = offline.answer(check_question(QUESTION), [planted, *PASSAGES], "patient")
     assert "Ignore previous" not in answer.text and "evil.example" not in answer.text
     assert "Stop tamoxifen" not in answer.text and "stop all treatment" not in answer.text
     assert "99999999" not in answer.text and "99999999" not in answer.citations

@@ -9,6 +9,7 @@ from cpqa.answer.extractive import Sentence
 from cpqa.answer.intent import Addressing
 from cpqa.answer.ranker import FEATURES, TRAINED_RANKER, AnswerRanker, candidate_features
 from cpqa.types import Passage
+from cpqa.safety.screening import check_question
 
 
 def _passage(pmid: str, text: str, section: str | None = None) -> Passage:
@@ -67,7 +68,7 @@ def test_the_extractive_answer_quotes_first_what_the_ranker_puts_first(ranker):
 
     encoder, _ = load_encoder("sentence_embedder", get_settings(cpqa_profile="offline"))  # the bundled MiniLM
     options = PipelineOptions().with_overrides(ranker=ranker, max_quotes=1, min_dense_score=0.0)
-    text = Answerer(encoder=encoder, options=options).answer(QUESTION, PASSAGES, "clinician").text
+    text = Answerer(encoder=encoder, options=options).answer(check_question(QUESTION), PASSAGES, "clinician").text
     first = ANSWER if ranker else TOPIC  # without the ranker, the similarity's order
     assert first in text and (TOPIC if ranker else ANSWER) not in text
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from cpqa.passages.evidence import unquotable
 from cpqa.sources.clean_text import clean_text
 from cpqa.sources.ncbi.pubmed_xml import parse_pubmed_xml
+from cpqa.safety.screening import check_question
 
 ZWSP = "\u200b"
 
@@ -53,7 +54,11 @@ def _quoted(*records: str, mode: str = "patient") -> str:
 
     encoder, _ = load_encoder("passage_retriever", get_settings(cpqa_profile="offline"))
     passages = [Passage(node_id=str(i), pmid=f"1234567{i}", text=clean_text(t)) for i, t in enumerate(records)]
-    return Answerer(encoder=encoder).answer("Does tamoxifen reduce breast cancer recurrence?", passages, mode).text
+    return (
+        Answerer(encoder=encoder)
+        .answer(check_question("Does tamoxifen reduce breast cancer recurrence?"), passages, mode)
+        .text
+    )
 
 
 def test_a_zero_width_instruction_never_reaches_an_answer():

@@ -10,6 +10,7 @@ from cpqa.answer.chooser import AnswerChooser, TRAINED_CHOOSER, names_focus, sec
 from cpqa.answer.messages import RESEARCH_ADDS
 from cpqa.options import PipelineOptions
 from cpqa.types import Passage
+from cpqa.safety.screening import check_question
 
 OPTIONS = PipelineOptions.of(chooser=False)  # the rule alone: deterministic without the model
 
@@ -78,7 +79,9 @@ STUDY = Passage(
 
 
 def test_a_patient_reads_the_page_first_attributed_then_what_research_adds():
-    answer = Answerer(options=OPTIONS).answer("What are the symptoms of endometrial cancer?", [PAGE, STUDY])
+    answer = Answerer(options=OPTIONS).answer(
+        check_question("What are the symptoms of endometrial cancer?"), [PAGE, STUDY]
+    )
     text = answer.text
     assert answer.direct and not answer.abstained
     assert (
@@ -93,7 +96,7 @@ def test_a_patient_reads_the_page_first_attributed_then_what_research_adds():
 
 def test_a_clinician_reads_the_research_first_and_the_page_after():
     answer = Answerer(options=OPTIONS).answer(
-        "What are the symptoms of endometrial cancer?", [PAGE, STUDY], "clinician"
+        check_question("What are the symptoms of endometrial cancer?"), [PAGE, STUDY], "clinician"
     )
     assert answer.text.index("[PMID:11111111]") < answer.text.index("From cancer.gov (NCI)")
     assert RESEARCH_ADDS not in answer.text
@@ -101,7 +104,9 @@ def test_a_clinician_reads_the_research_first_and_the_page_after():
 
 def test_a_page_about_another_condition_is_not_quoted():
     other = PAGE.model_copy(update={"title": "Colon Cancer Treatment (PDQ)", "pmid": "cancergov-0000037_1-3"})
-    answer = Answerer(options=OPTIONS).answer("What are the symptoms of endometrial cancer?", [other, STUDY])
+    answer = Answerer(options=OPTIONS).answer(
+        check_question("What are the symptoms of endometrial cancer?"), [other, STUDY]
+    )
     assert "cancer.gov" not in answer.text and "[PMID:11111111]" in answer.text
 
 
@@ -147,7 +152,7 @@ GENETIC = INHERITANCE.model_copy(
 
 def test_the_section_of_the_kind_the_question_names_leads_though_the_search_put_another_first():
     answer = Answerer(options=OPTIONS).answer(
-        "Which gene is primarily associated with the Saethre-Chotzen syndrome?", [INHERITANCE, GENETIC]
+        check_question("Which gene is primarily associated with the Saethre-Chotzen syndrome?"), [INHERITANCE, GENETIC]
     )
     assert "[NIH:ghr-0000889-3]" in answer.text and "[NIH:ghr-0000889-4]" not in answer.text  # one section leads
 
@@ -160,5 +165,7 @@ def test_a_section_the_question_only_allows_leads_only_when_it_states_what_is_as
             "with a genetic counselor about the condition and its care."
         }
     )
-    answer = Answerer(options=OPTIONS).answer("What is the risk factor for Saethre-Chotzen syndrome?", [silent])
+    answer = Answerer(options=OPTIONS).answer(
+        check_question("What is the risk factor for Saethre-Chotzen syndrome?"), [silent]
+    )
     assert "[NIH:" not in answer.text

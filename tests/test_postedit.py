@@ -33,8 +33,7 @@ def test_notices_come_once_and_a_refusal_is_not_repeated_as_a_notice():
     assert as_shown(answer, screened, "clinician").disclaimer == DISCLAIMERS["clinician"]
 
 
-def test_what_the_answerer_set_is_kept_and_a_referral_found_without_a_screen_is_given():
+def test_what_the_answerer_set_is_kept():
     answer = Answer(text="x", disclaimer="own", urgent="first", referral="own referral")
     shown = as_shown(answer, SCREENED, "patient")
     assert (shown.disclaimer, shown.urgent, shown.referral) == ("own", "first", "own referral")
-    assert as_shown(Answer(text="x"), None, "patient", DOSING_REFERRAL).referral == DOSING_REFERRAL

@@ -13,6 +13,7 @@ from cpqa.config import get_settings
 from cpqa.models.llm import Claude
 from cpqa.testing.anthropic_standin import Reply
 from cpqa.types import Passage
+from cpqa.safety.screening import check_question
 
 KEY = "sk-ant-api03-verify-tests-0123456789"
 EVIDENCE = [
@@ -112,7 +113,7 @@ def test_a_sentence_its_citation_does_not_support_is_removed_and_listed(api, cla
         ),
         Reply.error(500),
     )
-    answer = answerer.answer(QUESTION, EVIDENCE, "patient")
+    answer = answerer.answer(check_question(QUESTION), EVIDENCE, "patient")
     assert "reduced breast cancer recurrence" in answer.text and "pancreatic" not in answer.text
     assert answer.citations == ["11111111"]
     [removed] = answer.removed_sentences
@@ -136,7 +137,7 @@ def test_claudes_verification_pass_judges_each_claim_with_its_cited_evidence(api
             }
         ),
     )
-    answer = answerer.answer(QUESTION, EVIDENCE, "patient")
+    answer = answerer.answer(check_question(QUESTION), EVIDENCE, "patient")
     verify = api.requests[-1]
     assert verify["tool_choice"]["name"] == VERIFY_TOOL.name
     body = verify["messages"][0]["content"]
@@ -153,7 +154,7 @@ def test_an_answer_that_every_check_rejects_abstains(api, claude_settings):
         _answer("Tamoxifen causes hair to turn blue [PMID:22222222].", ["22222222"]),
         Reply.tool({"verdicts": [{"claim": 1, "verdict": "unsupported"}]}),
     )
-    answer = answerer.answer(QUESTION, EVIDENCE, "patient")
+    answer = answerer.answer(check_question(QUESTION), EVIDENCE, "patient")
     assert answer.abstained and answer.text == UNSUPPORTED and answer.citations == []
 
 
@@ -193,7 +194,7 @@ def test_a_model_that_obeys_injected_evidence_never_reaches_the_reader(api, clau
             [cited, "99999999"],
         )
     )
-    answer = answerer.answer(QUESTION, [planted, *EVIDENCE], "patient")
+    answer = answerer.answer(check_question(QUESTION), [planted, *EVIDENCE], "patient")
     assert planted.pmid not in api.requests[0]["messages"][0]["content"]
     assert answer.abstained and answer.citations == [] and answer.text in (TREATMENT_REFERRAL, UNSUPPORTED)
     assert "stop tamoxifen" not in answer.text and "99999999" not in answer.text and "evil.example" not in answer.text
@@ -203,7 +204,9 @@ def test_a_model_that_obeys_injected_evidence_never_reaches_the_reader(api, clau
 
 def test_the_offline_answer_never_quotes_cites_or_obeys_injected_evidence(offline):
     answer = offline.answer(
-        "What are the side effects of tamoxifen in breast cancer?", [INJECTED, MARKDOWN, *EVIDENCE], "patient"
+        check_question("What are the side effects of tamoxifen in breast cancer?"),
+        [INJECTED, MARKDOWN, *EVIDENCE],
+        "patient",
     )
     assert not answer.abstained and answer.citations and set(answer.citations) <= {"11111111", "22222222"}
     for text in ("Ignore previous", "stop all treatment", "Stop tamoxifen", "99999999", "evil.example", "]("):

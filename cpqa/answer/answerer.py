@@ -34,10 +34,8 @@ from cpqa.models.encoders import Encoder
 from cpqa.options import AnswerOptions, PipelineOptions, SupportOptions
 from cpqa.passages.evidence import addresses_reader
 from cpqa.models.llm import LLM, LLMError, LLMStreamCut, LLMUnavailable, ToolSpec
-from cpqa.safety.phi import scrub_phi
 from cpqa.prompts import escape, evidence_tag, template
-from cpqa.safety.screening import DOSING_REFERRAL, Screened
-from cpqa.safety.triage import is_personal_dosing
+from cpqa.safety.screening import Screened
 from cpqa.types import Answer, ComponentChoice, Mode, Passage
 
 MODES: tuple[str, ...] = ("patient", "clinician")
@@ -144,11 +142,11 @@ class Answerer:
     # ------------------------------------------------------------ answers
     def answer(
         self,
-        question: str,
+        screened: Screened,
         passages: Sequence[Passage],
         mode: Mode = "patient",
         *,
-        screened: Screened | None = None,
+        question: str | None = None,
         draft: str | None = None,
         on_text: Callable[[str], None] | None = None,
         verify: bool = True,
@@ -156,26 +154,26 @@ class Answerer:
         concepts: Sequence | None = None,
     ) -> Answer:
         """A cited answer, which says first when the evidence does not answer the question directly (its sentences
-        judged by ``cpqa.answer.intent`` against ``concepts``, the rewrite's). ``screened`` (from
-        ``check_question``) carries the urgent message, notices and the
-        personal-dosing flag of the user's own question (``question`` may be a rewrite of it). ``draft`` (COT-Refine)
-        is an answer written without evidence, which Claude revises against the evidence. ``on_text`` streams
-        Claude's answer text as it is written, before the citation check; the returned answer is the checked one.
+        judged by ``cpqa.answer.intent`` against ``concepts``, the rewrite's) to ``screened``, the safety stage's result
+        (``cpqa.safety.Screen``, ``check_question``): the question with its personal details removed, and the urgent
+        message, notices, referral and language the answer reads and never works out again. ``question``: what the
+        answer addresses when not the screened question itself (the search intent a rewrite drew from it).
+        ``draft`` (COT-Refine) is an answer written without evidence, which Claude revises against the evidence.
+        ``on_text`` streams Claude's answer text as it is written, before the citation check; the returned answer is
+        the checked one.
         ``verify``: every cited sentence checked against what it cites, and advice to change a treatment replaced
         by the care-team referral (``cpqa.answer.verify``)."""
+        if not isinstance(screened, Screened):  # the type a caller cannot skip: personal details are removed first
+            raise TypeError(f"the answerer reads a screened question (cpqa.safety.screening), not {type(screened)}")
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         options = options or self.options
-        # What the screen found is read, not derived again; a caller without a screen gets the same checks here.
-        if screened is None:
-            question = scrub_phi(question).text
-            referral = DOSING_REFERRAL if is_personal_dosing(question) else None
-        else:
-            referral = screened.referral
+        question = question or screened.question
+        referral = screened.referral  # what the screen found is read, not derived again
         personal = referral is not None
         notices: list[str] = []
         addressing = Addressing.of(question, concepts)
-        language = screened.language if screened is not None else "English"
+        language = screened.language
         # Evidence is data: a record that addresses its reader (instructions, links, markup left after cleaning) is
         # not evidence for the answer, whoever writes it; the trace still shows it, ranked last.
         passages = [p for p in passages if not addresses_reader(p.text, p.is_patient_information)]
@@ -198,7 +196,7 @@ class Answerer:
         if result.written_by == "llm" and not result.abstained and language == "English":  # the rule reads English
             result = judged(result, passages, addressing)
         # the referral a field of its own, shown after the urgent message, whatever the answer
-        return as_shown(result.model_copy(update={"notices": notices + result.notices}), screened, mode, referral)
+        return as_shown(result.model_copy(update={"notices": notices + result.notices}), screened, mode)
 
     def _claude_answer(
         self,

@@ -41,19 +41,18 @@ def record_share(
         return None
 
 
-def as_shown(answer: Answer, screened: Screened | None, mode: str, referral: str | None = None) -> Answer:
+def as_shown(answer: Answer, screened: Screened, mode: str) -> Answer:
     """The answer as the person sees it, whichever path wrote it (the answerer, a refusal, a failed search): the
-    mode's disclaimer, the screen's urgent message and referral (``referral`` where the caller found one without a
-    screen), and the screen's notices first (an amber sign's "tell your care team today" before the rest), each
-    once; a notice that is the answer's own text (a refusal) is not repeated."""
-    first = [screened.care_soon] if screened is not None and screened.care_soon else []
-    first += list(screened.notices) if screened is not None else []
+    mode's disclaimer, the screen's urgent message and referral, and the screen's notices first (an amber sign's "tell
+    your care team today" before the rest), each once; a notice that is the answer's own text (a refusal) is not
+    repeated."""
+    first = [screened.care_soon] if screened.care_soon else []
     return answer.model_copy(
         update={
             "disclaimer": answer.disclaimer or DISCLAIMERS[mode],
-            "urgent": answer.urgent or (screened.urgent if screened is not None else None),
-            "referral": answer.referral or referral or (screened.referral if screened is not None else None),
-            "notices": [n for n in dict.fromkeys([*first, *answer.notices]) if n != answer.text],
+            "urgent": answer.urgent or screened.urgent,
+            "referral": answer.referral or screened.referral,
+            "notices": [n for n in dict.fromkeys([*first, *screened.notices, *answer.notices]) if n != answer.text],
         }
     )
 

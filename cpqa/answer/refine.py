@@ -23,7 +23,6 @@ from cpqa.options import PipelineOptions
 from cpqa.prompts import escape, template
 from cpqa.rewrite.adaptive import AdaptiveRetrieval, RetrievalDecision
 from cpqa.rewrite.rewriter import RewriteResult
-from cpqa.safety.phi import scrub_phi
 from cpqa.safety.screening import Screened
 from cpqa.types import Answer, Mode, Passage, StageLog
 
@@ -61,10 +60,9 @@ class Refiner:
         self.llm = answerer.llm
         self.max_tokens = answerer.options.answer.answer_max_tokens
 
-    def draft(self, question: str, mode: Mode = "patient", screened: bool = False) -> Draft:
-        """Claude's chain-of-thought answer without retrieval; raises ``LLMError`` when Claude fails. ``screened``:
-        the question already went through the screen (personal details removed there)."""
-        question = question if screened else scrub_phi(question).text
+    def draft(self, question: str, mode: Mode = "patient") -> Draft:
+        """Claude's chain-of-thought answer without retrieval to ``question`` (a screened question: its personal
+        details removed by the safety stage); raises ``LLMError`` when Claude fails."""
         if not question.strip():
             raise ValueError("question is empty")
         system = template("refine_draft_system").substitute(register=template(f"register_{mode}").template)
@@ -81,46 +79,49 @@ class Refiner:
 
     def refine(
         self,
-        question: str,
+        screened: Screened,
         draft: Draft,
         passages: Sequence[Passage],
         mode: Mode = "patient",
-        screened: Screened | None = None,
+        *,
+        question: str | None = None,
         options: PipelineOptions | None = None,
         concepts: Sequence | None = None,
     ) -> Answer:
         """The draft revised against the evidence by the answerer (cited and checked; abstains without evidence)."""
         answer = self.answerer.answer(
-            question, passages, mode, screened=screened, draft=draft.text, options=options, concepts=concepts
+            screened, passages, mode, question=question, draft=draft.text, options=options, concepts=concepts
         )
         return answer.model_copy(update={"flags": [*answer.flags, REFINE_FLAG]})
 
     def answer(
         self,
-        question: str,
+        screened: Screened,
         passages: Sequence[Passage],
         mode: Mode = "patient",
-        screened: Screened | None = None,
+        *,
+        question: str | None = None,
         options: PipelineOptions | None = None,
         concepts: Sequence | None = None,
     ) -> tuple[Answer, Draft | None]:
-        """Draft then refine; when the draft fails, the plain answerer answers (with a notice)."""
+        """Draft then refine; when the draft fails, the plain answerer answers (with a notice). ``question``: what
+        the answer addresses when not the screened question itself (the search intent)."""
         try:
-            draft = self.draft(question, mode, screened=screened is not None)
+            draft = self.draft(question or screened.question, mode)
         except LLMError as exc:
             answer = self.answerer.answer(
-                question, passages, mode, screened=screened, options=options, concepts=concepts
+                screened, passages, mode, question=question, options=options, concepts=concepts
             )
             notice = f"COT-Refine draft failed ({self.answerer.redact(str(exc))[:120]}); answered directly."
             return answer.model_copy(update={"notices": [*answer.notices, notice]}), None
-        return self.refine(question, draft, passages, mode, screened, options, concepts), draft
+        return self.refine(
+            screened, draft, passages, mode, question=question, options=options, concepts=concepts
+        ), draft
 
-    def without_evidence(
-        self, question: str, mode: Mode = "patient", screened: Screened | None = None
-    ) -> Answer | None:
+    def without_evidence(self, question: str, mode: Mode = "patient") -> Answer | None:
         """Adaptive retrieval's answer to a question judged to need no evidence: the draft, labelled; None when
         nothing usable is left (the caller retrieves after all). Raises ``LLMError`` when Claude fails."""
-        return unretrieved_answer(self.draft(question, mode, screened=screened is not None))
+        return unretrieved_answer(self.draft(question, mode))
 
 
 def unretrieved_answer(draft: Draft) -> Answer | None:
@@ -157,12 +158,12 @@ def write_answer(
         else:
             with log.stage("cot_refine") as record:
                 answer, draft = refiner.answer(
-                    question, passages, mode, screened=screened, options=options, concepts=concepts
+                    screened, passages, mode, question=question, options=options, concepts=concepts
                 )
                 record.info.update(drafted=draft is not None, draft_words=len(draft.text.split()) if draft else 0)
             return answer, log
     answer = answerer.answer(
-        question, passages, mode, screened=screened, on_text=on_text, options=options, concepts=concepts
+        screened, passages, mode, question=question, on_text=on_text, options=options, concepts=concepts
     )
     return answer, log
 
@@ -195,7 +196,7 @@ def without_retrieval(
             )
             return None, decision, log
         try:
-            answer = refiner.without_evidence(question, options.answer.mode, screened=screened)
+            answer = refiner.without_evidence(question, options.answer.mode)
         except LLMError as exc:
             redacted = refiner.answerer.redact(str(exc))[:120]
             log.warn(f"adaptive retrieval: the answer without evidence failed ({redacted}); evidence retrieved")
