@@ -12,8 +12,9 @@ The library in one import, loaded lazily so that ``import cpqa`` stays fast::
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cpqa.fronts import lazy_front
 
 __version__ = "0.1.0"
 
@@ -54,12 +55,7 @@ if TYPE_CHECKING:
     from cpqa.types import Answer, Passage
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'cpqa' has no attribute {name!r}")
-    value = getattr(import_module(_EXPORTS[name]), name)
-    globals()[name] = value  # the next access skips this function
-    return value
+__getattr__ = lazy_front(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -14,37 +14,41 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 
-from cpqa.answer.answerer import Answerer
-from cpqa.answer.chooser import AnswerChooser, section_kinds
-from cpqa.answer.messages import NEEDS_LLM, SEARCH_FAILED
-from cpqa.answer.extractive import is_specialist
-from cpqa.answer.postedit import as_shown, after_writing, record_share
-from cpqa.answer.refine import Refiner, without_retrieval, write_answer
+from cpqa.answer import (
+    NEEDS_LLM,
+    SEARCH_FAILED,
+    AnswerChooser,
+    Answerer,
+    Refiner,
+    after_writing,
+    as_shown,
+    is_specialist,
+    record_share,
+    section_kinds,
+    without_retrieval,
+    write_answer,
+)
 from cpqa.config import Settings, get_settings
-from cpqa.documents.bm25 import Bm25Retriever
-from cpqa.documents.boolean_search import BooleanLadderRetriever, uses_local_store
-from cpqa.documents.hsrdr import PATIENT_INFORMATION, DocumentSearch, HSRDRRetriever
-from cpqa.documents.patient_search import open_patient_search
-from cpqa.documents.query import DocumentQuery
-from cpqa.documents.semantic import SemanticRetriever, SemanticSearch
+from cpqa.documents import (
+    PATIENT_INFORMATION,
+    Bm25Retriever,
+    BooleanLadderRetriever,
+    DocumentQuery,
+    DocumentSearch,
+    HSRDRRetriever,
+    SemanticRetriever,
+    SemanticSearch,
+    open_patient_search,
+    uses_local_store,
+)
 from cpqa.models.encoders import EmbeddingCache, load_encoder
 from cpqa.models.providers import load_llm
 from cpqa.options import PipelineOptions
+from cpqa.passages import PASSAGES_FILE, PassageFinder, PassageRetriever, PassageStore, passage_segmenter
 from cpqa.progress import Progress
-from cpqa.passages.bulk import passage_segmenter
-from cpqa.passages.dense import PassageRetriever
-from cpqa.passages.finder import PassageFinder
-from cpqa.passages.passage_store import PASSAGES_FILE, PassageStore
-from cpqa.rewrite.adaptive import AdaptiveRetrieval
-from cpqa.rewrite.hyde import hyde_transform, pseudo_answer
-from cpqa.rewrite.rewriter import Rewriter, RewriteResult
-from cpqa.rewrite.vocabulary import load_vocabulary
-from cpqa.safety.meaning import MeaningTriage
-from cpqa.safety.model_triage import ModelTriage
-from cpqa.safety.screen import Screen
-from cpqa.safety.triage_pass import PendingTriage, TriagePass
-from cpqa.safety.screening import Screened
-from cpqa.safety.screening import prepare as prepare_screening
+from cpqa.rewrite import AdaptiveRetrieval, Rewriter, RewriteResult, hyde_transform, load_vocabulary, pseudo_answer
+from cpqa.safety import MeaningTriage, ModelTriage, PendingTriage, Screen, Screened, TriagePass
+from cpqa.safety import prepare as prepare_screening
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
 from cpqa.trace import Result, RetrievalTrace, Retrieved

@@ -169,3 +169,26 @@ def test_no_import_loops():
 def test_modules_stay_small():
     long = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_every_stage_has_a_front_that_names_its_entry_and_result(stage):
+    import importlib
+
+    front = importlib.import_module(f"cpqa.{stage}")
+    entry, result = {
+        "safety": ("Screen", "Screened"),
+        "rewrite": ("Rewriter", "RewriteResult"),
+        "documents": ("HSRDRRetriever", "DocumentSearch"),
+        "passages": ("PassageFinder", "PassageFinding"),
+        "answer": ("write_answer", "as_shown"),
+    }[stage]
+    assert {entry, result} <= set(front.__all__)
+    assert all(getattr(front, name) is not None for name in front.__all__)  # each name resolves to its module's
+
+
+def test_the_pipeline_reaches_the_stages_through_their_fronts():
+    tree = ast.parse(MODULES["cpqa.pipeline"].read_text(encoding="utf-8"))
+    modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    behind = sorted(m for m in modules if _stage(m) is not None and m.count(".") > 1)
+    assert not behind, f"cpqa.pipeline imports stage modules behind their fronts: {behind}"

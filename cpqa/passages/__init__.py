@@ -1,2 +1,29 @@
 """Stage 4, passages: SEOS segmentation (a ``NodeParser``), dense passage retrieval, rerankers
-(``BaseNodePostprocessor``) and the postprocessors that shape the answerer's context."""
+(``BaseNodePostprocessor``) and the postprocessors that shape the answerer's context.
+
+Front: ``PassageFinder`` (``find(DocumentSearch, rewrite, options, ...) -> PassageFinding``) and its result
+``PassageFinding``; the parts it is built from (``PassageRetriever``, ``PassageStore``, ``passage_segmenter``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cpqa.fronts import lazy_front
+
+_EXPORTS = {
+    "PassageFinder": "cpqa.passages.finder",
+    "PassageFinding": "cpqa.passages.finder",
+    "PassageRetriever": "cpqa.passages.dense",
+    "PassageStore": "cpqa.passages.passage_store",
+    "PASSAGES_FILE": "cpqa.passages.passage_store",
+    "passage_segmenter": "cpqa.passages.bulk",
+}
+__all__ = ["passage_segmenter", "PassageFinder", "PassageFinding", "PassageRetriever", "PASSAGES_FILE", "PassageStore"]
+__getattr__ = lazy_front(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from cpqa.passages.bulk import passage_segmenter
+    from cpqa.passages.dense import PassageRetriever
+    from cpqa.passages.finder import PassageFinder, PassageFinding
+    from cpqa.passages.passage_store import PASSAGES_FILE, PassageStore
