@@ -41,7 +41,7 @@ from cpqa.documents import (
     open_patient_search,
     uses_local_store,
 )
-from cpqa.models.encoders import EmbeddingCache, load_encoder
+from cpqa.models.encoders import load_encoder
 from cpqa.models.providers import load_llm
 from cpqa.options import PipelineOptions
 from cpqa.passages import PASSAGES_FILE, PassageFinder, PassageRetriever, PassageStore, passage_segmenter
@@ -115,12 +115,7 @@ class Pipeline:
         # SEOS embeds each new record's sentences once (the extractive answer reads those vectors too), the passage
         # embedder each new chunk once; both are stored (``SegmentCache``).
         self.segments = passage_segmenter(
-            settings,
-            self.passage_store,
-            self.options,
-            vectors=self.passages.cache,
-            sentence_encoder=sentence_encoder,
-            cache_items=EmbeddingCache.DEFAULT_ITEMS,
+            settings, self.passage_store, self.options, vectors=self.passages.cache, sentence_encoder=sentence_encoder
         )
         self.finder = PassageFinder(self.segments, self.passages)
         # NIH patient information (D4), when the home holds it (``cpqa ingest medquad``).

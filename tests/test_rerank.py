@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+
+from cpqa.options import RerankOptions
 import pytest
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
@@ -60,7 +62,7 @@ def test_fusion_components_and_weights(fusion):
     fused, dense, bm25 = reranker.fused_scores(query, PASSAGES)
     assert fused.shape == dense.shape == bm25.shape == (len(PASSAGES),)
     assert int(np.argmax(bm25)) == 4 and int(np.argmax(dense)) == 4
-    bm25_only = reranker.model_copy(update={"dense_weight": 0.0})
+    bm25_only = reranker.model_copy(update={"options": RerankOptions(dense_weight=0.0)})
     assert np.allclose(bm25_only.fused_scores(query, PASSAGES)[0], (bm25 - bm25.min()) / (bm25.max() - bm25.min()))
 
 

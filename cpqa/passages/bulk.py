@@ -37,7 +37,6 @@ def passage_segmenter(
     *,
     vectors: EmbeddingCache | None = None,
     sentence_encoder: TextEncoder | None = None,
-    cache_items: int = 10_000,
 ) -> SegmentCache:
     """The segmenter: SEOS over the sentence embedder's vectors, its chunks sized by the window of the encoder that
     embeds passages (not the sentence embedder's), and that passage embedder (``vectors``: its cache, when the caller
@@ -51,9 +50,9 @@ def passage_segmenter(
     shared = vectors is not None and vectors.encoder is sentence_encoder
     if vectors is None:
         passage_encoder, _ = load_encoder("passage_retriever", settings, matryoshka_dim=options.passages.matryoshka_dim)
-        vectors = EmbeddingCache(passage_encoder, max_items=cache_items)
-    sentences = vectors if shared else EmbeddingCache(sentence_encoder, cache_items)
-    seos = SEOSNodeParser(sentences, window_tokens=vectors.encoder.max_tokens, **options.segmentation.model_dump())
+        vectors = EmbeddingCache(passage_encoder)
+    sentences = vectors if shared else EmbeddingCache(sentence_encoder)
+    seos = SEOSNodeParser(sentences, window_tokens=vectors.encoder.max_tokens, options=options.segmentation)
     return SegmentCache(seos, store=store, vectors=vectors)
 
 

@@ -150,18 +150,13 @@ class PassageRetriever(BaseRetriever):
 
     @classmethod
     def load(
-        cls,
-        settings: Settings,
-        *,
-        matryoshka_dim: int | None = None,
-        rerank: RerankOptions | None = None,
-        cache_items: int = 200_000,
+        cls, settings: Settings, *, matryoshka_dim: int | None = None, rerank: RerankOptions | None = None
     ) -> "PassageRetriever":
         """The profile's passage encoder (at ``matryoshka_dim``) and reranker, sharing one embedding cache."""
         if matryoshka_dim is not None and matryoshka_dim <= 0:
             raise ValueError(f"matryoshka_dim must be positive, got {matryoshka_dim}")
         encoder, choice = load_encoder("passage_retriever", settings, matryoshka_dim=matryoshka_dim)
-        cache = EmbeddingCache(encoder, max_items=cache_items)
+        cache = EmbeddingCache(encoder)  # one bound for every cache (EmbeddingCache.DEFAULT_ITEMS)
         reranker, reranker_choice = load_reranker(settings, top_n=None, cache=cache, options=rerank)
         return cls(cache, reranker, choice, reranker_choice)
 

@@ -65,7 +65,7 @@ class FusionReranker(BaseNodePostprocessor):
     """
 
     top_n: Optional[int] = Field(default=DEFAULT_TOP_N, description="passages kept; None keeps all")
-    dense_weight: float = Field(default=RerankOptions().dense_weight, ge=0.0, le=1.0)
+    options: RerankOptions = Field(default_factory=RerankOptions, description="the fusion's tuned weight")
     _cache: EmbeddingCache = PrivateAttr()
 
     def __init__(self, cache: EmbeddingCache, **kwargs: Any):
@@ -81,8 +81,7 @@ class FusionReranker(BaseNodePostprocessor):
         cls, model: str, top_n: int | None = DEFAULT_TOP_N, options: RerankOptions | None = None
     ) -> "FusionReranker":
         """The fusion reranker with any sentence-transformers embedder by name or path (the bundled MiniLM too)."""
-        dense_weight = (options or RerankOptions()).dense_weight
-        return cls(EmbeddingCache(load_model_by_id(model)), top_n=top_n, dense_weight=dense_weight)
+        return cls(EmbeddingCache(load_model_by_id(model)), top_n=top_n, options=options or RerankOptions())
 
     def fused_scores(
         self, query: str, passages: list[str], vectors: np.ndarray | None = None
@@ -92,7 +91,8 @@ class FusionReranker(BaseNodePostprocessor):
         query_vec = self._cache.encode([query])[0]
         dense = vectors @ query_vec
         bm25 = bm25_scores(query, passages)
-        fused = self.dense_weight * _min_max(dense) + (1.0 - self.dense_weight) * _min_max(bm25)
+        weight = self.options.dense_weight
+        fused = weight * _min_max(dense) + (1.0 - weight) * _min_max(bm25)
         return fused, dense, bm25
 
     def _postprocess_nodes(
@@ -165,7 +165,7 @@ def load_reranker(
     if cache is None:
         encoder, _ = load_encoder("passage_retriever", settings)
         cache = EmbeddingCache(encoder)
-    return FusionReranker(cache, top_n=top_n, dense_weight=(options or RerankOptions()).dense_weight), choice
+    return FusionReranker(cache, top_n=top_n, options=options or RerankOptions()), choice
 
 
 __all__ = ["CrossEncoderReranker", "FusionReranker", "bm25_scores", "load_reranker"]

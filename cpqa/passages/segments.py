@@ -90,7 +90,8 @@ class SegmentCache:
         self._items: OrderedDict[str, RecordLayout] = OrderedDict()
         self._lock = threading.Lock()
         p = parser
-        shape = f"{p.target}{p.unit}|{p.overlap}|{p.gap_window}|{p.cutoff_sd}|{p.min_fraction}"
+        o = p.options
+        shape = f"{p.target}{p.unit}|{p.overlap}|{o.gap_window}|{o.cutoff_sd}|{o.min_fraction}"
         self._settings = f"{p.model.name}|{shape}|{LAYOUT_VERSION}"
 
     @property

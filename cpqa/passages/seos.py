@@ -41,7 +41,6 @@ METADATA_KEYS = (
     "journal",
     "conclusion",
 )
-_TUNED = SegmentationOptions()
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of a BERT-style window
 _WORD = re.compile(r"\S+")
 Sections = Sequence[tuple[str | None, int, int]]  # (title, start, end) of each part of a text segmented on its own
@@ -133,18 +132,20 @@ class SEOSNodeParser(NodeParser):
         default=None, description="chunk bound in words (sizes then count words); None: window_fill of the token window"
     )
     overlap_words: int | None = Field(default=None, description="overlap bound in words; None: overlap_fill")
-    # The tuned sizes and cut-off are ``SegmentationOptions``' (cross-validated; see there).
-    window_fill: float = Field(default=_TUNED.window_fill, gt=0, description="chunk bound: share of the token window")
-    overlap_fill: float = Field(default=_TUNED.overlap_fill, ge=0, lt=1, description="overlap: share of the bound")
     window_tokens: int | None = Field(
         default=None, description="the passage embedder's token window; None: the sentence embedder's"
     )
-    gap_window: int = Field(default=_TUNED.gap_window, ge=1, description="sentences on each side of a gap")
-    cutoff_sd: float = Field(default=_TUNED.cutoff_sd, description="boundary cut-off: mean + cutoff_sd * std of depths")
-    min_fraction: float = Field(default=_TUNED.min_fraction, ge=0, le=1, description="smaller segments merge")
+    options: SegmentationOptions = Field(
+        default_factory=SegmentationOptions, description="the tuned sizes and cut-off (cross-validated; see there)"
+    )
     _encoder: EmbeddingCache = PrivateAttr()
 
     def __init__(self, encoder: TextEncoder | EmbeddingCache, **kwargs: Any):
+        """``kwargs``: the parser's fields, and any of ``SegmentationOptions``' by name (``gap_window=2``), which
+        override the section's."""
+        tuned = {name: kwargs.pop(name) for name in SegmentationOptions.model_fields if name in kwargs}
+        if tuned:
+            kwargs["options"] = (kwargs.get("options") or SegmentationOptions()).model_copy(update=tuned)
         super().__init__(**kwargs)
         self._encoder = encoder if isinstance(encoder, EmbeddingCache) else EmbeddingCache(encoder)
 
@@ -177,11 +178,13 @@ class SEOSNodeParser(NodeParser):
         """The chunk bound, in ``unit``."""
         if self.target_words is not None:
             return self.target_words
-        return max(1, round(self.window_fill * ((self.window_tokens or self.model.max_tokens) - SPECIAL_TOKENS)))
+        return max(
+            1, round(self.options.window_fill * ((self.window_tokens or self.model.max_tokens) - SPECIAL_TOKENS))
+        )
 
     @property
     def overlap(self) -> int:
-        value = round(self.overlap_fill * self.target) if self.overlap_words is None else self.overlap_words
+        value = round(self.options.overlap_fill * self.target) if self.overlap_words is None else self.overlap_words
         if value >= self.target:
             raise ValueError(
                 f"overlap ({value} {self.unit}) must be smaller than the chunk target ({self.target} {self.unit})"
@@ -217,7 +220,7 @@ class SEOSNodeParser(NodeParser):
         already embedded)."""
         if vectors is None:
             vectors = self.embed([text[s.start : s.end] for s in sentences])
-        sims = window_similarities(vectors, self.gap_window)
+        sims = window_similarities(vectors, self.options.gap_window)
         return sims, depth_scores(sims)
 
     def segment(self, text: str, sentences: Sequence[Span], vectors: np.ndarray | None = None) -> list[list[Span]]:
@@ -225,10 +228,10 @@ class SEOSNodeParser(NodeParser):
         if len(sentences) < 2:
             return [list(sentences)] if sentences else []
         _, depths = self.gap_scores(text, sentences, vectors)
-        cuts = [0, *pick_boundaries(depths, self.cutoff_sd), len(sentences)]
+        cuts = [0, *pick_boundaries(depths, self.options.cutoff_sd), len(sentences)]
         segments = [list(sentences[a:b]) for a, b in zip(cuts, cuts[1:])]
         strength = [float(depths[c - 1]) for c in cuts[1:-1]]  # boundary i sits between segments i and i+1
-        return _merge_small(segments, strength, max(1, int(self.min_fraction * self.target)))
+        return _merge_small(segments, strength, max(1, int(self.options.min_fraction * self.target)))
 
     def pack(self, segment: Sequence[Span]) -> list[list[Span]]:
         """Chunks of whole sentences of at most ``target`` (a lone longer sentence stands alone), sized evenly
