@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -61,6 +62,34 @@ def _open_passage_store(path: Path) -> PassageStore | None:
         return PassageStore(path)
     except (OSError, sqlite3.Error):
         return None
+
+
+@dataclass
+class Asking:
+    """One question on its way through the stages, which the pipeline's steps share instead of long argument lists:
+    its options, the trace only the pipeline writes, who hears of each stage (``progress``), the screen as it stands
+    (the model's triage pass, running beside the search, may raise a flag before the answer) and that pass."""
+
+    options: PipelineOptions
+    trace: RetrievalTrace
+    progress: Callable[[Progress], None] | None = None
+    pending: PendingTriage | None = None
+    started: float = field(default_factory=time.perf_counter)
+    screen: Screened | None = None  # set by the safety step, first of all
+
+    @property
+    def screened(self) -> Screened:
+        if self.screen is None:
+            raise RuntimeError("the question has not been screened yet")
+        return self.screen
+
+    @screened.setter
+    def screened(self, screened: Screened) -> None:
+        self.screen = screened
+
+    def notify(self, stage: str, screened: Screened | None = None, draft: str | None = None) -> None:
+        if self.progress is not None:
+            self.progress(Progress(stage=stage, screened=screened, draft=draft))
 
 
 class Pipeline:
@@ -185,27 +214,20 @@ class Pipeline:
         ``overrides`` are option knobs by name (``mode``, ``years``, ``sources``, ``top_n``, ``hyde``, ...);
         ``progress`` receives a ``Progress`` for the screening result, before any retrieval, then for each stage
         as it starts (for progress displays)."""
-        options = self.resolve_options(**overrides)
-        trace = self._trace(options)
-        started = time.perf_counter()
-
-        def notify(stage: str, screened: Screened | None = None, draft: str | None = None) -> None:
-            if progress is not None:
-                progress(Progress(stage=stage, screened=screened, draft=draft))
-
-        notify("safety")
-        screened = self._screened(question, history, options, trace)
-        notify("screened", screened)
-        pending = self.screener.start_model_pass(screened, options)
-        if pending is not None and not screened.language_ok:  # the model translates it before the search
-            screened, pending = trace.record_triage(*pending.join(screened, notify)), None
-        if not screened.language_ok and not screened.english:
-            answer = Answer(text=screened.refusal or "", abstained=True, written_by="triage")
+        asking = self._asking(overrides, progress)
+        asking.notify("safety")
+        screened = self._screened(asking, question, history)
+        asking.notify("screened", screened)
+        asking.pending = self.screener.start_model_pass(screened, asking.options)
+        if asking.pending is not None and not screened.language_ok:  # the model translates it before the search
+            self._join_triage(asking)
+        if not asking.screened.language_ok and not asking.screened.english:
+            answer = Answer(text=asking.screened.refusal or "", abstained=True, written_by="triage")
         else:
-            answer, screened = self._answer_or_triage(screened, options, trace, notify, progress is not None, pending)
-        answer = as_shown(answer, screened, options.answer.mode)  # what the screen found reaches every path
-        trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
-        return Result(answer=answer, trace=trace)
+            answer = self._answer_or_triage(asking)
+        answer = as_shown(answer, asking.screened, asking.options.answer.mode)  # every path carries the screen's
+        asking.trace.stages["total"] = StageRecord(ms=(time.perf_counter() - asking.started) * 1000.0)
+        return Result(answer=answer, trace=asking.trace)
 
     def search_documents(self, question: str | Screened, history: Sequence[str] = (), **overrides: Any) -> Retrieved:
         """The documents for ``question``: screened once, rewritten, searched by HSRDR (with HyDE when on), in the
@@ -219,28 +241,28 @@ class Pipeline:
     def _retrieved(
         self, question: str | Screened, history: Sequence[str], overrides: dict[str, Any], passages: bool
     ) -> Retrieved:
-        options = self.resolve_options(**overrides)
-        trace = self._trace(options)
-        started = time.perf_counter()
-        screened = self._screened(question, history, options, trace)
+        asking = self._asking(overrides)
+        screened = self._screened(asking, question, history)
         if screened.language_ok:  # a search without an answer: the model's translation is not waited for
-            rewrite = self._rewrite(screened, options, trace)
-            found = self._documents(rewrite, options, trace)
+            rewrite = self._rewrite(asking)
+            found = self._documents(asking, rewrite)
             if passages:
+                trace = asking.trace
                 trace.record_passages(
-                    self.finder.find(found, rewrite, options, trace.search_intent, patient=trace.patient)
+                    self.finder.find(found, rewrite, asking.options, trace.search_intent, patient=trace.patient)
                 )
-        trace.stages["total"] = StageRecord(ms=(time.perf_counter() - started) * 1000.0)
-        return Retrieved(screened=screened, trace=trace)
+        asking.trace.stages["total"] = StageRecord(ms=(time.perf_counter() - asking.started) * 1000.0)
+        return Retrieved(screened=screened, trace=asking.trace)
 
-    def _trace(self, options: PipelineOptions) -> RetrievalTrace:
-        return RetrievalTrace(profile=self.profile, options=options, models=dict(self.models))
+    def _asking(self, overrides: dict[str, Any], progress: Callable[[Progress], None] | None = None) -> Asking:
+        options = self.resolve_options(**overrides)
+        trace = RetrievalTrace(profile=self.profile, options=options, models=dict(self.models))
+        return Asking(options=options, trace=trace, progress=progress)
 
-    def _screened(
-        self, question: str | Screened, history: Sequence[str], options: PipelineOptions, trace: RetrievalTrace
-    ) -> Screened:
+    def _screened(self, asking: Asking, question: str | Screened, history: Sequence[str]) -> Screened:
         """``question`` screened (or taken as screened), recorded in the trace."""
         given = isinstance(question, Screened)
+        options, trace = asking.options, asking.trace
         with trace.stage("safety") as record:
             if isinstance(question, Screened):  # screened by a front end: only the meaning check may be missing
                 screened = self.screener.complete(question, options.safety)
@@ -254,41 +276,32 @@ class Pipeline:
                 screened_before=given,
             )
         trace.question, trace.language, trace.triage = screened.question, screened.language, list(screened.triage)
+        asking.screened = screened
         return screened
 
-    def _answer_or_triage(
-        self,
-        screened: Screened,
-        options: PipelineOptions,
-        trace: RetrievalTrace,
-        notify: Callable[..., None],
-        stream: bool,
-        pending: PendingTriage | None = None,
-    ) -> tuple[Answer, Screened]:
-        """The answer, and the screen as the model's triage pass left it (a flag raised, never lowered)."""
-        try:
-            return self._answer(screened, options, trace, notify, stream, pending)
-        except Exception as exc:
-            if pending is not None and not pending.done():
-                screened = trace.record_triage(*pending.join(screened, notify))
-            if screened.urgent is None and screened.referral is None:
-                raise
-            # An urgent question always gets its urgent-care message, and a referral its referral, even when
-            # retrieval fails.
-            trace.warn(f"evidence retrieval failed after screening: {type(exc).__name__}")
-            return Answer(text=SEARCH_FAILED, abstained=True, written_by="triage"), screened
+    def _join_triage(self, asking: Asking) -> None:
+        """The model's triage pass joined: the screen as it left it (a flag raised, never lowered), in the trace."""
+        if asking.pending is not None:
+            asking.screened = asking.trace.record_triage(*asking.pending.join(asking.screened, asking.notify))
+            asking.pending = None
 
-    def _answer(
-        self,
-        screened: Screened,
-        options: PipelineOptions,
-        trace: RetrievalTrace,
-        notify: Callable[..., None],
-        stream: bool,
-        pending: PendingTriage | None = None,
-    ) -> tuple[Answer, Screened]:
-        """``pending``: the model's triage running beside the search, joined before the answer is written."""
-        rewrite = self._rewrite(screened, options, trace, notify)
+    def _answer_or_triage(self, asking: Asking) -> Answer:
+        """The answer; when retrieval fails, an urgent question still gets its urgent-care message, and a referral its
+        referral."""
+        try:
+            return self._answer(asking)
+        except Exception as exc:
+            if asking.pending is not None and not asking.pending.done():
+                self._join_triage(asking)
+            if asking.screened.urgent is None and asking.screened.referral is None:
+                raise
+            asking.trace.warn(f"evidence retrieval failed after screening: {type(exc).__name__}")
+            return Answer(text=SEARCH_FAILED, abstained=True, written_by="triage")
+
+    def _answer(self, asking: Asking) -> Answer:
+        """Rewrite, documents, passages, the model's triage pass (beside the search) joined, then the answer."""
+        options, trace, screened = asking.options, asking.trace, asking.screened
+        rewrite = self._rewrite(asking)
         # With dialogue history the distilled search intent is the self-contained question.
         asked = trace.search_intent if screened.history else screened.question
         if options.rewrite.adaptive_retrieval:
@@ -297,18 +310,17 @@ class Pipeline:
             )
             trace.absorb(log)
             if unretrieved is not None:
-                return unretrieved, screened
-        found = self._documents(rewrite, options, trace, notify)
+                return unretrieved
+        found = self._documents(asking, rewrite)
         urgent = screened.urgent is not None
-        finding = self.finder.find(found, rewrite, options, trace.search_intent, notify, urgent, trace.patient)
+        finding = self.finder.find(found, rewrite, options, trace.search_intent, asking.notify, urgent, trace.patient)
         context = trace.record_passages(finding)
-        if pending is not None:
-            screened = trace.record_triage(*pending.join(screened, notify))
-        notify("answer")
+        self._join_triage(asking)
+        asking.notify("answer")
         with trace.stage("answer", passages=len(context)):
-            on_text = (lambda text: notify("drafting", draft=text)) if stream else None
+            on_text = (lambda text: asking.notify("drafting", draft=text)) if asking.progress else None
             answer, log = write_answer(
-                self.answerer, self.refiner, asked, context, options, screened, on_text, rewrite.concepts
+                self.answerer, self.refiner, asked, context, options, asking.screened, on_text, rewrite.concepts
             )
         trace.absorb(log)
         trace.removed_sentences = answer.removed_sentences
@@ -316,22 +328,17 @@ class Pipeline:
         answer, warnings = after_writing(answer, rewrite.concepts, context, self.record_share, options.answer)
         for warning in warnings:
             trace.warn(warning)
-        return answer, screened
+        return answer
 
-    def _rewrite(
-        self,
-        screened: Screened,
-        options: PipelineOptions,
-        trace: RetrievalTrace,
-        notify: Callable[[str], None] = lambda stage: None,
-    ) -> RewriteResult:
-        notify("rewrite")
+    def _rewrite(self, asking: Asking) -> RewriteResult:
+        screened, trace = asking.screened, asking.trace
+        asking.notify("rewrite")
         with trace.stage("rewrite") as record:
             rewrite = self.rewriter.rewrite(  # a question in another language is searched in the model's English
                 screened.english or screened.question,
                 screened.history,
-                options.rewrite.term_links,
-                options.rewrite.rewrite_max_tokens,
+                asking.options.rewrite.term_links,
+                asking.options.rewrite.rewrite_max_tokens,
             )
             record.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
         trace.rewrite = rewrite
@@ -339,15 +346,11 @@ class Pipeline:
         trace.search_intent = rewrite.search_intent or screened.question
         return rewrite
 
-    def _documents(
-        self,
-        rewrite: RewriteResult,
-        options: PipelineOptions,
-        trace: RetrievalTrace,
-        notify: Callable[[str], None] = lambda stage: None,
-    ) -> DocumentSearch:
-        """HSRDR's documents for the rewritten question (E1 with a drafted answer beside it under HyDE)."""
-        notify("documents")
+    def _documents(self, asking: Asking, rewrite: RewriteResult) -> DocumentSearch:
+        """HSRDR's documents for the rewritten question (E1 with a drafted answer beside it under HyDE), and the
+        patient pages' sections beside them."""
+        options, trace = asking.options, asking.trace
+        asking.notify("documents")
         query = self.document_query(rewrite, trace.search_intent, options, trace)
         with trace.stage("documents") as record:
             found = self.documents.search(query, options.documents)

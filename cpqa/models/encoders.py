@@ -370,8 +370,7 @@ def load_cross_encoder(settings: Settings):
 class EmbeddingCache:
     """A bounded in-memory cache of text embeddings keyed by (model, text), shared across questions. Records'
     sentence vectors come from the passage store (``remember``), so the extractive answer reads the vectors of the
-    sentences it quotes instead of embedding them again. One bound for every cache, at question time and in a bulk
-    build alike: 200,000 vectors (about 300 MB at 384 dimensions, float32)."""
+    sentences it quotes instead of embedding them again. One bound for every cache, question time and bulk build."""
 
     DEFAULT_ITEMS = 200_000
 
