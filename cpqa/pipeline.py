@@ -21,7 +21,6 @@ from cpqa.answer import (
     AnswerChooser,
     Answerer,
     Refiner,
-    after_writing,
     as_shown,
     is_specialist,
     record_share,
@@ -320,14 +319,19 @@ class Pipeline:
         with trace.stage("answer", passages=len(context)):
             on_text = (lambda text: asking.notify("drafting", draft=text)) if asking.progress else None
             answer, log = write_answer(
-                self.answerer, self.refiner, asked, context, options, asking.screened, on_text, rewrite.concepts
+                self.answerer,
+                self.refiner,
+                asked,
+                context,
+                options,
+                asking.screened,
+                on_text,
+                rewrite.concepts,
+                self.record_share,
             )
         trace.absorb(log)
         trace.removed_sentences = answer.removed_sentences
         trace.use_model(self.answerer.used(answer))  # the fallback, named, when the model could not be reached
-        answer, warnings = after_writing(answer, rewrite.concepts, context, self.record_share, options.answer)
-        for warning in warnings:
-            trace.warn(warning)
         return answer
 
     def _rewrite(self, asking: Asking) -> RewriteResult:

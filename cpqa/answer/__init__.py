@@ -1,8 +1,9 @@
 """Stage 5, answer: Claude or extractive answerers, citation and support checks, COT-Refine, post-editing.
 
 Front: ``write_answer(answerer, refiner, question, passages, options, screened) -> (Answer, StageLog)`` over the
-``Answerer`` (and ``Refiner`` for COT-Refine), ``as_shown`` (what every path's answer carries) and ``after_writing``
-(the post-edit); adaptive retrieval's answer without evidence (``without_retrieval``); the chooser's section kinds.
+``Answerer`` (and ``Refiner`` for COT-Refine): written, checked, post-edited and dressed in one module
+(``cpqa.answer.compose``); ``as_shown`` (what every path's answer carries, a refusal's too); adaptive retrieval's
+answer without evidence (``without_retrieval``); the chooser's section kinds.
 """
 
 from __future__ import annotations
@@ -12,21 +13,19 @@ from typing import TYPE_CHECKING
 from cpqa.fronts import lazy_front
 
 _EXPORTS = {
-    "write_answer": "cpqa.answer.refine",
+    "write_answer": "cpqa.answer.compose",
     "Refiner": "cpqa.answer.refine",
     "without_retrieval": "cpqa.answer.refine",
     "Answerer": "cpqa.answer.answerer",
     "AnswerChooser": "cpqa.answer.chooser",
     "section_kinds": "cpqa.answer.chooser",
     "as_shown": "cpqa.answer.postedit",
-    "after_writing": "cpqa.answer.postedit",
     "record_share": "cpqa.answer.postedit",
     "is_specialist": "cpqa.answer.extractive",
     "NEEDS_LLM": "cpqa.answer.messages",
     "SEARCH_FAILED": "cpqa.answer.messages",
 }
 __all__ = [
-    "after_writing",
     "AnswerChooser",
     "Answerer",
     "as_shown",
@@ -46,5 +45,6 @@ if TYPE_CHECKING:
     from cpqa.answer.chooser import AnswerChooser, section_kinds
     from cpqa.answer.extractive import is_specialist
     from cpqa.answer.messages import NEEDS_LLM, SEARCH_FAILED
-    from cpqa.answer.postedit import after_writing, as_shown, record_share
-    from cpqa.answer.refine import Refiner, without_retrieval, write_answer
+    from cpqa.answer.postedit import as_shown, record_share
+    from cpqa.answer.compose import write_answer
+    from cpqa.answer.refine import Refiner, without_retrieval

@@ -61,7 +61,7 @@ def after_writing(
     answer: Answer,
     concepts: Sequence,
     passages: Sequence[Passage],
-    share: Callable[[str], float | None],
+    share: Callable[[str], float | None] | None,
     options: AnswerOptions | None = None,
 ) -> tuple[Answer, list[str]]:
     """The answer to show and the warnings for the trace."""

@@ -11,7 +11,7 @@ any citation stripped and a notice saying so.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
 from pydantic import BaseModel, Field
 
@@ -133,39 +133,6 @@ def unretrieved_answer(draft: Draft) -> Answer | None:
     return Answer(
         text=check.text, written_by="llm", flags=["no_retrieval", *check.flags], notices=[NO_RETRIEVAL_NOTICE]
     )
-
-
-def write_answer(
-    answerer: Answerer,
-    refiner: Refiner | None,
-    question: str,
-    passages: Sequence[Passage],
-    options: PipelineOptions,
-    screened: Screened,
-    on_text: Callable[[str], None] | None = None,
-    concepts: Sequence = (),
-) -> tuple[Answer, StageLog]:
-    """The answerer's answer (``concepts``: the rewrite's, which an answering sentence must name); with
-    ``cot_refine``, a draft without evidence revised against it; and the log of that step (or why it could not
-    run)."""
-    mode = options.answer.mode
-    log = StageLog()
-    if options.answer.cot_refine:
-        if refiner is None:
-            log.warn(
-                NEEDS_LLM.format(option="cot_refine", unconfigured=answerer.unconfigured, instead="answered directly")
-            )
-        else:
-            with log.stage("cot_refine") as record:
-                answer, draft = refiner.answer(
-                    screened, passages, mode, question=question, options=options, concepts=concepts
-                )
-                record.info.update(drafted=draft is not None, draft_words=len(draft.text.split()) if draft else 0)
-            return answer, log
-    answer = answerer.answer(
-        screened, passages, mode, question=question, on_text=on_text, options=options, concepts=concepts
-    )
-    return answer, log
 
 
 def without_retrieval(
