@@ -3,9 +3,10 @@ how well a candidate answers a question, and which sections of a patient page a 
 
 The chooser was trained on BioASQ questions against sentences of their records (gold snippets against the rest) and
 on MedQuAD questions against sections of NIH patient pages (its own section against the page's others and other
-pages' sections about the same condition). So a research sentence is scored as it is, and a patient page's chunk as
-"heading: text", the form its sections were trained in. It rescores only the best few candidates the embedding
-similarity ranks first (``AnswerOptions.chooser_candidates``): 16 pairs cost about 30 ms on two cores.
+pages' sections about the same condition). With ``AnswerOptions.chooser`` on it rescores the best few research
+sentences the embedding similarity ranks first (``chooser_candidates``): 16 pairs cost about 30 ms on two cores. It
+is off: at sentence level it measured no better than similarity (docs/results.md, issue 35), and a patient page's
+chunks are chosen by the kind of section the question asks for, in the search's order (``page_quotes``).
 
 The kinds of section a question asks for (``section_kinds``) come from its wording, as ``intent.question_needs``
 reads needs: "signs" asks for the symptoms section, "how common" for frequency or the outlook, "how is it treated"
