@@ -236,3 +236,23 @@ def test_fewer_layers_are_kept_and_saved(tmp_path):
     assert len(model.base_model.encoder.layer) == 2 and model.config.num_labels == 1
     save_float(model, tokenizer, tmp_path / "model", "logits", 64)
     assert CrossEncoder(str(tmp_path / "model"), device="cpu").model.config.num_hidden_layers == 2
+
+
+@pytest.mark.slow
+def test_exact_labelled_chooser_data_names_an_exact_answer_or_is_a_negative(indexed_home, tmp_path):
+    from cpqa.evaluation.data.bioasq_gold import bioasq_gold
+    from cpqa.evaluation.data.shared import SHARED_DATA
+    from cpqa.evaluation.evaluations.answers import names_exact_answer
+    from cpqa.evaluation.training.chooser_data import ChooserDataOptions, build_chooser_data
+    from cpqa.evaluation.training.common import build_guard
+
+    options = ChooserDataOptions(limit=2, label="exact", medquad=False)
+    manifest = build_chooser_data(indexed_home, tmp_path / "ex", options, passages_path=tmp_path / "p.sqlite")
+    _, examples, texts = _check_folder(tmp_path / "ex", "pairs.jsonl.gz", build_guard())
+    raw, questions = SHARED_DATA / "mirage" / "rawdata" / "bioasq", SHARED_DATA / "bioasq" / "dev_questions.jsonl"
+    golds = {f"q:{g.id}": g for g in bioasq_gold(raw, questions)}
+    assert manifest["sources"]["bioasq"]["questions"] == 2 and examples
+    for e in examples:  # every label is BioASQ's exact answer, read again
+        gold = golds[e["q"]]
+        assert gold.exact and e["y"] == int(names_exact_answer(texts[e["c"]], gold.exact)), e
+        assert e["s"].startswith("bioasq:exact-") == bool(e["y"])
