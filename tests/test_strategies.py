@@ -66,25 +66,32 @@ def passage(pmid: str, text: str, score: float = 1.0, start: int | None = None, 
 # ------------------------------------------------------------------ adaptive retrieval
 @pytest.mark.parametrize("question", DEFINITIONAL)
 def test_rules_skip_only_short_definitional_questions(question, settings):
-    decision = AdaptiveRetrieval(settings).decide(question)
+    decision = AdaptiveRetrieval(settings).decide(question, personal_dosing=check_question(question).personal_dosing)
     assert not decision.retrieve and decision.method == "rules"
 
 
 @pytest.mark.parametrize("question", EVIDENCE)
 def test_rules_never_skip_treatment_prognosis_dosing_or_personal_questions(question, settings):
-    decision = AdaptiveRetrieval(settings).decide(question)
+    decision = AdaptiveRetrieval(settings).decide(question, personal_dosing=check_question(question).personal_dosing)
     assert decision.retrieve, decision.reason
-    assert safety_guard(question, AdaptiveRetrieval(settings).vocabulary)
+    assert safety_guard(
+        question, AdaptiveRetrieval(settings).vocabulary, personal_dosing=check_question(question).personal_dosing
+    )
 
 
 def test_rules_retrieve_for_anything_not_definitional(settings):
-    assert decide_by_rules("Is cancer contagious?").retrieve
+    assert decide_by_rules("Is cancer contagious?", personal_dosing=False).retrieve
     long = "What is the name of the small gland that sits just below the bladder in men and grows with age?"
-    assert decide_by_rules(long).retrieve
+    assert decide_by_rules(long, personal_dosing=False).retrieve
     vocabulary = AdaptiveRetrieval(settings).vocabulary
-    assert skip_rate([decide_by_rules(q, vocabulary) for q in DEFINITIONAL + EVIDENCE]) == pytest.approx(4 / 12)
+    assert skip_rate(
+        [
+            decide_by_rules(q, vocabulary, personal_dosing=check_question(q).personal_dosing)
+            for q in DEFINITIONAL + EVIDENCE
+        ]
+    ) == pytest.approx(4 / 12)
     for drug in ("What is tamoxifen?", "what is morphine", "What is trastuzumab?"):  # drug-name endings
-        assert decide_by_rules(drug).retrieve
+        assert decide_by_rules(drug, personal_dosing=False).retrieve
 
 
 def test_claude_decides_but_the_guard_keeps_retrieval_for_treatment(settings, api):
@@ -95,11 +102,13 @@ def test_claude_decides_but_the_guard_keeps_retrieval_for_treatment(settings, ap
         Reply.tool({"reasoning": "r", "question_type": "definition", "needs_retrieval": True}),
     )
     adaptive = AdaptiveRetrieval(settings, claude_for(settings, api))
-    general = adaptive.decide("Are cold sores a herpes virus?")
+    general = adaptive.decide("Are cold sores a herpes virus?", personal_dosing=False)
     assert not general.retrieve and general.method == "llm"
-    guarded = adaptive.decide("What is the best treatment for breast cancer?")
+    guarded = adaptive.decide("What is the best treatment for breast cancer?", personal_dosing=False)
     assert guarded.retrieve and guarded.guarded and "treatment" in guarded.reason
-    assert adaptive.decide("What is a lymph node?").retrieve  # Claude may always ask for evidence
+    assert adaptive.decide(
+        "What is a lymph node?", personal_dosing=False
+    ).retrieve  # Claude may always ask for evidence
     assert api.requests[0]["tool_choice"]["name"] == "retrieval_decision"
     assert "Are cold sores a herpes virus?" in request_text(api.requests[0])
 
@@ -107,11 +116,11 @@ def test_claude_decides_but_the_guard_keeps_retrieval_for_treatment(settings, ap
 def test_claude_failure_falls_back_to_the_rules(settings, api):
     api.script(Reply.error(500), Reply.error(500))
     adaptive = AdaptiveRetrieval(settings, claude_for(settings, api))
-    decision = adaptive.decide("What is a lymph node?")
+    decision = adaptive.decide("What is a lymph node?", personal_dosing=False)
     assert decision.method == "rules" and not decision.retrieve and "Claude failed" in decision.reason
     assert "sk-standin-key" not in decision.reason
     with pytest.raises(ValueError):
-        adaptive.decide("  ")
+        adaptive.decide("  ", personal_dosing=False)
 
 
 # ------------------------------------------------------------------ query expansion
@@ -368,7 +377,7 @@ def test_unretrieved_answer_strips_citations_from_memory():
 def test_standin_default_drives_every_llm_strategy(settings, api):
     """With the stand-in's default responder (as in the ablation harness) every strategy runs end to end."""
     llm = claude_for(settings, api)
-    assert AdaptiveRetrieval(settings, llm).decide("What is a lymph node?").method == "llm"
+    assert AdaptiveRetrieval(settings, llm).decide("What is a lymph node?", personal_dosing=False).method == "llm"
     assert hyde_transform(llm).run("What is a lymph node?").embedding_strs[0]
     answer, _ = Refiner(Answerer(llm, redact=settings.redact)).answer(
         check_question("What is a lymph node?"), [passage("12345678", "Lymph nodes filter.")]

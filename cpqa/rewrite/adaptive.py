@@ -18,7 +18,6 @@ from pydantic import BaseModel, Field
 from cpqa.rewrite.concepts import Concept, detect_intent, process_question
 from cpqa.config import Settings
 from cpqa.models.llm import LLM, LLMError, ToolSpec
-from cpqa.safety.triage import is_personal_dosing
 from cpqa.options import RewriteOptions
 from cpqa.rewrite.vocabulary import Vocabulary, load_vocabulary
 
@@ -85,13 +84,15 @@ def safety_guard(
     question: str,
     vocabulary: Vocabulary | None = None,
     concepts: Sequence[Concept] | None = None,
-    personal_dosing: bool | None = None,
+    *,
+    personal_dosing: bool,
 ) -> str | None:
     """Why ``question`` must be answered from evidence, or None when nothing forbids skipping retrieval.
 
     With ``vocabulary`` (or the question's ``concepts``, when the rewrite found them already), a question naming a
-    treatment ("What is tamoxifen?") also needs evidence; ``personal_dosing``: what the screen found, when it ran."""
-    if is_personal_dosing(question) if personal_dosing is None else personal_dosing:
+    treatment ("What is tamoxifen?") also needs evidence; ``personal_dosing``: what the screen found
+    (``Screened.personal_dosing``), read, never worked out again."""
+    if personal_dosing:
         return "personal dosing question"
     intent = detect_intent(question)
     if intent in EVIDENCE_INTENTS:
@@ -110,10 +111,16 @@ def safety_guard(
     return None
 
 
-def decide_by_rules(question: str, vocabulary: Vocabulary | None = None, **known: Any) -> RetrievalDecision:
-    """Conservative: skip retrieval only for a short definitional question that passes the safety guard (``known``:
-    the ``concepts`` and ``personal_dosing`` flag earlier stages found, passed on to it)."""
-    guard = safety_guard(question, vocabulary, **known)
+def decide_by_rules(
+    question: str,
+    vocabulary: Vocabulary | None = None,
+    concepts: Sequence[Concept] | None = None,
+    *,
+    personal_dosing: bool,
+) -> RetrievalDecision:
+    """Conservative: skip retrieval only for a short definitional question that passes the safety guard (the
+    ``concepts`` and ``personal_dosing`` flag earlier stages found, passed on to it)."""
+    guard = safety_guard(question, vocabulary, concepts, personal_dosing=personal_dosing)
     if guard:
         return RetrievalDecision(retrieve=True, method="rules", reason=guard)
     if len(question.split()) > _DEFINITIONAL_WORDS or not _DEFINITIONAL.search(question):
@@ -133,7 +140,8 @@ class AdaptiveRetrieval:
         self,
         question: str,
         concepts: Sequence[Concept] | None = None,
-        personal_dosing: bool | None = None,
+        *,
+        personal_dosing: bool,
         max_tokens: int = RewriteOptions().decision_max_tokens,
     ) -> RetrievalDecision:
         """``concepts`` and ``personal_dosing``: what the rewrite and the screen found (not derived again)."""

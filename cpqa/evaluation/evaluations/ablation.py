@@ -32,6 +32,7 @@ from cpqa.passages.restructure import restructure
 from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
 from cpqa.types import Passage
 from cpqa.evaluation.data.shared import SHARED_DATA
+from cpqa.safety.screening import check_question
 
 CONSUMER_SETS = {
     "healthsearchqa": "healthsearchqa_noncancer.jsonl",
@@ -100,7 +101,7 @@ def adaptive_rule_rates(question_sets: dict[str, list[str]], settings: Settings)
     adaptive = AdaptiveRetrieval(settings, llm=None)
     out = {}
     for name, texts in question_sets.items():
-        decisions = [adaptive.decide(t) for t in texts]
+        decisions = [adaptive.decide(t, personal_dosing=check_question(t).personal_dosing) for t in texts]
         skipped = [t for t, d in zip(texts, decisions) if not d.retrieve]
         out[name] = AdaptiveRate(
             questions=len(texts), skip_rate=round(skip_rate(decisions), 4), skipped_examples=skipped[:5]

@@ -25,6 +25,7 @@ from cpqa.evaluation.evaluations.retrieval import Question, Run, evaluate
 from cpqa.models.providers import load_llm
 from cpqa.rewrite.adaptive import AdaptiveRetrieval, skip_rate
 from cpqa.types import Passage
+from cpqa.safety.screening import check_question
 
 STANDIN = "stand-in"
 STANDIN_NOTE = (
@@ -74,7 +75,7 @@ def adaptive_llm_rates(question_sets: dict[str, list[str]], settings: Settings) 
     adaptive = AdaptiveRetrieval(settings, load_llm(settings))
     out = {}
     for name, texts in question_sets.items():
-        decisions = [adaptive.decide(t) for t in texts]
+        decisions = [adaptive.decide(t, personal_dosing=check_question(t).personal_dosing) for t in texts]
         out[name] = AdaptiveLLMRate(
             questions=len(texts),
             skip_rate=round(skip_rate(decisions), 4),
