@@ -12,7 +12,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 # A question passes through the stages in this order; a stage may import the ones before it, never after.
 STAGES = ["safety", "rewrite", "documents", "passages", "answer"]
-SHARED = {"cpqa.config", "cpqa.types", "cpqa.options", "cpqa.prompts", "cpqa.sources", "cpqa.models", "cpqa.words"}
+SHARED = {
+    "cpqa.config", "cpqa.types", "cpqa.options", "cpqa.prompts", "cpqa.sources", "cpqa.models", "cpqa.words",
+    "cpqa.sentences", "cpqa.fusion", "cpqa.fronts",
+}  # fmt: skip
 OUTSIDE = ("cpqa.evaluation", "cpqa.cli", "cpqa.serving", "cpqa.testing", "ui", "ingestion", "notebooks")
 MAX_LINES = 420
 

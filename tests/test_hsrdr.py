@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from cpqa.documents.fusion import rrf_fuse
+from cpqa.fusion import rrf_fuse
 from cpqa.documents.hsrdr import natural_source
 from cpqa.documents.query import DocumentQuery, year_window
 from cpqa.options import DocumentOptions

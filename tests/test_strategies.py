@@ -15,7 +15,7 @@ from llama_index.core.postprocessor import LongContextReorder
 from cpqa.answer.verify import VERIFY_TOOL
 from cpqa.answer.answerer import ANSWER_TOOL, Answerer
 from cpqa.answer.refine import DRAFT_TOOL, NO_RETRIEVAL_NOTICE, Draft, Refiner, unretrieved_answer
-from cpqa.documents.fusion import rrf_fuse
+from cpqa.fusion import rrf_fuse
 from cpqa.models.llm import Claude
 from cpqa.passages.context import RestructurePostprocessor, SmallToBigPostprocessor, apply
 from cpqa.passages.restructure import cluster, evidence_sentences, restructure, textrank

@@ -26,7 +26,7 @@ from typing import Callable, Protocol, Sequence
 
 
 from cpqa.config import NCBI_EUTILS_URL, Settings
-from cpqa.documents.fusion import rrf_fuse
+from cpqa.fusion import rrf_fuse
 from cpqa.documents.path import DocumentPath, PathHits
 from cpqa.documents.query import DocumentQuery, as_document_query, year_window
 from cpqa.options import DocumentOptions, LadderRanking

@@ -23,7 +23,7 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import Field
 
-from cpqa.documents.fusion import rrf_fuse
+from cpqa.fusion import rrf_fuse
 from cpqa.documents.nodes import document_node
 from cpqa.documents.path import DocumentPath, PathHits
 from cpqa.documents.query import DocumentQuery, as_document_query, retrieved, year_window

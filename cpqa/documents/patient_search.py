@@ -28,7 +28,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from cpqa.options import DocumentOptions
 from cpqa.config import Settings
-from cpqa.documents.fusion import rrf_fuse
+from cpqa.fusion import rrf_fuse
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.sources.patient_store import PatientStore
 from cpqa.types import PatientHit, PatientSection

@@ -1,5 +1,5 @@
 """Multi-query passage retrieval: the question and its variants each retrieved by the same retriever, the rankings
-fused by reciprocal rank (``cpqa.documents.fusion``) as LlamaIndex's ``QueryFusionRetriever`` fuses them (k = 60 on
+fused by reciprocal rank (``cpqa.fusion``) as LlamaIndex's ``QueryFusionRetriever`` fuses them (k = 60 on
 0-based ranks: ``PassageOptions.multi_query_k``). The variants are given (the rewrite's concept variants,
 ``cpqa.rewrite.query_variants``), so no language model generates them."""
 
@@ -10,7 +10,7 @@ from typing import Sequence
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from cpqa.documents.fusion import rrf_fuse
+from cpqa.fusion import rrf_fuse
 
 
 class ConceptFusionRetriever(BaseRetriever):

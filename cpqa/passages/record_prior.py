@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Mapping, Sequence
 
-from cpqa.documents.fusion import rrf_score
+from cpqa.fusion import rrf_score
 from cpqa.documents.study_type import PRECLINICAL
 from cpqa.options import PassageOptions
 from cpqa.passages.evidence import addresses_reader

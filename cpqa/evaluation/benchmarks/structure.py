@@ -111,8 +111,12 @@ class PathRecorder:
         threading.setprofile(None)
 
 
-# The shared layers every room uses (types, words, options, models, sources) are the corridors, not rooms.
-CORRIDORS = ("cpqa.types", "cpqa.words", "cpqa.options", "cpqa.config", "cpqa.models", "cpqa.sources", "cpqa.prompts")
+# The shared layers every room uses (types, words, sentences, fusion, options, models, sources) are the corridors,
+# not rooms (``tests/test_architecture.py``'s SHARED).
+CORRIDORS = (
+    "cpqa.types", "cpqa.words", "cpqa.sentences", "cpqa.fusion", "cpqa.fronts", "cpqa.options", "cpqa.config",
+    "cpqa.models", "cpqa.sources", "cpqa.prompts",
+)  # fmt: skip
 
 
 def path_summary(steps: list[tuple[str, str]]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import itertools
 import random
 from typing import AbstractSet, Any, Callable, Mapping, Sequence
 
-from cpqa.documents.fusion import rrf_fuse
+from cpqa.fusion import rrf_fuse
 from cpqa.evaluation.stats.metrics import average, question_scores
 from cpqa.evaluation.evaluations.retrieval import Question, search
 from cpqa.pipeline import Pipeline
