@@ -123,20 +123,14 @@ def bioasq_question(
         for sentence in rng.sample(kept, min(n, len(kept))):
             pairs.sentence(qid, pmid, sentence, 0, source)
 
-    gold_pmids = set(guard.questions[gold.id]["gold_pmids"]) | {s.pmid for s in snippets if s.pmid}
-    records = miner.articles(guard.allowed(sorted(gold_pmids)))
-    pooled = [(pmid, s) for pmid, article in records.items() for s in sentences(article.abstract)]
+    gold_pmids, pooled = _gold_sentences(miner, guard, gold, snippets)
     kept = [(pmid, s) for pmid, s in pooled if best_share(s, words) < UNSURE]
     for pmid, sentence in rng.sample(kept, min(options.record_negatives, len(kept))):
         pairs.sentence(qid, pmid, sentence, 0, "bioasq:gold-record")
-    hits = miner.document_hits(gold.question, 2 * options.retrieved_records + len(gold_pmids))
-    others = [p for p in guard.allowed(interleave(hits["E1"], hits["BM25"])) if p not in gold_pmids]
-    others = others[: options.retrieved_records]
-    for pmid, article in miner.articles(others).items():
+    for pmid, article in _other_records(miner, guard, gold.question, gold_pmids, options).items():
         negatives(pmid, sentences(article.abstract), options.retrieved_sentences, "bioasq:retrieved")
     if options.chooser:
-        passages = [p for p in miner.passages(gold.question) if p.pmid not in guard.forbidden_records]
-        for pmid, sentence in miner.chooser_ranking(gold.question, passages)[: options.chooser_top]:
+        for pmid, sentence in _ranked(miner, guard, gold.question, options):
             share = best_share(sentence, words)
             if share >= MATCH and pmid in gold_pmids:
                 pairs.sentence(qid, pmid, sentence, 1, "bioasq:chooser-gold")
@@ -165,22 +159,41 @@ def _exact_question(
     for snippet in snippets:
         for sentence in sentences(snippet.text):
             add(snippet.pmid, sentence, "snippet", "bioasq:topic-snippet")
-    gold_pmids = set(guard.questions[gold.id]["gold_pmids"]) | {s.pmid for s in snippets if s.pmid}
-    records = miner.articles(guard.allowed(sorted(gold_pmids)))
-    pooled = [(pmid, s) for pmid, article in records.items() for s in sentences(article.abstract)]
+    gold_pmids, pooled = _gold_sentences(miner, guard, gold, snippets)
     for pmid, sentence in rng.sample(pooled, min(options.record_negatives, len(pooled))):
         add(pmid, sentence, "record", "bioasq:topic-record")
     if options.chooser:
-        passages = [p for p in miner.passages(gold.question) if p.pmid not in guard.forbidden_records]
-        for pmid, sentence in miner.chooser_ranking(gold.question, passages)[: options.chooser_top]:
+        for pmid, sentence in _ranked(miner, guard, gold.question, options):
             add(pmid, sentence, "ranked", "bioasq:topic-ranked")
-    hits = miner.document_hits(gold.question, 2 * options.retrieved_records + len(gold_pmids))
-    others = [p for p in guard.allowed(interleave(hits["E1"], hits["BM25"])) if p not in gold_pmids]
-    for pmid, article in miner.articles(others[: options.retrieved_records]).items():
+    for pmid, article in _other_records(miner, guard, gold.question, gold_pmids, options).items():
         found = sentences(article.abstract)
         for sentence in rng.sample(found, min(options.retrieved_sentences, len(found))):
             add(pmid, sentence, "retrieved", "bioasq:retrieved")
     return True
+
+
+def _gold_sentences(
+    miner: Miner, guard: Guard, gold: GoldQuestion, snippets: Sequence[Any]
+) -> tuple[set[str], list[tuple[str, str]]]:
+    """The question's gold records (its golden file's and its usable snippets') and their sentences, by PMID."""
+    gold_pmids = set(guard.questions[gold.id]["gold_pmids"]) | {s.pmid for s in snippets if s.pmid}
+    records = miner.articles(guard.allowed(sorted(gold_pmids)))
+    return gold_pmids, [(pmid, s) for pmid, article in records.items() for s in sentences(article.abstract)]
+
+
+def _other_records(
+    miner: Miner, guard: Guard, question: str, gold_pmids: set[str], options: ChooserDataOptions
+) -> dict[str, Any]:
+    """The best records of E1 and BM25, interleaved, that are not gold (at most ``retrieved_records``)."""
+    hits = miner.document_hits(question, 2 * options.retrieved_records + len(gold_pmids))
+    others = [p for p in guard.allowed(interleave(hits["E1"], hits["BM25"])) if p not in gold_pmids]
+    return miner.articles(others[: options.retrieved_records])
+
+
+def _ranked(miner: Miner, guard: Guard, question: str, options: ChooserDataOptions) -> list[tuple[str, str]]:
+    """The extractive answerer's best ``chooser_top`` sentences over the pipeline's passages (no held-out record)."""
+    passages = [p for p in miner.passages(question) if p.pmid not in guard.forbidden_records]
+    return miner.chooser_ranking(question, passages)[: options.chooser_top]
 
 
 def bioasq_source(
