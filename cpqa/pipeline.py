@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -20,19 +20,20 @@ from cpqa.answer import (
     SEARCH_FAILED,
     AnswerChooser,
     Answerer,
+    AnswerWriter,
+    Evidence,
     Refiner,
     as_shown,
     is_specialist,
     record_share,
     section_kinds,
     without_retrieval,
-    write_answer,
 )
 from cpqa.config import Settings, get_settings
 from cpqa.documents import (
-    PATIENT_INFORMATION,
     Bm25Retriever,
     BooleanLadderRetriever,
+    DocumentFinder,
     DocumentQuery,
     DocumentSearch,
     HSRDRRetriever,
@@ -52,7 +53,7 @@ from cpqa.safety import prepare as prepare_screening
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
 from cpqa.trace import Result, RetrievalTrace, Retrieved
-from cpqa.types import Answer, StageLog, StageRecord
+from cpqa.types import Answer, Question, StageLog, StageRecord
 
 
 def _open_passage_store(path: Path) -> PassageStore | None:
@@ -146,13 +147,15 @@ class Pipeline:
             settings, self.passage_store, self.options, vectors=self.passages.cache, sentence_encoder=sentence_encoder
         )
         self.finder = PassageFinder(self.segments, self.passages)
-        # NIH patient information (D4), when the home holds it (``cpqa ingest medquad``).
+        # NIH patient information (D4), when the home holds it (``cpqa ingest medquad``), searched beside HSRDR.
         self.patient = open_patient_search(settings, sentence_encoder, self.options.documents)
+        self.searcher = DocumentFinder(self.documents, self.patient)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
         self.answerer = Answerer(
             self.llm, self.passages.cache, self.options, redact=settings.redact, chooser=AnswerChooser()
         )
         self.refiner = Refiner(self.answerer) if llm else None
+        self.writer = AnswerWriter(self.answerer, self.refiner, self.record_share)
         self.models = {
             "rewriter": self.rewriter.choice,
             "answerer": self.answerer.choice,
@@ -198,7 +201,7 @@ class Pipeline:
         """The screen, once per question: clean text, personal details removed (from the history too), urgent signs
         by rule and by meaning, referrals. ``ask``, ``retrieve`` and ``search_documents`` take its result as it is.
         Raises ``InvalidQuestion`` for unusable input."""
-        return self.screener.check(question, (options or self.options).safety, history)
+        return self.screener.run(Question(text=question, history=list(history)), options or self.options)
 
     def ask(
         self,
@@ -221,10 +224,11 @@ class Pipeline:
         if asking.pending is not None and not screened.language_ok:  # the model translates it before the search
             self._join_triage(asking)
         if not asking.screened.language_ok and not asking.screened.english:
-            answer = Answer(text=asking.screened.refusal or "", abstained=True, written_by="triage")
+            answer = self._shown(
+                asking, Answer(text=asking.screened.refusal or "", abstained=True, written_by="triage")
+            )
         else:
             answer = self._answer_or_triage(asking)
-        answer = as_shown(answer, asking.screened, asking.options.answer.mode)  # every path carries the screen's
         asking.trace.stages["total"] = StageRecord(ms=(time.perf_counter() - asking.started) * 1000.0)
         return Result(answer=answer, trace=asking.trace)
 
@@ -246,10 +250,7 @@ class Pipeline:
             rewrite = self._rewrite(asking)
             found = self._documents(asking, rewrite)
             if passages:
-                trace = asking.trace
-                trace.record_passages(
-                    self.finder.find(found, rewrite, asking.options, trace.search_intent, patient=trace.patient)
-                )
+                asking.trace.record_passages(self.finder.run(found, asking.options))
         asking.trace.stages["total"] = StageRecord(ms=(time.perf_counter() - asking.started) * 1000.0)
         return Retrieved(screened=screened, trace=asking.trace)
 
@@ -262,11 +263,9 @@ class Pipeline:
         """``question`` screened (or taken as screened), recorded in the trace."""
         given = isinstance(question, Screened)
         options, trace = asking.options, asking.trace
-        with trace.stage("safety") as record:
-            if isinstance(question, Screened):  # screened by a front end: only the meaning check may be missing
-                screened = self.screener.complete(question, options.safety)
-            else:
-                screened = self.screen(question, history, options)
+        with trace.stage("safety") as record:  # screened by a front end: only the meaning check may be missing
+            asked = question if isinstance(question, Screened) else Question(text=question, history=list(history))
+            screened = self.screener.run(asked, options)
             record.info.update(
                 urgent=screened.urgent is not None,
                 removed_phi=list(screened.removed_phi),
@@ -295,7 +294,13 @@ class Pipeline:
             if asking.screened.urgent is None and asking.screened.referral is None:
                 raise
             asking.trace.warn(f"evidence retrieval failed after screening: {type(exc).__name__}")
-            return Answer(text=SEARCH_FAILED, abstained=True, written_by="triage")
+            return self._shown(asking, Answer(text=SEARCH_FAILED, abstained=True, written_by="triage"))
+
+    @staticmethod
+    def _shown(asking: Asking, answer: Answer) -> Answer:
+        """An answer the pipeline itself gives (a refusal, a failed search, adaptive retrieval's answer without
+        evidence) dressed as the answer stage dresses its own: every path carries the screen's messages."""
+        return as_shown(answer, asking.screened, asking.options.answer.mode)
 
     def _answer(self, asking: Asking) -> Answer:
         """Rewrite, documents, passages, the model's triage pass (beside the search) joined, then the answer."""
@@ -309,41 +314,25 @@ class Pipeline:
             )
             trace.absorb(log)
             if unretrieved is not None:
-                return unretrieved
+                return self._shown(asking, unretrieved)
         found = self._documents(asking, rewrite)
-        urgent = screened.urgent is not None
-        finding = self.finder.find(found, rewrite, options, trace.search_intent, asking.notify, urgent, trace.patient)
+        finding = self.finder.run(found, options, asking.notify)
         context = trace.record_passages(finding)
         self._join_triage(asking)
         asking.notify("answer")
         with trace.stage("answer", passages=len(context)):
             on_text = (lambda text: asking.notify("drafting", draft=text)) if asking.progress else None
-            answer, log = write_answer(
-                self.answerer,
-                self.refiner,
-                asked,
-                context,
-                options,
-                asking.screened,
-                on_text,
-                rewrite.concepts,
-                self.record_share,
-            )
-        trace.absorb(log)
-        trace.removed_sentences = answer.removed_sentences
-        trace.use_model(self.answerer.used(answer))  # the fallback, named, when the model could not be reached
-        return answer
+            written = self.writer.run(Evidence(asking.screened, rewrite, finding), options, on_text)
+        trace.absorb(written)
+        trace.removed_sentences = written.answer.removed_sentences
+        trace.use_model(written.model)  # the fallback, named, when the model could not be reached
+        return written.answer
 
     def _rewrite(self, asking: Asking) -> RewriteResult:
         screened, trace = asking.screened, asking.trace
         asking.notify("rewrite")
-        with trace.stage("rewrite") as record:
-            rewrite = self.rewriter.rewrite(  # a question in another language is searched in the model's English
-                screened.english or screened.question,
-                screened.history,
-                asking.options.rewrite.term_links,
-                asking.options.rewrite.rewrite_max_tokens,
-            )
+        with trace.stage("rewrite") as record:  # a question in another language is searched in the model's English
+            rewrite = self.rewriter.run(screened, asking.options)
             record.info.update(method=rewrite.method, ladder_levels=len(rewrite.ladder))
         trace.rewrite = rewrite
         trace.use_model(self.rewriter.used(rewrite))  # the rules, named, when the model could not be used
@@ -355,21 +344,13 @@ class Pipeline:
         patient pages' sections beside them."""
         options, trace = asking.options, asking.trace
         asking.notify("documents")
-        query = self.document_query(rewrite, trace.search_intent, options, trace)
-        with trace.stage("documents") as record:
-            found = self.documents.search(query, options.documents)
-            record.info["kept"] = len(found.documents)
+        query = replace(
+            self.document_query(rewrite, trace.search_intent, options, trace),
+            section_kinds=section_kinds(trace.search_intent) if self.patient is not None else frozenset(),
+            urgent=asking.screened.urgent is not None,
+        )
+        found = self.searcher.run(query, options)
         trace.record_documents(found)
-        if self.patient is not None and PATIENT_INFORMATION in options.documents.sources:
-            with trace.stage("patient_information") as record:
-                kinds = section_kinds(trace.search_intent)
-                documents = options.documents
-                trace.patient = self.patient.search(
-                    trace.search_intent, documents.patient_sections, kinds, documents.patient_pool
-                )
-                record.info["sections"] = len(trace.patient)
-            if not self.patient.ready:
-                trace.warn("patient information is still being indexed (cpqa ingest medquad): not searched yet")
         return found
 
     def record_share(self, word: str) -> float | None:

@@ -44,9 +44,11 @@ class RetrievalTrace(StageLog):
     lost_paths: dict[str, str] = Field(default_factory=dict)  # "E1"/"E2" -> why
 
     def record_documents(self, found: DocumentSearch) -> None:
-        """Take in what HSRDR decided: its timings and warnings, ladder, candidates, lost paths and requests."""
+        """Take in what stage 3 decided: its timings and warnings, ladder, candidates, lost paths, requests and the
+        patient sections."""
         self.absorb(found)
         self.ladder, self.candidates, self.lost_paths = found.ladder, found.candidates, found.lost_paths
+        self.patient = found.patient
         self.term_backend, self.year_window = found.term_backend, found.year_window
         self.ncbi_requests += found.ncbi_requests
         if found.semantic_model is not None:

@@ -16,6 +16,14 @@ Mode = Literal["patient", "clinician"]
 
 
 # ---------------------------------------------------------------- articles
+class Question(BaseModel):
+    """What stage 1 reads: the question as it was typed and a dialogue's earlier turns (personal details not yet
+    removed; the screen removes them)."""
+
+    text: str | None
+    history: list[str] = Field(default_factory=list)
+
+
 class AbstractSection(BaseModel):
     label: str | None = None  # e.g. "BACKGROUND"; None for an unstructured abstract
     nlm_category: str | None = None

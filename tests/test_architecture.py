@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 STAGES = ["safety", "rewrite", "documents", "passages", "answer"]
 SHARED = {
     "cpqa.config", "cpqa.types", "cpqa.options", "cpqa.prompts", "cpqa.sources", "cpqa.models", "cpqa.words",
-    "cpqa.sentences", "cpqa.fusion", "cpqa.fronts",
+    "cpqa.sentences", "cpqa.fusion", "cpqa.fronts", "cpqa.quotable",
 }  # fmt: skip
 OUTSIDE = ("cpqa.evaluation", "cpqa.cli", "cpqa.serving", "cpqa.testing", "ui", "ingestion", "notebooks")
 MAX_LINES = 420
@@ -174,20 +174,38 @@ def test_modules_stay_small():
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
+STAGE_CONTRACT = {  # each stage's entry, what it reads (the previous stage's result) and what it returns
+    "safety": ("Screen", "Question | Screened", "Screened"),
+    "rewrite": ("Rewriter", "Screened", "RewriteResult"),
+    "documents": ("DocumentFinder", "DocumentQuery", "DocumentSearch"),
+    "passages": ("PassageFinder", "DocumentSearch", "PassageFinding"),
+    "answer": ("AnswerWriter", "Evidence", "Written"),
+}
+
+
 @pytest.mark.parametrize("stage", STAGES)
-def test_every_stage_has_a_front_that_names_its_entry_and_result(stage):
+def test_every_stage_has_a_front_whose_entry_runs_its_input_with_the_options(stage):
     import importlib
+    import inspect
 
     front = importlib.import_module(f"cpqa.{stage}")
-    entry, result = {
-        "safety": ("Screen", "Screened"),
-        "rewrite": ("Rewriter", "RewriteResult"),
-        "documents": ("HSRDRRetriever", "DocumentSearch"),
-        "passages": ("PassageFinder", "PassageFinding"),
-        "answer": ("write_answer", "as_shown"),
-    }[stage]
+    entry, reads, result = STAGE_CONTRACT[stage]
     assert {entry, result} <= set(front.__all__)
     assert all(getattr(front, name) is not None for name in front.__all__)  # each name resolves to its module's
+    run = inspect.signature(getattr(front, entry).run)
+    parameters = list(run.parameters.values())
+    assert [p.name for p in parameters[1:3]] == [parameters[1].name, "options"], run
+    assert parameters[1].annotation.strip('"') == reads and parameters[2].annotation == "PipelineOptions", run
+    assert all(p.default is not inspect.Parameter.empty for p in parameters[3:]), run  # listeners only, optional
+    assert run.return_annotation == result, run
+
+
+def test_the_pipeline_runs_each_stage_through_its_entry():
+    source = MODULES["cpqa.pipeline"].read_text(encoding="utf-8")
+    for attribute in ("screener", "rewriter", "searcher", "finder", "writer"):
+        assert f"self.{attribute}.run(" in source, attribute
+    for old in ("self.finder.find(", "write_answer(", "self.documents.search(", "self.patient.search("):
+        assert old not in source, old
 
 
 def test_the_pipeline_reaches_the_stages_through_their_fronts():

@@ -3,7 +3,7 @@ or the answerer, and a result stated beside markup stays quotable."""
 
 from __future__ import annotations
 
-from cpqa.passages.evidence import unquotable
+from cpqa.quotable import unquotable
 from cpqa.sources.clean_text import clean_text
 from cpqa.sources.ncbi.pubmed_xml import parse_pubmed_xml
 from cpqa.safety.screening import check_question
@@ -81,7 +81,7 @@ def test_markup_is_stripped_and_the_finding_beside_it_kept():
 
 
 def test_a_directive_to_patients_in_any_voice_is_not_quoted_to_a_patient():
-    from cpqa.passages.evidence import directs_treatment_change
+    from cpqa.quotable import directs_treatment_change
 
     finding = "Tamoxifen reduced breast cancer recurrence by 40 percent in the trial."
     for directive in (

@@ -11,7 +11,7 @@ import pytest
 
 from cpqa.fusion import rrf_fuse
 from cpqa.documents.hsrdr import natural_source
-from cpqa.documents.query import DocumentQuery, year_window
+from cpqa.documents.path import DocumentQuery, year_window
 from cpqa.options import DocumentOptions
 from cpqa.rewrite.rewriter import RewriteResult
 from cpqa.types import AbstractSection, Article

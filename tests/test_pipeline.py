@@ -305,3 +305,13 @@ def test_a_question_is_screened_once_and_its_search_starts_one_way(pipeline):
     assert asked.trace.candidates and not asked.trace.passages and retrieved.trace.passages
     assert [c.pmid for c in asked.trace.candidates] == [c.pmid for c in retrieved.trace.candidates]
     assert set(asked.trace.stages) >= {"safety", "rewrite", "documents"} and "segmentation" not in asked.trace.stages
+
+
+def test_a_question_never_climbs_back_to_an_earlier_stage(pipeline):
+    """Each stage reads what the stages before it returned (issue 37): following one question through the product
+    (``cpqa bench structure``'s path), no step goes from a stage into an earlier one."""
+    from cpqa.evaluation.benchmarks.structure import question_path
+
+    path = question_path(pipeline, QUESTION)
+    assert path["climbs_back_up"] == 0, path
+    assert path["rooms_entered"] >= 30  # the recording saw the whole path, every stage's rooms

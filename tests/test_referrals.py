@@ -73,7 +73,7 @@ def test_every_dosing_question_of_the_report_gets_its_referral(pipeline, questio
 @pytest.mark.parametrize("kind", sorted(FOUND))
 def test_a_referral_comes_when_no_evidence_is_found(pipeline, kind, monkeypatch):
     question, message = FOUND[kind]
-    monkeypatch.setattr(pipeline.finder, "find", lambda *args, **kwargs: PassageFinding())
+    monkeypatch.setattr(pipeline.finder, "run", lambda *args, **kwargs: PassageFinding())
     answer = pipeline.ask(question).answer
     assert answer.text == NO_EVIDENCE and answer.abstained
     _referred(answer, message)

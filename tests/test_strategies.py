@@ -12,6 +12,7 @@ from pydantic import SecretStr
 
 from llama_index.core.postprocessor import LongContextReorder
 
+from cpqa.options import PassageOptions
 from cpqa.answer.verify import VERIFY_TOOL
 from cpqa.answer.answerer import ANSWER_TOOL, Answerer
 from cpqa.answer.refine import DRAFT_TOOL, NO_RETRIEVAL_NOTICE, Draft, Refiner, unretrieved_answer
@@ -222,7 +223,14 @@ def test_expand_passages_gives_exact_source_text_of_the_section():
     both = expand_passages([hit, passage("111", "R1 text here.", start=r1)], sources, siblings, "section")
     assert len(both) == 1  # the same section is given once
     # The same as a LlamaIndex node postprocessor, as the pipeline runs it.
-    assert apply([SmallToBigPostprocessor(sources, siblings, mode="section")], [hit, other], "q") == section
+    assert (
+        apply(
+            [SmallToBigPostprocessor(sources, siblings, options=PassageOptions(small_to_big="section"))],
+            [hit, other],
+            "q",
+        )
+        == section
+    )
 
 
 # ------------------------------------------------------------------ repacking
@@ -279,8 +287,7 @@ def test_restructure_groups_topics_keeps_central_sentences_and_orders_by_relevan
         [p1, p2],
         KeywordEncoder(),
         WordOverlapReranker(),
-        similarity=0.9,
-        per_topic=2,
+        PassageOptions(restructure_similarity=0.9, restructure_per_topic=2),
     )
     assert [t.size for t in result.topics] == [3, 2, 1]
     first = result.topics[0]

@@ -75,7 +75,7 @@ def test_a_retracted_record_is_excluded_from_the_evidence_with_a_warning(sample_
     import shutil
 
     from cpqa.config import get_settings
-    from cpqa.documents.query import DocumentQuery
+    from cpqa.documents.path import DocumentQuery
     from cpqa.documents.hsrdr import HSRDRRetriever
     from cpqa.documents.boolean_search import BooleanLadderRetriever
     from cpqa.documents.bm25 import Bm25Retriever

@@ -1,9 +1,9 @@
 """Stage 5, answer: Claude or extractive answerers, citation and support checks, COT-Refine, post-editing.
 
-Front: ``write_answer(answerer, refiner, question, passages, options, screened) -> (Answer, StageLog)`` over the
-``Answerer`` (and ``Refiner`` for COT-Refine): written, checked, post-edited and dressed in one module
-(``cpqa.answer.compose``); ``as_shown`` (what every path's answer carries, a refusal's too); adaptive retrieval's
-answer without evidence (``without_retrieval``); the chooser's section kinds.
+Front: ``AnswerWriter`` (``run(Evidence, options) -> Written``) over the ``Answerer`` (and ``Refiner`` for
+COT-Refine): written, checked, post-edited and dressed in one module (``cpqa.answer.compose``); ``as_shown`` (what
+every path's answer carries, a refusal's too); adaptive retrieval's answer without evidence (``without_retrieval``);
+the chooser's section kinds.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 from cpqa.fronts import lazy_front
 
 _EXPORTS = {
-    "write_answer": "cpqa.answer.compose",
+    "AnswerWriter": "cpqa.answer.compose",
+    "Evidence": "cpqa.answer.compose",
+    "Written": "cpqa.answer.compose",
     "Refiner": "cpqa.answer.refine",
     "without_retrieval": "cpqa.answer.refine",
     "Answerer": "cpqa.answer.answerer",
@@ -28,6 +30,8 @@ _EXPORTS = {
 __all__ = [
     "AnswerChooser",
     "Answerer",
+    "AnswerWriter",
+    "Evidence",
     "as_shown",
     "is_specialist",
     "NEEDS_LLM",
@@ -36,7 +40,7 @@ __all__ = [
     "SEARCH_FAILED",
     "section_kinds",
     "without_retrieval",
-    "write_answer",
+    "Written",
 ]
 __getattr__ = lazy_front(__name__, _EXPORTS)
 
@@ -46,5 +50,5 @@ if TYPE_CHECKING:
     from cpqa.answer.extractive import is_specialist
     from cpqa.answer.messages import NEEDS_LLM, SEARCH_FAILED
     from cpqa.answer.postedit import as_shown, record_share
-    from cpqa.answer.compose import write_answer
+    from cpqa.answer.compose import AnswerWriter, Evidence, Written
     from cpqa.answer.refine import Refiner, without_retrieval

@@ -32,7 +32,7 @@ from cpqa.answer.messages import (
 )
 from cpqa.models.encoders import Encoder
 from cpqa.options import AnswerOptions, PipelineOptions, SupportOptions
-from cpqa.passages.evidence import addresses_reader
+from cpqa.quotable import addresses_reader
 from cpqa.models.llm import LLM, LLMError, LLMStreamCut, LLMUnavailable, ToolSpec
 from cpqa.prompts import escape, evidence_tag, template
 from cpqa.safety.screening import Screened

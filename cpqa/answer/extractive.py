@@ -22,7 +22,7 @@ from cpqa.answer.intent import FINDING, Addressing, record_text
 from cpqa.documents.study_type import BADGES
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.options import AnswerOptions, PassageOptions
-from cpqa.passages.evidence import directs_treatment_change, unquotable
+from cpqa.quotable import directs_treatment_change, unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
 from cpqa.words import SECTION_LABEL, content_terms, strip_labels

@@ -150,10 +150,7 @@ def without_retrieval(
     log = StageLog()
     with log.stage("adaptive_retrieval") as record:
         decision = adaptive.decide(
-            question,
-            rewrite.concepts,
-            personal_dosing=screened.personal_dosing,
-            max_tokens=options.rewrite.decision_max_tokens,
+            question, rewrite.concepts, personal_dosing=screened.personal_dosing, options=options.rewrite
         )
         record.info["skipped"] = False
         if decision.retrieve:

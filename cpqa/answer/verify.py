@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from cpqa.answer.citations import MARKER, claim_text, claims_of, is_claim, marker_pmids
 from cpqa.answer.extractive import passage_sentences, split_sentences
 from cpqa.models.encoders import Encoder, unit_rows
-from cpqa.passages.evidence import directs_treatment_change
+from cpqa.quotable import directs_treatment_change
 from cpqa.options import SupportOptions
 from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.prompts import escape, evidence_tag, template

@@ -13,8 +13,7 @@ import threading
 from pathlib import Path
 
 
-from cpqa.documents.path import DocumentPath, PathHits
-from cpqa.documents.query import DocumentQuery, as_document_query
+from cpqa.documents.path import DocumentPath, DocumentQuery, PathHits
 from cpqa.options import DocumentOptions
 from cpqa.types import Article
 from cpqa.words import document_bm25_tokens
@@ -100,7 +99,6 @@ class Bm25Retriever(DocumentPath):
             return self._index
 
     def hits(self, query: DocumentQuery, options: DocumentOptions) -> PathHits:
-        query = as_document_query(query)
         k = (options or self.options).bm25_k
         result = PathHits(path=self.name)
         with result.stage("BM25", k=k) as record:

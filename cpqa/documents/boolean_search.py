@@ -27,11 +27,9 @@ from typing import Callable, Protocol, Sequence
 
 from cpqa.config import NCBI_EUTILS_URL, Settings
 from cpqa.fusion import rrf_fuse
-from cpqa.documents.path import DocumentPath, PathHits
-from cpqa.documents.query import DocumentQuery, as_document_query, year_window
+from cpqa.documents.path import DocumentPath, DocumentQuery, PathHits, year_window
 from cpqa.options import DocumentOptions, LadderRanking
 from cpqa.rewrite.rewriter import RewriteResult
-from cpqa.rewrite.rule_ladder import ranking_expression
 from cpqa.sources.ncbi import client as eutils
 from cpqa.sources.ncbi.client import NCBIUnavailable
 from cpqa.types import LadderLevel, SearchResult, StageLog
@@ -151,7 +149,6 @@ class BooleanLadderRetriever(DocumentPath):
         self.backend = backend
 
     def hits(self, query: DocumentQuery, options: DocumentOptions) -> LadderResult:
-        query = as_document_query(query)
         options = options or self.options
         rewrite = query.rewritten()
         first, last = year_window(options.years)
@@ -184,7 +181,7 @@ class BooleanLadderRetriever(DocumentPath):
         """Field-weighted BM25 of the question's words (the rewrite's bag-of-words level) on a backend that scores
         (the local store); None on E-utilities, whose levels come in Best Match order already."""
         score = getattr(self.backend, "score", None)
-        expression = ranking_expression(rewrite.concepts) or (rewrite.ladder[-1] if rewrite.ladder else "")
+        expression = rewrite.ranking or (rewrite.ladder[-1] if rewrite.ladder else "")
         if score is None or not expression:
             return None
         title, abstract, mesh = options.ladder_field_weights

@@ -21,15 +21,14 @@ from typing import Callable, Protocol, Sequence
 
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from pydantic import Field
+from pydantic import Field, SkipValidation
 
 from cpqa.fusion import rrf_fuse
 from cpqa.documents.nodes import document_node
-from cpqa.documents.path import DocumentPath, PathHits
-from cpqa.documents.query import DocumentQuery, as_document_query, retrieved, year_window
+from cpqa.documents.path import DocumentPath, DocumentQuery, PathHits, as_document_query, retrieved, year_window
 from cpqa.documents.study_type import EXCLUDED, evidence_type
 from cpqa.options import DocumentOptions
-from cpqa.types import Article, Candidate, ComponentChoice, LadderLevel, RetrievedDocument, Source, StageLog
+from cpqa.types import Article, Candidate, ComponentChoice, LadderLevel, PatientHit, RetrievedDocument, Source, StageLog
 
 SOURCES: tuple[Source, ...] = ("D1", "D2", "D3")  # what HSRDR searches: PubMed and PMC
 PATIENT_INFORMATION: Source = "D4"  # NIH patient pages, searched beside HSRDR (cpqa.documents.patient_search)
@@ -54,9 +53,11 @@ class RecordFetcher(Protocol):
 
 
 class DocumentSearch(StageLog):
-    """Everything HSRDR decided for one query."""
+    """Everything stage 3 decided for one query: HSRDR's documents and the patient sections found beside them."""
 
+    query: SkipValidation[DocumentQuery | None] = Field(default=None, exclude=True, repr=False)  # what was asked
     documents: list[RetrievedDocument] = Field(default_factory=list)  # kept, best first
+    patient: list[PatientHit] = Field(default_factory=list)  # NIH patient sections (D4), when searched
     candidates: list[Candidate] = Field(default_factory=list)  # every fused candidate, kept or dropped
     ladder: list[LadderLevel] = Field(default_factory=list)
     lost_paths: dict[str, str] = Field(default_factory=dict)

@@ -12,8 +12,7 @@ import threading
 import numpy as np
 
 from cpqa.config import Settings
-from cpqa.documents.path import DocumentPath, PathHits
-from cpqa.documents.query import DocumentQuery, as_document_query
+from cpqa.documents.path import DocumentPath, DocumentQuery, PathHits
 from cpqa.documents.vector_index import IndexMeta, IndexMissing, VectorIndex
 from cpqa.documents.vectorstore import open_index
 from cpqa.models.encoders import MEDCPT_ARTICLE, MEDCPT_QUERY, MINILM, TRAINED, TextEncoder, load_encoder
@@ -106,7 +105,6 @@ class SemanticRetriever(DocumentPath):
         self.semantic = search
 
     def hits(self, query: DocumentQuery, options: DocumentOptions) -> PathHits:
-        query = as_document_query(query)
         k = (options or self.options).e1_k
         result = PathHits(path=self.name)
         with result.stage("E1", k=k) as record:

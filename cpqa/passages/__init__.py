@@ -1,7 +1,7 @@
 """Stage 4, passages: SEOS segmentation (a ``NodeParser``), dense passage retrieval, rerankers
 (``BaseNodePostprocessor``) and the postprocessors that shape the answerer's context.
 
-Front: ``PassageFinder`` (``find(DocumentSearch, rewrite, options, ...) -> PassageFinding``) and its result
+Front: ``PassageFinder`` (``run(DocumentSearch, options) -> PassageFinding``) and its result
 ``PassageFinding``; the parts it is built from (``PassageRetriever``, ``PassageStore``, ``passage_segmenter``).
 """
 

@@ -11,13 +11,13 @@ from typing import Mapping, Optional, Sequence
 from llama_index.core.postprocessor import LongContextReorder
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from cpqa.models.encoders import Encoder
 from cpqa.options import PassageOptions
 from cpqa.passages.dense import passage_node, to_passage
 from cpqa.passages.restructure import restructure
-from cpqa.passages.small_to_big import Mode, SourceText, Span, expand_passages
+from cpqa.passages.small_to_big import SourceText, Span, expand_passages
 from cpqa.types import Passage
 
 
@@ -35,11 +35,10 @@ class PassagePostprocessor(BaseNodePostprocessor):
 
 
 class SmallToBigPostprocessor(PassagePostprocessor):
-    """Each passage widened to its neighbouring passages or its section (``cpqa.passages.small_to_big``)."""
+    """Each passage widened to its neighbouring passages or its section (``cpqa.passages.small_to_big``), as the
+    options' ``small_to_big`` says ("off": left as they are), with their window and word budget."""
 
-    mode: Mode = "neighbours"  # the options' small_to_big, when it is not "off"
-    window: int = 1
-    max_words: int = PassageOptions().small_to_big_max_words
+    options: PassageOptions = Field(default_factory=PassageOptions, description="small_to_big and its window, budget")
     _sources: Mapping[str, SourceText] = PrivateAttr()
     _siblings: Mapping[str, list[Span]] = PrivateAttr()
 
@@ -52,16 +51,24 @@ class SmallToBigPostprocessor(PassagePostprocessor):
         return "SmallToBigPostprocessor"
 
     def transform(self, passages: list[Passage], query: str) -> list[Passage]:
-        return expand_passages(passages, self._sources, self._siblings, self.mode, self.window, self.max_words)
+        options = self.options
+        if options.small_to_big == "off":
+            return passages
+        return expand_passages(
+            passages,
+            self._sources,
+            self._siblings,
+            options.small_to_big,
+            options.small_to_big_window,
+            options.small_to_big_max_words,
+        )
 
 
 class RestructurePostprocessor(PassagePostprocessor):
     """Evidence sentences grouped into topics, the most central kept, topics by relevance
     (``cpqa.passages.restructure``)."""
 
-    similarity: float = PassageOptions().restructure_similarity
-    per_topic: int = PassageOptions().restructure_per_topic
-    damping: float = PassageOptions().restructure_damping
+    options: PassageOptions = Field(default_factory=PassageOptions, description="restructure's tuned values")
     _encoder: Encoder = PrivateAttr()
     _reranker: BaseNodePostprocessor = PrivateAttr()
 
@@ -76,15 +83,7 @@ class RestructurePostprocessor(PassagePostprocessor):
     def transform(self, passages: list[Passage], query: str) -> list[Passage]:
         if not query:
             raise ValueError("restructuring needs the question")
-        return restructure(
-            query,
-            passages,
-            self._encoder,
-            self._reranker,
-            similarity=self.similarity,
-            per_topic=self.per_topic,
-            damping=self.damping,
-        ).passages
+        return restructure(query, passages, self._encoder, self._reranker, self.options).passages
 
 
 def context_postprocessors(
@@ -98,25 +97,9 @@ def context_postprocessors(
     """The postprocessors ``options`` switch on, in order (empty: the reranked passages are the context)."""
     chain: list[BaseNodePostprocessor] = []
     if options.small_to_big != "off":
-        chain.append(
-            SmallToBigPostprocessor(
-                sources,
-                siblings,
-                mode=options.small_to_big,
-                window=options.small_to_big_window,
-                max_words=options.small_to_big_max_words,
-            )
-        )
+        chain.append(SmallToBigPostprocessor(sources, siblings, options=options))
     if options.restructure:
-        chain.append(
-            RestructurePostprocessor(
-                encoder,
-                reranker,
-                similarity=options.restructure_similarity,
-                per_topic=options.restructure_per_topic,
-                damping=options.restructure_damping,
-            )
-        )
+        chain.append(RestructurePostprocessor(encoder, reranker, options=options))
     if options.repack:
         chain.append(LongContextReorder())
     return chain

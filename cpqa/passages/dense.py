@@ -19,7 +19,7 @@ from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNo
 from pydantic import Field
 
 from cpqa.config import Settings
-from cpqa.passages.evidence import addresses_reader
+from cpqa.quotable import addresses_reader
 from cpqa.models.encoders import EmbeddingCache, load_encoder
 from cpqa.options import PassageOptions, RerankOptions
 from cpqa.passages.multi_query import ConceptFusionRetriever

@@ -4,7 +4,7 @@ pipeline takes it into the question's trace)."""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 from pydantic import Field
 
@@ -17,8 +17,7 @@ from cpqa.passages.patient import patient_passages
 from cpqa.passages.segments import SegmentCache
 from cpqa.passages.small_to_big import article_sources, node_spans
 from cpqa.rewrite.query_variants import concept_queries
-from cpqa.rewrite.rewriter import RewriteResult
-from cpqa.types import Passage, PatientHit, StageLog
+from cpqa.types import Passage, StageLog
 
 
 class PassageFinding(StageLog):
@@ -31,24 +30,22 @@ class PassageFinding(StageLog):
 
 
 class PassageFinder:
-    """The passages of a question's documents: ``find`` returns them with the answerer's context."""
+    """The passages of a question's documents: ``run`` returns them with the answerer's context."""
 
     def __init__(self, segments: SegmentCache, retriever: PassageRetriever):
         self.segments, self.retriever = segments, retriever
 
-    def find(
-        self,
-        found: DocumentSearch,
-        rewrite: RewriteResult,
-        options: PipelineOptions,
-        search_intent: str,
-        notify: Callable[[str], None] = lambda stage: None,
-        urgent: bool = False,
-        patient: Sequence[PatientHit] = (),
+    def run(
+        self, found: DocumentSearch, options: PipelineOptions, notify: Callable[[str], None] = lambda stage: None
     ) -> PassageFinding:
-        """``search_intent``: the question as searched. ``urgent``: the question got an urgent message; its evidence
-        is kept short and to human studies. ``patient``: the NIH patient sections found (D4): a patient reads them
-        first, a clinician after the research."""
+        """Stage 4's entry: the passages of stage 3's documents, read with the question as it was searched (the
+        query ``found`` carries: its rewrite and search intent); the patient sections stage 3 found are read first
+        by a patient, after the research by a clinician. A question that got an urgent message keeps its evidence
+        short and to human studies. ``notify`` hears each step as it starts (a progress display)."""
+        query = found.query
+        if query is None or query.rewrite is None:
+            raise ValueError("stage 4 reads a search made from a rewritten question (DocumentFinder.run)")
+        rewrite, search_intent, urgent, patient = query.rewrite, query.query_str, query.urgent, found.patient
         finding = PassageFinding()
         notify("segmentation")
         segments = self.segments

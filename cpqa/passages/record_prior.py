@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 from cpqa.fusion import rrf_score
 from cpqa.documents.study_type import PRECLINICAL
 from cpqa.options import PassageOptions
-from cpqa.passages.evidence import addresses_reader
+from cpqa.quotable import addresses_reader
 from cpqa.types import Passage, StageLog, StageRecord
 
 

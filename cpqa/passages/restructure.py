@@ -25,7 +25,6 @@ from cpqa.passages.seos import split_sentences
 from cpqa.types import Passage
 
 _DEFAULTS = PassageOptions()  # restructure_similarity, restructure_per_topic, restructure_damping
-MIN_SENTENCE_WORDS = PassageOptions().min_sentence_words  # shorter pieces (labels, fragments) carry no claim
 
 
 class EvidenceSentence(BaseModel):
@@ -52,12 +51,15 @@ class Restructured(BaseModel):
     passages: list[Passage]  # what the answerer gets: one passage per (topic, PMID)
 
 
-def evidence_sentences(passages: Sequence[Passage]) -> list[EvidenceSentence]:
-    """Every sentence of the passages, with offsets in the source text where the passage has them."""
+def evidence_sentences(
+    passages: Sequence[Passage], min_words: int = _DEFAULTS.min_sentence_words
+) -> list[EvidenceSentence]:
+    """Every sentence of the passages, with offsets in the source text where the passage has them; a piece of
+    fewer than ``min_words`` words (a label, a fragment) carries no claim and is left out."""
     out: list[EvidenceSentence] = []
     for i, p in enumerate(passages):
         for span in split_sentences(p.text):
-            if span.words < MIN_SENTENCE_WORDS:
+            if span.words < min_words:
                 continue
             start, end = (p.start + span.start, p.start + span.end) if p.start is not None else (None, None)
             out.append(
@@ -112,23 +114,20 @@ def restructure(
     passages: Sequence[Passage],
     encoder: Encoder,
     reranker: BaseNodePostprocessor,
-    *,
-    similarity: float = _DEFAULTS.restructure_similarity,
-    per_topic: int = _DEFAULTS.restructure_per_topic,
-    damping: float = _DEFAULTS.restructure_damping,
+    options: PassageOptions = _DEFAULTS,
 ) -> Restructured:
-    """Topics of the evidence, most relevant first, and the passages the answerer is given."""
-    if per_topic < 1:
-        raise ValueError("per_topic must be at least 1")
-    sentences = evidence_sentences(passages)
+    """Topics of the evidence, most relevant first, and the passages the answerer is given (``options``: the
+    topics' similarity, sentences kept per topic, TextRank's damping, the shortest sentence read)."""
+    per_topic = options.restructure_per_topic
+    sentences = evidence_sentences(passages, options.min_sentence_words)
     if not sentences:
         return Restructured(topics=[], passages=list(passages))
     vectors = np.asarray(encoder.encode([s.text for s in sentences]), dtype=np.float32)
-    labels = cluster(vectors, similarity)
+    labels = cluster(vectors, options.restructure_similarity)
     topics: list[Topic] = []
     for label in sorted(set(labels), key=labels.index):
         members = [i for i, lab in enumerate(labels) if lab == label]
-        centrality = textrank(vectors[members], damping)
+        centrality = textrank(vectors[members], options.restructure_damping)
         best = sorted(np.argsort(-centrality, kind="stable")[:per_topic])
         kept = [sentences[members[j]].model_copy(update={"centrality": round(float(centrality[j]), 6)}) for j in best]
         topics.append(Topic(sentences=kept, size=len(members)))

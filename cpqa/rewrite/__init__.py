@@ -1,7 +1,7 @@
 """Stage 2, rewrite: concepts and intent, dialogue distillation, a ladder of PubMed Boolean queries (Claude or
 rules), and the query transforms that change what is searched (HyDE / Query2Doc, adaptive retrieval).
 
-Front: ``Rewriter`` (``rewrite(question, ...) -> RewriteResult``) and its result ``RewriteResult``; the query
+Front: ``Rewriter`` (``run(Screened, options) -> RewriteResult``) and its result ``RewriteResult``; the query
 transforms (``AdaptiveRetrieval``, ``hyde_transform`` and ``pseudo_answer``) and the vocabulary they read
 (``load_vocabulary``).
 """

@@ -21,7 +21,6 @@ from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.options import RewriteOptions
 from cpqa.rewrite.vocabulary import Vocabulary, load_vocabulary
 
-_DEFINITIONAL_WORDS = RewriteOptions().definitional_words
 # Intents whose answers must rest on current evidence (cpqa.rewrite.concepts intents).
 EVIDENCE_INTENTS = frozenset({"treatment", "prognosis", "side_effects", "diagnosis", "screening", "risk", "prevention"})
 _DEFINITIONAL = re.compile(
@@ -117,13 +116,14 @@ def decide_by_rules(
     concepts: Sequence[Concept] | None = None,
     *,
     personal_dosing: bool,
+    definitional_words: int = RewriteOptions().definitional_words,
 ) -> RetrievalDecision:
-    """Conservative: skip retrieval only for a short definitional question that passes the safety guard (the
-    ``concepts`` and ``personal_dosing`` flag earlier stages found, passed on to it)."""
+    """Conservative: skip retrieval only for a short definitional question (``definitional_words`` at most) that
+    passes the safety guard (the ``concepts`` and ``personal_dosing`` flag earlier stages found, passed on to it)."""
     guard = safety_guard(question, vocabulary, concepts, personal_dosing=personal_dosing)
     if guard:
         return RetrievalDecision(retrieve=True, method="rules", reason=guard)
-    if len(question.split()) > _DEFINITIONAL_WORDS or not _DEFINITIONAL.search(question):
+    if len(question.split()) > definitional_words or not _DEFINITIONAL.search(question):
         return RetrievalDecision(retrieve=True, method="rules", reason="not a short definitional question")
     return RetrievalDecision(retrieve=False, method="rules", reason="short definitional question")
 
@@ -142,23 +142,26 @@ class AdaptiveRetrieval:
         concepts: Sequence[Concept] | None = None,
         *,
         personal_dosing: bool,
-        max_tokens: int = RewriteOptions().decision_max_tokens,
+        options: RewriteOptions | None = None,
     ) -> RetrievalDecision:
-        """``concepts`` and ``personal_dosing``: what the rewrite and the screen found (not derived again)."""
+        """``concepts`` and ``personal_dosing``: what the rewrite and the screen found (not derived again);
+        ``options``: the model's token budget and the rules' length of a definitional question."""
         if not question.strip():
             raise ValueError("question is empty")
+        options = options or RewriteOptions()
         known: dict[str, Any] = {"concepts": concepts, "personal_dosing": personal_dosing}
+        rules = {**known, "definitional_words": options.definitional_words}
         if self.llm is None:
-            return decide_by_rules(question, self.vocabulary, **known)
+            return decide_by_rules(question, self.vocabulary, **rules)
         try:
             data = self.llm.call_tool(
                 DECISION_SYSTEM,
                 [{"role": "user", "content": f"<question>\n{question}\n</question>"}],
                 DECISION_TOOL,
-                max_tokens=max_tokens,
+                max_tokens=options.decision_max_tokens,
             )
         except LLMError as exc:
-            fallback = decide_by_rules(question, self.vocabulary, **known)
+            fallback = decide_by_rules(question, self.vocabulary, **rules)
             reason = f"{fallback.reason} ({self.llm.label} failed: {self.settings.redact(str(exc))[:120]})"
             return fallback.model_copy(update={"reason": reason})
         kind = str(data.get("question_type", "other"))

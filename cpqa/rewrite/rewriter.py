@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Any, Literal, Sequence, get_args
+from typing import TYPE_CHECKING, Any, Literal, Sequence, get_args
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -25,10 +25,13 @@ from cpqa.config import Settings
 from cpqa.rewrite.dialogue import distill
 from cpqa.models.llm import LLM, LLMError, LLMUnavailable, ToolSpec
 from cpqa.rewrite.lay_terms import gloss, with_clinical_terms
-from cpqa.rewrite.rule_ladder import build_ladder
+from cpqa.rewrite.rule_ladder import build_ladder, ranking_expression
 from cpqa.rewrite.vocabulary import Vocabulary, load_vocabulary
 from cpqa.types import ComponentChoice
-from cpqa.options import RewriteOptions
+from cpqa.options import PipelineOptions, RewriteOptions
+
+if TYPE_CHECKING:
+    from cpqa.safety.screening import Screened
 
 MAX_EXPRESSION_CHARS = 8000
 _DEFAULTS = RewriteOptions()  # history_turns, min_levels
@@ -67,6 +70,9 @@ class RewriteResult(BaseModel):
     intent: Intent = "general"
     relations: list[str] = Field(default_factory=list)  # rules: "intent(entity, ...)"; Claude: its phrases
     ladder: list[str] = Field(default_factory=list)
+    # What ranks E2's union in "bestmatch" (every word of every concept and the MeSH headings, ORed; "" without
+    # concepts): written here once, so E2 reads it instead of building it again
+    ranking: str = ""
     method: Literal["llm", "rules"] = "rules"
     notes: list[str] = Field(default_factory=list)
 
@@ -96,6 +102,15 @@ class Rewriter:
         if rewrite.method == "rules" and self.llm is not None and self.llm.available:
             return _rules_choice(f"{self.llm.label} could not be used for this question (see the rewrite notes)")
         return self.choice
+
+    def run(self, screened: Screened, options: PipelineOptions) -> RewriteResult:
+        """Stage 2's entry: the screened question rewritten (one in another language in the model's English)."""
+        return self.rewrite(
+            screened.english or screened.question,
+            screened.history,
+            options.rewrite.term_links,
+            options.rewrite.rewrite_max_tokens,
+        )
 
     def rewrite(
         self,
@@ -147,6 +162,7 @@ class Rewriter:
             intent=processed.intent,
             relations=relations,
             ladder=ladder,
+            ranking=ranking_expression(processed.concepts),
             method="rules",
             notes=notes,
         )
@@ -221,6 +237,7 @@ class Rewriter:
             intent=intent,
             relations=[str(r) for r in data.get("relations") or []][:10],
             ladder=ladder,
+            ranking=ranking_expression(concepts),
             method="llm",
             notes=notes,
         )

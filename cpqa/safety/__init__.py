@@ -1,7 +1,7 @@
 """Stage 1, screening: empty / overlong / non-English input, personal details removed, urgent triage,
 dosing and personal-decision referrals. Runs before anything leaves the machine.
 
-Front: ``Screen`` (``check(question, options) -> Screened``, ``complete``, ``start_model_pass``) and its result
+Front: ``Screen`` (``run(Question, options) -> Screened``; ``check``, ``complete``, ``start_model_pass``) and its result
 ``Screened``; the parts a pipeline builds it from (``MeaningTriage``, ``ModelTriage``, ``TriagePass``).
 """
 

@@ -103,11 +103,11 @@ class ModelTriage:
         if verdict.failure:
             return screened
         update: dict = {"by_model": True}
-        if verdict.referral in REFERRALS[1:]:  # Screened's personal_dosing, _interaction or _decision
-            update[f"personal_{verdict.referral}"] = True
         if not screened.language_ok and verdict.english.strip():
             update.update(language=verdict.language, english=verdict.english.strip())
         raised = screened.model_copy(update=update)
+        if verdict.referral in REFERRALS[1:]:  # Screened's personal_dosing, _interaction or _decision
+            raised = raised.referred(verdict.referral)
         return raised.with_findings(verdict.findings) if verdict.findings else raised
 
 

@@ -16,16 +16,17 @@ from cpqa.config import Settings
 from cpqa.options import PipelineOptions, SafetyOptions
 from cpqa.safety.screening import Screened, check_question, with_meaning
 from cpqa.safety.triage_pass import PendingTriage, TriagePass
+from cpqa.types import Question
 
 if TYPE_CHECKING:
     from cpqa.safety.meaning import MeaningTriage
 
 
 class Screen:
-    """``check(question, options)``: the screened question; ``complete`` adds the meaning check to one screened
-    before it could run; ``start_model_pass`` runs the model's triage beside the search (None when there is no
-    model or the pass is off). ``model_configured``: a language model reads (and translates) questions, so one in
-    another language is not refused."""
+    """``run(question, options)``, stage 1's entry: the screened question (``check`` screens a string for a front
+    end; ``complete`` adds the meaning check to one screened before it could run); ``start_model_pass`` runs the
+    model's triage beside the search (None when there is no model or the pass is off). ``model_configured``: a
+    language model reads (and translates) questions, so one in another language is not refused."""
 
     def __init__(
         self,
@@ -46,6 +47,13 @@ class Screen:
     def translates(self, options: SafetyOptions) -> bool:
         """Whether a language model's pass will read (and translate) a question in another language."""
         return self.model_configured and options.model_triage
+
+    def run(self, question: Question | Screened, options: PipelineOptions) -> Screened:
+        """Stage 1's entry: ``question`` screened, or one a front end screened completed (never screened again);
+        raises ``InvalidQuestion`` when nothing usable is left."""
+        if isinstance(question, Screened):
+            return self.complete(question, options.safety)
+        return self.check(question.text, options.safety, question.history)
 
     def check(self, question: str | None, options: SafetyOptions, history: Sequence[str] = ()) -> Screened:
         """Screen ``question`` once; raises ``InvalidQuestion`` when nothing usable is left."""

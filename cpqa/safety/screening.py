@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, Field, model_validator
 
 from cpqa.options import SafetyOptions
 from cpqa.safety.languages import detect, languages
@@ -84,20 +84,23 @@ class Screened(BaseModel):
     by_meaning: bool = False  # triage by meaning ran (the rules run always)
     by_model: bool = False  # a language model's triage pass ran
 
-    @property
-    def referral(self) -> str | None:
-        """The referrals this question gets, as one message (the decision referral gives way to the dosing one)."""
+    # The referrals this question gets, as one message (the decision referral gives way to the dosing one): written
+    # from the personal_* flags whenever the screen makes or raises them, so every later stage reads it as it is
+    referral: str | None = None
+
+    @model_validator(mode="after")
+    def _referred(self) -> "Screened":
         said = [
             DOSING_REFERRAL if self.personal_dosing else None,
             INTERACTION_REFERRAL if self.personal_interaction else None,
             DECISION_REFERRAL if self.personal_decision and not self.personal_dosing else None,
         ]
-        return " ".join(m for m in said if m) or None
+        self.referral = " ".join(m for m in said if m) or None
+        return self
 
-    @model_serializer(mode="wrap")
-    def _with_referral(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The referral message travels with the screen (the SSE ``screened`` event, JSON output)."""
-        return {**handler(self), "referral": self.referral}
+    def referred(self, kind: str) -> "Screened":
+        """This screen with a personal referral raised (``kind``: "dosing", "interaction" or "decision")."""
+        return self.model_validate({**self.model_dump(), f"personal_{kind}": True})
 
     @property
     def crisis(self) -> bool:
@@ -327,7 +330,7 @@ def with_meaning(screened: Screened, meaning: "MeaningTriage", options: SafetyOp
         return screened
     kind = meaning.referral(screened.question, options)  # a referral raised by meaning, never one lowered
     if kind is not None:
-        screened = screened.model_copy(update={f"personal_{kind}": True})
+        screened = screened.referred(kind)
     if screened.red_flags:
         return screened
     found = meaning.find(screened.question, options)

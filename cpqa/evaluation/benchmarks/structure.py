@@ -111,11 +111,11 @@ class PathRecorder:
         threading.setprofile(None)
 
 
-# The shared layers every room uses (types, words, sentences, fusion, options, models, sources) are the corridors,
-# not rooms (``tests/test_architecture.py``'s SHARED).
+# The shared layers every room uses (types, words, sentences, fusion, quotable, options, models, sources) are the
+# corridors, not rooms (``tests/test_architecture.py``'s SHARED).
 CORRIDORS = (
-    "cpqa.types", "cpqa.words", "cpqa.sentences", "cpqa.fusion", "cpqa.fronts", "cpqa.options", "cpqa.config",
-    "cpqa.models", "cpqa.sources", "cpqa.prompts",
+    "cpqa.types", "cpqa.words", "cpqa.sentences", "cpqa.fusion", "cpqa.quotable", "cpqa.fronts", "cpqa.options",
+    "cpqa.config", "cpqa.models", "cpqa.sources", "cpqa.prompts",
 )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from llama_index.core.postprocessor import LongContextReorder
 
+from cpqa.options import PassageOptions
 from cpqa.config import Settings
 from cpqa.evaluation.evaluations.chunking import K, RERANK_DEPTH, BenchDoc, Reranker, chunk_vectors, dense_rankings
 from cpqa.evaluation.evaluations.retrieval import Question, Run, evaluate
@@ -177,7 +178,7 @@ def _small_to_big(
     """The pipeline's small-to-big postprocessor over the benchmark: each source abstract is a "section"."""
     sources = {str(d): (docs[d].text, [(s.start, s.end) for s in docs[d].segments]) for d, _ in retrieved}
     siblings = {str(d): [(c.start, c.end) for c in chunks[d]] for d, _ in retrieved}
-    return SmallToBigPostprocessor(sources, siblings, mode=mode, window=1)
+    return SmallToBigPostprocessor(sources, siblings, options=PassageOptions(small_to_big=mode, small_to_big_window=1))
 
 
 def _restructured(question: str, passages: list[Passage], encoder: EmbeddingCache, postprocessor) -> list[Unit]:

@@ -7,6 +7,9 @@ its markers would pass as our citations. Such sentences are never quoted, and a 
 the passages that do not. A patient-information page (D4: cancer.gov, MedlinePlus) is written to its reader ("Check
 with your doctor if you have ..."): there the second person and a plain imperative are its voice, not a stranger's;
 links, markup, citation markers and instructions about instructions are refused as anywhere else.
+
+A shared layer (beside ``cpqa.words`` and ``cpqa.sentences``): stage 4 ranks a passage that addresses its reader
+below the others, and stage 5 never quotes such a sentence nor one that directs a treatment change.
 """
 
 from __future__ import annotations

@@ -1,0 +1,43 @@
+"""Stage 3 as one step: HSRDR's documents for the rewritten question, and the NIH patient pages' sections (D4)
+beside them, returned as one ``DocumentSearch`` with each step's timing (the pipeline takes it into the trace)."""
+
+from __future__ import annotations
+
+import time
+
+from cpqa.documents.hsrdr import PATIENT_INFORMATION, DocumentSearch, HSRDRRetriever
+from cpqa.documents.patient_search import PatientSearch
+from cpqa.documents.path import DocumentQuery
+from cpqa.options import PipelineOptions
+from cpqa.types import StageRecord
+
+PATIENT_NOT_READY = "patient information is still being indexed (cpqa ingest medquad): not searched yet"
+
+
+class DocumentFinder:
+    """``run(query, options)``: the documents HSRDR keeps for ``query`` (which carries the rewrite stage's result),
+    with the patient sections when the home holds patient pages (``patient``) and D4 is among the sources."""
+
+    def __init__(self, hsrdr: HSRDRRetriever, patient: PatientSearch | None = None):
+        self.hsrdr, self.patient = hsrdr, patient
+
+    def run(self, query: DocumentQuery, options: PipelineOptions) -> DocumentSearch:
+        documents = options.documents
+        started = time.perf_counter()
+        found = self.hsrdr.search(query, documents)
+        searched = StageRecord(ms=(time.perf_counter() - started) * 1000.0, info={"kept": len(found.documents)})
+        found.stages = {"documents": searched, **found.stages}  # the whole search first, then its steps
+        found.query = query
+        if self.patient is None or PATIENT_INFORMATION not in documents.sources:
+            return found
+        with found.stage("patient_information") as record:
+            found.patient = self.patient.search(
+                query.query_str, documents.patient_sections, query.section_kinds, documents.patient_pool
+            )
+            record.info["sections"] = len(found.patient)
+        if not self.patient.ready:
+            found.warn(PATIENT_NOT_READY)
+        return found
+
+
+__all__ = ["DocumentFinder"]
