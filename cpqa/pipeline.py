@@ -361,7 +361,7 @@ class Pipeline:
     def query_for(self, question: str) -> DocumentQuery:
         """``question`` rewritten as ``ask`` rewrites it, as the document retrievers are asked it (without HyDE): for a
         search outside ``ask`` (a harness, a notebook, a path on its own)."""
-        rewrite = self.rewriter.rewrite(question, term_links=self.options.rewrite.term_links)
+        rewrite = self.rewriter.rewrite(question, options=self.options.rewrite)
         return DocumentQuery(query_str=rewrite.search_intent or question, rewrite=rewrite)
 
     def document_query(

@@ -14,6 +14,7 @@ import pytest
 
 from cpqa.config import get_settings
 from cpqa.models.llm import Claude
+from cpqa.options import RewriteOptions
 from cpqa.rewrite.concepts import process_question
 from cpqa.rewrite.lay_terms import clinical_terms, gloss, lay_matches, lay_table
 from cpqa.rewrite.rewriter import Rewriter
@@ -178,6 +179,24 @@ def test_womb_cancer_rewrites_to_endometrial_neoplasms(rewriter):
     assert womb.core and womb.kind == "disease" and womb.mesh == "Endometrial Neoplasms"
     assert result.search_intent == "What are the first signs of womb cancer (endometrial cancer or uterine cancer)?"
     assert any(n.startswith("lay words: womb cancer -> endometrial cancer") for n in result.notes)
+
+
+def test_the_rewrite_reads_its_options_section(rewriter):
+    """The stage's options change what it writes: the lay words' budgets, the earlier turns read, the ladder's
+    AND-ed concepts (none read at their defaults behind the options' back)."""
+    question = "What are the first signs of womb cancer?"
+    plain = rewriter.rewrite(question)
+    bare = rewriter.rewrite(question, options=RewriteOptions(lay_glossed=0, lay_searched=1))
+    assert bare.search_intent == question and "(endometrial cancer" in plain.search_intent
+    womb = next(c for c in bare.concepts if c.text == "womb cancer")
+    assert "uterine cancer" not in womb.phrases and "uterine cancer" in womb.synonyms
+    turns = ["Does tamoxifen help breast cancer?", "Is it safe?"]
+    follow_up = rewriter.rewrite("What about its side effects?", turns)
+    last_only = rewriter.rewrite("What about its side effects?", turns, RewriteOptions(history_turns=1))
+    assert "tamoxifen" in follow_up.search_intent.lower() and "tamoxifen" not in last_only.search_intent.lower()
+    many = "Does tamoxifen reduce breast cancer recurrence after surgery in postmenopausal women?"
+    narrow = rewriter.rewrite(many, options=RewriteOptions(ladder_and_concepts=2))
+    assert narrow.ladder[0].count(" AND ") < rewriter.rewrite(many).ladder[0].count(" AND ")
 
 
 def test_blood_in_my_poo_is_rectal_bleeding(rewriter):

@@ -3,6 +3,7 @@ rewrite when the ``term_links`` option is on."""
 
 from __future__ import annotations
 
+from cpqa.options import RewriteOptions
 from cpqa.config import get_settings
 from cpqa.rewrite.rewriter import Rewriter
 from cpqa.rewrite.vocabulary import learned_terms_path, load_vocabulary, save_terms
@@ -57,6 +58,6 @@ def test_the_rewrite_maps_phrases_to_headings_only_with_the_option(tmp_path):
     assert load_vocabulary(settings, term_links=True).lookup("CRP").mesh == "C-Reactive Protein"
     rewriter = Rewriter(settings)
     plain = rewriter.rewrite("Does CRP predict glioma outcome?")
-    mapped = rewriter.rewrite("Does CRP predict glioma outcome?", term_links=True)
+    mapped = rewriter.rewrite("Does CRP predict glioma outcome?", options=RewriteOptions(term_links=True))
     assert '"C-Reactive Protein"[mh]' not in plain.ladder[0]
     assert '"C-Reactive Protein"[mh]' in mapped.ladder[0] and '"C-Reactive Protein"[tiab]' in mapped.ladder[0]

@@ -150,8 +150,9 @@ def _abbreviated_span(words: list[str], abbr: str, defined: dict[str, str]) -> i
     return 0
 
 
-def process_question(question: str, vocab: Vocabulary) -> ProcessedQuestion:
-    """Correct, normalise and split ``question`` into concepts (see the module docstring)."""
+def process_question(question: str, vocab: Vocabulary, lay_searched: int = SEARCHED) -> ProcessedQuestion:
+    """Correct, normalise and split ``question`` into concepts (see the module docstring); ``lay_searched``: the
+    clinical terms a lay phrase is searched by at every level."""
     corrections: dict[str, str] = {}
     concepts: dict[str, Concept] = {}
 
@@ -167,7 +168,7 @@ def process_question(question: str, vocab: Vocabulary) -> ProcessedQuestion:
         for run in _runs(question[start : match.start if match else len(question)]):
             _add_run(run, vocab, defined, corrections, add)
         if match is not None:
-            add(_lay(match, vocab))
+            add(_lay(match, vocab, lay_searched))
             start = match.end
     normalized = question
     for wrong, right in corrections.items():
@@ -178,7 +179,7 @@ def process_question(question: str, vocab: Vocabulary) -> ProcessedQuestion:
         concepts=list(concepts.values()),
         intent=detect_intent(normalized),
         corrections=corrections,
-        lay={m.surface: list(m.term.clinical[:SEARCHED]) for m in lay},
+        lay={m.surface: list(m.term.clinical[:lay_searched]) for m in lay},
     )
 
 
@@ -206,9 +207,9 @@ def _add_run(
             add(Concept(text=surface, phrases=[_as_phrase(surface), abbr]))
 
 
-def _lay(match: LayMatch, vocab: Vocabulary) -> Concept:
+def _lay(match: LayMatch, vocab: Vocabulary, searched: int) -> Concept:
     """A lay phrase as the concept of its clinical terms: "womb cancer" searched as endometrial cancer."""
-    reading = read_lay(match, vocab)
+    reading = read_lay(match, vocab, searched)
     return Concept(
         text=match.surface,
         phrases=reading.phrases,

@@ -14,6 +14,7 @@ from typing import Sequence
 from pydantic import BaseModel, Field
 
 from cpqa.rewrite.concepts import Concept, process_question
+from cpqa.rewrite.lay_terms import SEARCHED
 from cpqa.rewrite.vocabulary import Vocabulary, phrase_key
 
 _ANAPHOR = re.compile(
@@ -34,7 +35,11 @@ def _entities(concepts: list[Concept], kind: str) -> list[Concept]:
 
 
 def distill(
-    question: str, history: Sequence[str], vocab: Vocabulary, concepts: Sequence[Concept] | None = None
+    question: str,
+    history: Sequence[str],
+    vocab: Vocabulary,
+    concepts: Sequence[Concept] | None = None,
+    lay_searched: int = SEARCHED,
 ) -> Distilled:
     """The question as a self-contained search intent, given the earlier turns (oldest first). ``concepts``: the
     question's, when the caller processed it already."""
@@ -42,7 +47,7 @@ def distill(
     turns = [t for t in history if t and t.strip()]
     if not turns:
         return Distilled(search_intent=question)
-    current = list(concepts) if concepts is not None else process_question(question, vocab).concepts
+    current = list(concepts) if concepts is not None else process_question(question, vocab, lay_searched).concepts
     has = {kind: bool(_entities(current, kind)) for kind in ("disease", "treatment")}
     points_back = bool(_ANAPHOR.search(question) or _FOLLOW_UP.search(question))
     if not points_back and (has["disease"] or has["treatment"]):
@@ -50,7 +55,7 @@ def distill(
     present = {phrase_key(c.text) for c in current}
     carried: dict[str, list[str]] = {"treatment": [], "disease": [], "other": []}
     for turn in reversed(turns):
-        earlier = [c for c in process_question(turn, vocab).concepts if phrase_key(c.text) not in present]
+        earlier = [c for c in process_question(turn, vocab, lay_searched).concepts if phrase_key(c.text) not in present]
         for kind in ("treatment", "disease"):
             if not has[kind]:
                 carried[kind] = [c.text for c in _entities(earlier, kind)][:1]

@@ -33,7 +33,7 @@ from cpqa.words import STOPWORDS
 LayKind = Literal["body part", "symptom", "disease", "treatment", "test", "function"]
 DETERMINERS = frozenset("a an the my his her their your our its this that these those some".split())
 SEARCHED = RewriteOptions().lay_searched  # clinical terms searched beside the lay words at every level
-_GLOSSED = RewriteOptions().lay_glossed
+GLOSSED = RewriteOptions().lay_glossed  # clinical terms the search intent names after a lay phrase
 _CONCEPT_KIND: dict[str, Kind] = {"disease": "disease", "treatment": "treatment"}  # the other kinds: "other"
 
 
@@ -198,19 +198,19 @@ def with_clinical_terms(synonyms: list[str], text: str) -> list[str]:
     return _distinct([*synonyms, *clinical_terms(text)])
 
 
-def read(match: LayMatch, vocabulary: Vocabulary | None = None) -> Reading:
+def read(match: LayMatch, vocabulary: Vocabulary | None = None, searched: int = SEARCHED) -> Reading:
     """A lay phrase as a concept: its first clinical terms (and its own words, when they are not ordinary English
     and hold no stopword) searched together, and the vocabulary term of its MeSH heading linked for the rest."""
     term = match.term
     linked = _linked(term, vocabulary) if vocabulary is not None else None
     own = [] if term.contextual or set(tokenize(match.surface)) & STOPWORDS else [_plain(match.surface)]
-    phrases = _distinct([*own, *term.clinical[:SEARCHED]])
-    more = [*term.clinical[SEARCHED:], *([linked.name, *linked.synonyms] if linked else [])]
+    phrases = _distinct([*own, *term.clinical[:searched]])
+    more = [*term.clinical[searched:], *([linked.name, *linked.synonyms] if linked else [])]
     kind = linked.kind if linked else _CONCEPT_KIND.get(term.kind, "other")
     return Reading(phrases, _distinct(more, exclude=phrases), term.mesh or (linked.mesh if linked else None), kind)
 
 
-def gloss(text: str, vocabulary: Vocabulary | None = None) -> str:
+def gloss(text: str, vocabulary: Vocabulary | None = None, most: int = GLOSSED) -> str:
     """``text`` with each lay phrase followed by its first clinical terms in brackets, for the searches that read
     the question's words (BM25, the semantic path, the passages): "womb cancer" -> "womb cancer (endometrial cancer
     or uterine cancer)". Terms the text names already are not repeated; a phrase met twice is glossed once."""
@@ -225,7 +225,7 @@ def gloss(text: str, vocabulary: Vocabulary | None = None) -> str:
         new: list[str] = []
         for clinical in match.term.clinical:
             key = phrase_key(clinical)
-            if len(new) < _GLOSSED and f" {key} " not in named and not any(key in phrase_key(n) for n in new):
+            if len(new) < most and f" {key} " not in named and not any(key in phrase_key(n) for n in new):
                 new.append(clinical)
         if new:
             parts += [text[last : match.end], f" ({' or '.join(new)})"]

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from cpqa.safety.screening import Screened
 
 MAX_EXPRESSION_CHARS = 8000
-_DEFAULTS = RewriteOptions()  # history_turns, min_levels
 INTENTS = list(get_args(Intent))
 
 
@@ -105,33 +104,26 @@ class Rewriter:
 
     def run(self, screened: Screened, options: PipelineOptions) -> RewriteResult:
         """Stage 2's entry: the screened question rewritten (one in another language in the model's English)."""
-        return self.rewrite(
-            screened.english or screened.question,
-            screened.history,
-            options.rewrite.term_links,
-            options.rewrite.rewrite_max_tokens,
-        )
+        return self.rewrite(screened.english or screened.question, screened.history, options.rewrite)
 
     def rewrite(
-        self,
-        question: str,
-        history: Sequence[str] = (),
-        term_links: bool = False,
-        max_tokens: int = RewriteOptions().rewrite_max_tokens,
+        self, question: str, history: Sequence[str] = (), options: RewriteOptions | None = None
     ) -> RewriteResult:
-        """The question's concepts and Boolean ladder; ``term_links`` adds the learned term-mapping links to the
-        vocabulary of the rule-based rewrite."""
+        """The question's concepts and Boolean ladder, by the rewrite ``options`` (``term_links`` adds the learned
+        term-mapping links to the vocabulary of the rule-based rewrite; the model's budget, the earlier turns read,
+        the ladder's and the lay words' budgets)."""
+        options = options or RewriteOptions()
         question = " ".join((question or "").split())
         if not question:
             raise ValueError("empty question")
-        history = [" ".join(t.split()) for t in history if t and t.strip()][-_DEFAULTS.history_turns :]
+        history = [" ".join(t.split()) for t in history if t and t.strip()][-options.history_turns :]
         notes: list[str] = []
         if self.llm is not None and self.llm.available:
-            result = self._with_claude(self.llm, question, history, notes, max_tokens)
+            result = self._with_claude(self.llm, question, history, notes, options)
             if result is not None:
                 return result
-        vocabulary = self.linked_vocabulary if term_links else self.vocabulary
-        return self._with_rules(question, history, notes, vocabulary)
+        vocabulary = self.linked_vocabulary if options.term_links else self.vocabulary
+        return self._with_rules(question, history, notes, vocabulary, options)
 
     # ------------------------------------------------------------------ rules
     @cached_property
@@ -139,17 +131,20 @@ class Rewriter:
         """The settings' vocabulary plus the term links ``cpqa index build`` learned from the records."""
         return load_vocabulary(self.settings, term_links=True)
 
-    def _with_rules(self, question: str, history: list[str], notes: list[str], vocabulary: Vocabulary) -> RewriteResult:
-        corrected = process_question(question, vocabulary)
+    def _with_rules(
+        self, question: str, history: list[str], notes: list[str], vocabulary: Vocabulary, options: RewriteOptions
+    ) -> RewriteResult:
+        searched = options.lay_searched
+        corrected = process_question(question, vocabulary, searched)
         if corrected.corrections:
             notes.append("spelling: " + ", ".join(f"{a} -> {b}" for a, b in corrected.corrections.items()))
-        distilled = distill(corrected.normalized, history, vocabulary, corrected.concepts)
+        distilled = distill(corrected.normalized, history, vocabulary, corrected.concepts, searched)
         if distilled.carried:
             notes.append(f"carried from earlier turns: {', '.join(distilled.carried)}")
-        processed = process_question(distilled.search_intent, vocabulary) if distilled.carried else corrected
+        processed = process_question(distilled.search_intent, vocabulary, searched) if distilled.carried else corrected
         if processed.lay:
             notes.append("lay words: " + "; ".join(f"{k} -> {', '.join(v)}" for k, v in processed.lay.items()))
-        ladder = build_ladder(processed.concepts)
+        ladder = build_ladder(processed.concepts, options)
         if not ladder:
             notes.append("no searchable concept in the question")
         entities = [c.text for c in processed.concepts if c.kind in ("disease", "treatment")]
@@ -157,7 +152,9 @@ class Rewriter:
         return RewriteResult(
             question=question,
             normalized=corrected.normalized,
-            search_intent=gloss(distilled.search_intent, vocabulary),  # what BM25, E1 and the passages read
+            search_intent=gloss(
+                distilled.search_intent, vocabulary, options.lay_glossed
+            ),  # what BM25, E1 and the passages read
             concepts=processed.concepts,
             intent=processed.intent,
             relations=relations,
@@ -178,15 +175,18 @@ class Rewriter:
         return [{"role": "user", "content": text}]
 
     def _with_claude(
-        self, llm: LLM, question: str, history: list[str], notes: list[str], max_tokens: int
+        self, llm: LLM, question: str, history: list[str], notes: list[str], options: RewriteOptions
     ) -> RewriteResult | None:
         problem: str | None = None
         for attempt in (1, 2):
             try:
                 data = llm.call_tool(
-                    self.system_prompt, self._messages(question, history, problem), LADDER_TOOL, max_tokens=max_tokens
+                    self.system_prompt,
+                    self._messages(question, history, problem),
+                    LADDER_TOOL,
+                    max_tokens=options.rewrite_max_tokens,
                 )
-                result = self._from_tool(llm, question, data, notes)
+                result = self._from_tool(llm, question, data, notes, options)
             except LLMError as exc:
                 message = self.settings.redact(str(exc))
                 if isinstance(exc, LLMUnavailable) or attempt == 2:
@@ -206,7 +206,9 @@ class Rewriter:
         notes.append(f"{llm.label}'s answer was unusable ({problem}); rule-based ladder used")
         return None
 
-    def _from_tool(self, llm: LLM, question: str, data: dict[str, Any], notes: list[str]) -> RewriteResult | None:
+    def _from_tool(
+        self, llm: LLM, question: str, data: dict[str, Any], notes: list[str], options: RewriteOptions
+    ) -> RewriteResult | None:
         concepts = [_concept(item) for item in data.get("concepts") or [] if str(item.get("text", "")).strip()]
         ladder: list[str] = []
         for expression in data.get("ladder") or []:
@@ -217,14 +219,14 @@ class Rewriter:
                 if checked != expression:
                     notes.append(f"repaired a {llm.label} expression")
                 ladder.append(checked)
-        if len(ladder) < _DEFAULTS.min_levels and concepts:
-            filler = [level for level in build_ladder(concepts) if level not in ladder]
+        least = options.min_levels
+        if len(ladder) < least and concepts:
+            filler = [level for level in build_ladder(concepts, options) if level not in ladder]
             if filler:
                 notes.append(
-                    f"{min(len(filler), _DEFAULTS.min_levels - len(ladder))} rule-built level(s) added "
-                    f"from {llm.label}'s concepts"
+                    f"{min(len(filler), least - len(ladder))} rule-built level(s) added from {llm.label}'s concepts"
                 )
-            ladder += filler[-(_DEFAULTS.min_levels - len(ladder)) :] if ladder else filler
+            ladder += filler[-(least - len(ladder)) :] if ladder else filler
         if not ladder:
             return None
         normalized = " ".join(str(data.get("normalized") or "").split()) or question

@@ -29,7 +29,7 @@ from cpqa.rewrite.concepts import STOPWORDS, Concept
 from cpqa.rewrite.vocabulary import phrase_key
 from cpqa.rewrite.word_forms import normalize_word, plural_of
 
-_DEFAULTS = RewriteOptions()  # ladder_and_concepts, ladder_synonyms, ladder_synonym_words
+_DEFAULTS = RewriteOptions()  # for a ladder built outside a pipeline; the rewrite stage passes its own options
 NARROW_TAG, WIDE_TAG, ALL_FIELDS = "tiab", "tw", "all"
 GENERIC_HEADING = "Neoplasms"
 _KIND_RANK = {"disease": 0, "treatment": 1, "other": 2, "intent": 3}
@@ -91,16 +91,16 @@ def _bag_of_words(concepts: list[Concept]) -> str:
     return _or(words + [m for c in concepts for m in _mesh(c)])
 
 
-def _widest(concepts: list[Concept]) -> str:
+def _widest(concepts: list[Concept], options: RewriteOptions) -> str:
     forms: list[str] = []
     for c in concepts:
         plural = c.kind in ("disease", "intent")
-        for phrase in [*_words(c), *c.phrases, *_useful_synonyms(c)]:
+        for phrase in [*_words(c), *c.phrases, *_useful_synonyms(c, options)]:
             forms += word_forms(phrase, plural=plural)
     return _or(_terms(forms, WIDE_TAG) + [m for c in concepts for m in _mesh(c)])
 
 
-def _useful_synonyms(concept: Concept) -> list[str]:
+def _useful_synonyms(concept: Concept, options: RewriteOptions) -> list[str]:
     """Synonyms that widen the concept: not ones containing a wording already present."""
     own = [phrase_key(p) for p in concept.phrases]
     out = []
@@ -108,22 +108,24 @@ def _useful_synonyms(concept: Concept) -> list[str]:
         key = phrase_key(synonym)
         if (
             key
-            and len(key.split()) <= _DEFAULTS.ladder_synonym_words
+            and len(key.split()) <= options.ladder_synonym_words
             and " - " not in synonym
             and not any(o in key for o in own)
         ):
             out.append(synonym)
-        if len(out) >= _DEFAULTS.ladder_synonyms:
+        if len(out) >= options.ladder_synonyms:
             break
     return out
 
 
-def rank_concepts(concepts: Iterable[Concept]) -> tuple[list[Concept], list[Concept]]:
-    """(strong concepts to AND, most important first, at most _DEFAULTS.ladder_and_concepts; the rest)."""
+def rank_concepts(
+    concepts: Iterable[Concept], most: int = _DEFAULTS.ladder_and_concepts
+) -> tuple[list[Concept], list[Concept]]:
+    """(strong concepts to AND, most important first, at most ``most``; the rest)."""
     concepts = list(concepts)
     strong = [c for c in concepts if not c.weak] or concepts[:1]
     strong.sort(key=lambda c: (not c.core, _KIND_RANK.get(c.kind, 2), -len(c.text)))
-    kept = strong[: _DEFAULTS.ladder_and_concepts]
+    kept = strong[:most]
     return kept, [c for c in concepts if c not in kept]
 
 
@@ -156,12 +158,12 @@ def ranking_expression(concepts: list[Concept]) -> str:
     return _bag_of_words(concepts) if concepts else ""
 
 
-def build_ladder(concepts: list[Concept]) -> list[str]:
+def build_ladder(concepts: list[Concept], options: RewriteOptions = _DEFAULTS) -> list[str]:
     """Boolean expressions from most specific to most relaxed (see the module docstring); at least three
     when there is any concept, none when there is none."""
     if not concepts:
         return []
-    strong, others = rank_concepts(concepts)
+    strong, others = rank_concepts(concepts, options.ladder_and_concepts)
     levels = [_and(concept_expression(c) for c in strong)]
     core = _core(strong)
     if core is not None:
@@ -172,7 +174,7 @@ def build_ladder(concepts: list[Concept]) -> list[str]:
         for m in range(len(strong) - 1, 1, -1):
             levels.append(_at_least(strong, m))
     everything = [*strong, *others]
-    levels += [_bag_of_words(everything), _widest(everything)]
+    levels += [_bag_of_words(everything), _widest(everything, options)]
     ladder = list(dict.fromkeys(level for level in levels if level))
     if len(ladder) < 3:  # one short concept: the last resort searches every field
         ladder.append(

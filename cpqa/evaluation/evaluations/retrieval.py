@@ -127,7 +127,7 @@ def _counts(counter: Counter[int]) -> dict[str, int]:
 def search(pipeline: Pipeline, path: str, question: str, options: PipelineOptions, log: StageLog | None = None):
     """One question through one path of ``pipeline``, asked as the pipeline asks it; the path's typed result."""
     retriever = pipeline.documents if path == "HSRDR" else pipeline.documents.paths[path]
-    rewrite = pipeline.rewriter.rewrite(question, term_links=options.rewrite.term_links)
+    rewrite = pipeline.rewriter.rewrite(question, options=options.rewrite)
     query = pipeline.document_query(rewrite, rewrite.search_intent or question, options, log or StageLog())
     return retriever.search(query, options.documents)
 

@@ -42,7 +42,7 @@ class Miner:
 
     def query(self, question: str):
         pipeline = self.pipeline
-        rewrite = pipeline.rewriter.rewrite(question, term_links=self.options.rewrite.term_links)
+        rewrite = pipeline.rewriter.rewrite(question, options=self.options.rewrite)
         return pipeline.document_query(rewrite, rewrite.search_intent or question, self.options, StageLog())
 
     def document_hits(self, question: str, depth: int) -> dict[str, list[str]]:
