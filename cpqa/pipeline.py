@@ -24,7 +24,6 @@ from cpqa.answer import (
     Evidence,
     Refiner,
     as_shown,
-    is_specialist,
     record_share,
     section_kinds,
     without_retrieval,
@@ -54,6 +53,7 @@ from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
 from cpqa.trace import Result, RetrievalTrace, Retrieved
 from cpqa.types import Answer, Question, StageLog, StageRecord
+from cpqa.words import is_specialist
 
 
 def _open_passage_store(path: Path) -> PassageStore | None:

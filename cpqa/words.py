@@ -8,6 +8,7 @@
   check, the answers evaluation).
 - ``strip_labels``: a sentence or record without the structured-abstract labels it opens with ("BACKGROUND:",
   NLM's run-in "UNLABELLED ABSTRACT").
+- ``is_specialist``: a word general English rarely uses (a drug, gene or test name), by word frequency (wordfreq).
 - ``document_bm25_tokens`` / ``passage_bm25_tokens``: bm25s tokenisations of the document index (stemmed; saved, so
   it must not change under a built index) and of a question's candidate passages (unstemmed, as the passage
   reranker was tuned).
@@ -18,6 +19,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from typing import Any
+
+from cpqa.options import AnswerOptions
 
 STOPWORDS = frozenset(
     """
@@ -84,3 +87,23 @@ def strip_labels(sentence: str) -> str:
     while previous != sentence:
         previous, sentence = sentence, SECTION_LABEL.sub("", sentence, count=1)
     return sentence.strip()
+
+
+_MEASUREMENT = re.compile(r"(?i)^\d+(?:[.,]\d+)?\s?(?:°?[cf]|mg|mcg|kg|g|ml|l|mm|cm|%|x|h|hrs?|mins?)?$")
+_LAY_SUFFIXES = ("ier", "iest", "ily", "y", "ish", "ness", "ly", "ed", "ing")
+
+
+@lru_cache(maxsize=65536)
+def is_specialist(word: str, rare_zipf: float = AnswerOptions().rare_word_zipf) -> bool:
+    """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair"). Neither a
+    measurement ("39c") nor a rare form of a common word ("shivery", "achy": a lay word for a sign) names one."""
+    from wordfreq import zipf_frequency
+
+    if _MEASUREMENT.match(word) or zipf_frequency(word, "en") >= rare_zipf:
+        return False
+    for suffix in _LAY_SUFFIXES:
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and len(base) >= 3:
+            if any(zipf_frequency(b, "en") >= rare_zipf for b in (base, base + "e", base[:-1])):
+                return False
+    return True

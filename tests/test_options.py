@@ -89,7 +89,8 @@ def test_the_tuned_values_have_one_home():
     assert ladder["level_decay"].default == tuned.ladder_level_decay
     assert ladder["level_bonus"].default == tuned.ladder_level_bonus and ladder["rrf_k"].default == tuned.ladder_rrf_k
     assert SupportChecker().threshold == SupportOptions().support_threshold
-    from cpqa.answer.extractive import is_specialist, is_whole
+    from cpqa.answer.extractive import is_whole
+    from cpqa.words import is_specialist
     from cpqa.rewrite.hyde import hyde_transform
 
     answer, rewrite = AnswerOptions(), PipelineOptions().rewrite

@@ -165,6 +165,13 @@ def test_follow_up_carries_the_entities_across_turns(settings):
     # a self-contained question keeps its own subject
     own = rewriter.rewrite("What is the survival for breast cancer?", history=history)
     assert own.search_intent == "What is the survival for breast cancer?"
+    # an ordinary word of the last turn ("thank", "mother") names nothing: the drug before it is carried
+    for small_talk in ("Thank you, that helps.", "My mother had it too."):
+        polite = rewriter.rewrite("what about its side effects?", history=[*history, small_talk])
+        assert "pembrolizumab" in polite.search_intent, (small_talk, polite.search_intent)
+    # a drug the vocabulary does not list is still carried (a word general English rarely uses)
+    unlisted = rewriter.rewrite("what about its side effects?", history=["Is zanubrutinib approved?"])
+    assert "zanubrutinib" in unlisted.search_intent
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,6 @@ _EXPORTS = {
     "section_kinds": "cpqa.answer.chooser",
     "as_shown": "cpqa.answer.postedit",
     "record_share": "cpqa.answer.postedit",
-    "is_specialist": "cpqa.answer.extractive",
     "NEEDS_LLM": "cpqa.answer.messages",
     "SEARCH_FAILED": "cpqa.answer.messages",
 }
@@ -33,7 +32,6 @@ __all__ = [
     "AnswerWriter",
     "Evidence",
     "as_shown",
-    "is_specialist",
     "NEEDS_LLM",
     "record_share",
     "Refiner",
@@ -47,7 +45,6 @@ __getattr__ = lazy_front(__name__, _EXPORTS)
 if TYPE_CHECKING:
     from cpqa.answer.answerer import Answerer
     from cpqa.answer.chooser import AnswerChooser, section_kinds
-    from cpqa.answer.extractive import is_specialist
     from cpqa.answer.messages import NEEDS_LLM, SEARCH_FAILED
     from cpqa.answer.postedit import as_shown, record_share
     from cpqa.answer.compose import AnswerWriter, Evidence, Written

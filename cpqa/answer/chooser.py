@@ -22,12 +22,12 @@ from typing import Sequence
 
 import numpy as np
 
-from cpqa.answer.extractive import Sentence, is_specialist, passage_sentences
+from cpqa.answer.extractive import Sentence, passage_sentences
 from cpqa.answer.intent import Addressing, question_needs, record_text
 from cpqa.models.cross_encoder import PairScorer
 from cpqa.options import AnswerOptions
 from cpqa.types import Passage
-from cpqa.words import content_terms
+from cpqa.words import content_terms, is_specialist
 
 TRAINED_CHOOSER = Path(__file__).resolve().parents[1] / "models" / "trained" / "chooser"
 MAX_TOKENS = 256  # as trained

@@ -25,7 +25,7 @@ from cpqa.options import AnswerOptions, PassageOptions
 from cpqa.quotable import directs_treatment_change, unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
-from cpqa.words import SECTION_LABEL, content_terms, strip_labels
+from cpqa.words import SECTION_LABEL, content_terms, is_specialist, strip_labels
 
 _TUNED = AnswerOptions()
 _MIN_WORDS = PassageOptions().min_sentence_words  # shorter pieces carry no claim to quote
@@ -293,26 +293,6 @@ def _same(a: str, b: str, share: float) -> bool:
 
 
 KEY_KINDS = frozenset({"treatment", "disease"})
-
-
-_MEASUREMENT = re.compile(r"(?i)^\d+(?:[.,]\d+)?\s?(?:°?[cf]|mg|mcg|kg|g|ml|l|mm|cm|%|x|h|hrs?|mins?)?$")
-_LAY_SUFFIXES = ("ier", "iest", "ily", "y", "ish", "ness", "ly", "ed", "ing")
-
-
-@lru_cache(maxsize=65536)
-def is_specialist(word: str, rare_zipf: float = _TUNED.rare_word_zipf) -> bool:
-    """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair"). Neither a
-    measurement ("39c") nor a rare form of a common word ("shivery", "achy": a lay word for a sign) names one."""
-    from wordfreq import zipf_frequency
-
-    if _MEASUREMENT.match(word) or zipf_frequency(word, "en") >= rare_zipf:
-        return False
-    for suffix in _LAY_SUFFIXES:
-        base = word[: -len(suffix)]
-        if word.endswith(suffix) and len(base) >= 3:
-            if any(zipf_frequency(b, "en") >= rare_zipf for b in (base, base + "e", base[:-1])):
-                return False
-    return True
 
 
 def key_concepts(

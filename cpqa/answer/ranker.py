@@ -24,10 +24,10 @@ from typing import Sequence
 
 import numpy as np
 
-from cpqa.answer.extractive import Sentence, is_specialist
+from cpqa.answer.extractive import Sentence
 from cpqa.answer.intent import Addressing, record_text
 from cpqa.types import Passage
-from cpqa.words import content_terms
+from cpqa.words import content_terms, is_specialist
 
 TRAINED_RANKER = Path(__file__).resolve().parents[1] / "models" / "trained" / "answer_ranker.json"
 FEATURES = (

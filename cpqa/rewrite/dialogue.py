@@ -3,7 +3,8 @@
 A follow-up such as "what about its side effects?" names nothing to search for. When the question points
 back (a pronoun, "what about", "the drug") or names no disease or treatment, the entities it lacks are
 carried from the latest earlier turn that has any: the treatment and the disease the vocabulary knows, and
-when it knows no treatment there, up to two other specific words (a drug name it does not list).
+when it knows no treatment there, up to two other concepts that name something: a term the vocabulary knows, or a
+word general English rarely uses (a drug name it does not list), never an ordinary word ("thank", "mother").
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from pydantic import BaseModel, Field
 from cpqa.rewrite.concepts import Concept, process_question
 from cpqa.rewrite.lay_terms import SEARCHED
 from cpqa.rewrite.vocabulary import Vocabulary, phrase_key
+from cpqa.words import is_specialist
 
 _ANAPHOR = re.compile(
     r"\b(its|it|they|them|their|this|that|these|those|the drug|the treatment|the medicine|"
     r"the therapy|the cancer|the tumou?r|the disease)\b",
     re.IGNORECASE,
 )
+_WORDS = re.compile(r"[a-z0-9]{3,}")
 _FOLLOW_UP = re.compile(r"^\s*(what|how)\s+about\b|^\s*and\b|^\s*(also|then)\b", re.IGNORECASE)
 
 
@@ -60,7 +63,7 @@ def distill(
             if not has[kind]:
                 carried[kind] = [c.text for c in _entities(earlier, kind)][:1]
         if not has["treatment"] and not carried["treatment"]:
-            carried["other"] = [c.text for c in _entities(earlier, "other")][:2]
+            carried["other"] = [c.text for c in _entities(earlier, "other") if _names_something(c)][:2]
         if any(carried.values()):
             break
     main = carried["treatment"] or carried["other"] or carried["disease"]
@@ -71,6 +74,10 @@ def distill(
     if extra:
         intent = f"{intent.rstrip(' ?.!')} in {' and '.join(extra)}" + ("?" if question.endswith("?") else "")
     return Distilled(search_intent=intent, carried=[*main, *extra])
+
+
+def _names_something(concept: Concept) -> bool:
+    return concept.mesh is not None or any(is_specialist(w) for w in _WORDS.findall(concept.text.lower()))
 
 
 def _substitute(question: str, entity: str, joiner: str) -> str:
