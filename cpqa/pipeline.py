@@ -344,9 +344,10 @@ class Pipeline:
         patient pages' sections beside them."""
         options, trace = asking.options, asking.trace
         asking.notify("documents")
+        kinds = section_kinds(trace.search_intent, concepts=rewrite.concepts) if self.patient is not None else None
         query = replace(
             self.document_query(rewrite, trace.search_intent, options, trace),
-            section_kinds=section_kinds(trace.search_intent) if self.patient is not None else frozenset(),
+            section_kinds=kinds or frozenset(),
             urgent=asking.screened.urgent is not None,
         )
         found = self.searcher.run(query, options)

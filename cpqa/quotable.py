@@ -29,6 +29,9 @@ _TAGS = (
 MARKUP = re.compile(
     rf"\[[^\]]+\]\(\s*(?:https?:|ftp:|www\.|mailto:|javascript:|/|#)[^)]*\)"  # Markdown links, images
     rf"|<\s*/?\s*(?:{_TAGS})\b[^>]*>"  # HTML tags
+    r'|<\s*[A-Za-z][\w:.-]*(?:\s+[\w:.-]+\s*=\s*"[^"]*")+\s*/?>'  # any element with attributes, and PubMed's
+    r"|<\s*/?\s*(?:AbstractText|Abstract|CopyrightInformation)\b[^>]*>"  # abstract elements: XML a record kept from
+    # before its cleaning (``<AbstractText Label="...">``, ``cpqa.sources.clean_text``)
     rf"|\*\*\S[^*]*\*\*|```|^#{{1,6}}\s"  # bold, code fences, headings
     rf"|\x1b[\[\]]"
 )  # terminal escapes (colours, OSC 8 hyperlinks)

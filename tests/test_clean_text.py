@@ -108,3 +108,13 @@ def test_pubmed_abstract_markup_escaped_into_a_record_reads_as_its_labelled_sect
         "case. CONCLUSIONS: Early surgery helped."
     )
     assert "<" not in clean_text("<AbstractText>Plain text.</AbstractText>")
+
+
+def test_xml_left_in_a_record_stored_before_its_cleaning_is_never_quoted():
+    """A store ingested under an older cleaning may still hold PubMed's escaped elements: the evidence screen refuses
+    the sentence, whatever the element's name; a comparison is not markup."""
+    left = 'This study suggests that MIR137 is the mediator. <AbstractText Label="CASE PRESENTATION" NlmCategory="X">We'
+    assert unquotable(left) == "markup"
+    assert unquotable("The tumour shrank.</AbstractText> Overall survival rose.") == "markup"
+    assert unquotable('Survival rose <span class="x">in most</span> patients.') == "markup"
+    assert unquotable("Survival rose (p<0.05) in patients aged >65 years and <75 years.") is None

@@ -25,6 +25,20 @@ def test_a_question_says_what_kind_of_statement_answers_it(question, need):
     assert need in question_needs(question)
 
 
+def test_a_word_inside_a_condition_s_name_is_not_a_cue():
+    """"Hereditary" names the disease in "What is hereditary angioedema?": the question asks what it is, and a
+    patient page's "What is" section answers it, not its inheritance section."""
+    from cpqa.answer.chooser import section_kinds
+    from cpqa.rewrite.concepts import Concept
+
+    named = [Concept(text="hereditary angioedema", kind="disease")]
+    assert question_needs("What is hereditary angioedema?") == ("risk",)  # read without its concepts
+    assert question_needs("What is hereditary angioedema?", named) == ("definition",)
+    assert Addressing.of("What is hereditary angioedema?", named).wording == "What is it?"
+    assert section_kinds("What is hereditary angioedema?", concepts=named) == frozenset({"information"})
+    assert "risk" in question_needs("Is breast cancer hereditary?", [Concept(text="breast cancer", kind="disease")])
+
+
 def test_the_topic_does_not_answer_a_question_about_side_effects():
     rule = Addressing.of("What are the side effects of radiotherapy for prostate cancer?")
     assert not rule.addresses("Most patients with localized prostate cancer prefer the lower radiation dose.")

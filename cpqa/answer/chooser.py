@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from cpqa.answer.extractive import Sentence, passage_sentences
-from cpqa.answer.intent import Addressing, question_needs, record_text
+from cpqa.answer.intent import Addressing, question_needs, record_text, without_names
 from cpqa.models.cross_encoder import PairScorer
 from cpqa.options import AnswerOptions
 from cpqa.types import Passage
@@ -73,12 +73,14 @@ _KINDS_BY_NEED = {
 }
 
 
-def section_kinds(question: str, named_only: bool = False) -> frozenset[str]:
+def section_kinds(question: str, named_only: bool = False, concepts: Sequence = ()) -> frozenset[str]:
     """The kinds of patient-page section that answer ``question``; empty when its wording asks for none in
     particular (then any section about its subject may). ``named_only``: only the kinds its wording names ("gene"
-    names genetic changes, "how common" frequency), not those its needs merely allow (a risk may be read in four)."""
-    kinds = {kind for kind, pattern in _KIND_WORDS if pattern.search(question)}
-    for need in question_needs(question):
+    names genetic changes, "how common" frequency), not those its needs merely allow (a risk may be read in four).
+    ``concepts``: the question's, whose conditions' names are not its wording ("hereditary angioedema")."""
+    wording = without_names(question, concepts)
+    kinds = {kind for kind, pattern in _KIND_WORDS if pattern.search(wording)}
+    for need in question_needs(wording):
         allowed = _KINDS_BY_NEED.get(need, set())
         if not named_only or len(allowed) == 1:  # "signs" names the symptoms section, "a risk" four kinds
             kinds |= allowed
@@ -177,7 +179,8 @@ def page_quotes(
     chunks = [i for i, p in enumerate(passages) if p.is_patient_information and names_focus(p.title or "", asked)]
     if not chunks:
         return []
-    kinds, named = section_kinds(question), section_kinds(question, named_only=True)
+    wording = addressing.wording or question
+    kinds, named = section_kinds(wording), section_kinds(wording, named_only=True)
     if not kinds:
         return []
     specifics = specialist_words(question)

@@ -123,11 +123,22 @@ _QUESTION_NEEDS: tuple[tuple[Need, re.Pattern], ...] = (
 )
 
 
-def question_needs(question: str) -> tuple[Need, ...]:
+def without_names(question: str, concepts: Sequence = ()) -> str:
+    """``question`` with the name of each condition it asks about said as "it": a word inside a disease's name
+    ("hereditary angioedema", "HPV-associated cancer") names the disease; it does not ask for a risk."""
+    for concept in concepts:
+        if getattr(concept, "kind", None) == "disease" and concept.text.strip():
+            question = re.sub(rf"(?i)(?<![\w-]){re.escape(concept.text)}(?![\w-])", "it", question)
+    return question
+
+
+def question_needs(question: str, concepts: Sequence = ()) -> tuple[Need, ...]:
     """The kinds of statement that answer ``question`` (rule 1 of the module's docstring), in the order above: a
     question may ask for several ("the benefits and side effects of olaparib"). A definition is asked for only when
-    nothing else is; with no cue at all, any finding about the subject answers."""
-    needs = [need for need, pattern in _QUESTION_NEEDS if pattern.search(question)]
+    nothing else is; with no cue at all, any finding about the subject answers. ``concepts``: the question's (the
+    rewrite's), whose conditions' names are not read as cues (``without_names``)."""
+    wording = without_names(question, concepts)
+    needs = [need for need, pattern in _QUESTION_NEEDS if pattern.search(wording)]
     if len(needs) > 1 and "definition" in needs:
         needs.remove("definition")
     return tuple(needs) or ("finding",)
@@ -286,6 +297,7 @@ class Addressing:
 
     needs: tuple[Need, ...]
     subjects: list[Subject]
+    wording: str = ""  # the question as asked, its conditions named "it" (``without_names``)
 
     @classmethod
     def of(cls, question: str, concepts: Sequence | None = None) -> "Addressing":
@@ -296,8 +308,8 @@ class Addressing:
             from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary
 
             concepts = process_question(question, Vocabulary(BUILTIN)).concepts
-        needs = question_needs(question)
-        return cls(needs=needs, subjects=subjects_of(concepts, needs))
+        needs = question_needs(question, concepts)
+        return cls(needs=needs, subjects=subjects_of(concepts, needs), wording=without_names(question, concepts))
 
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
         """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest
