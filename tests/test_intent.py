@@ -26,7 +26,7 @@ def test_a_question_says_what_kind_of_statement_answers_it(question, need):
 
 
 def test_a_word_inside_a_condition_s_name_is_not_a_cue():
-    """"Hereditary" names the disease in "What is hereditary angioedema?": the question asks what it is, and a
+    """ "Hereditary" names the disease in "What is hereditary angioedema?": the question asks what it is, and a
     patient page's "What is" section answers it, not its inheritance section."""
     from cpqa.answer.chooser import section_kinds
     from cpqa.rewrite.concepts import Concept
