@@ -12,6 +12,7 @@ front ends are walls, not rooms.
 from __future__ import annotations
 
 import ast
+import logging
 import sys
 import threading
 from collections import Counter
@@ -23,6 +24,7 @@ import cpqa
 STAGES = ("safety", "rewrite", "documents", "passages", "answer")
 OUTSIDE = ("cpqa.evaluation", "cpqa.cli", "cpqa.serving", "cpqa.testing")
 PACKAGE = Path(cpqa.__file__).resolve().parent
+_LOGGING = str(Path(logging.__file__).parent)
 
 
 def module_of(path: str) -> str | None:
@@ -95,6 +97,8 @@ class PathRecorder:
         caller_frame = frame.f_back
         caller = module_of(caller_frame.f_code.co_filename)
         while caller is None and caller_frame.f_back is not None:  # through third-party code (LlamaIndex, pydantic)
+            if caller_frame.f_code.co_filename.startswith(_LOGGING):  # a log record through a filter (the log
+                return  # redactor every CLI command installs): no step of the question's path
             caller_frame = caller_frame.f_back
             caller = module_of(caller_frame.f_code.co_filename)
         if caller is not None and caller != callee:
