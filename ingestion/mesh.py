@@ -67,9 +67,12 @@ def read_mesh_in_do(path: Path) -> dict[str, set[str]]:
 
 
 def _neoplasm_forms(name: str) -> list[str]:
-    """``Breast Neoplasms`` -> ``breast cancer``, ``breast tumor``, ``breast neoplasm``."""
+    """``Breast Neoplasms`` -> ``breast cancer``, ``breast tumor``, ``breast neoplasm``; an inverted heading by its
+    reading order (``Colorectal Neoplasms, Hereditary Nonpolyposis`` -> ``Hereditary Nonpolyposis Colorectal
+    cancer``, the name a reader uses). Not the laboratory models' headings (``Neoplasms, Experimental``, ``Mammary
+    Neoplasms, Animal``): a reader's "experimental cancer" is not one."""
     m = re.fullmatch(r"(.+?) Neoplasms", name)
-    if not m or "," in name:
+    if not m or "," in name or re.match(r"(?:Experimental|Animal)\b", name):
         return []
     stem = m.group(1)
     return [f"{stem} cancer", f"{stem} tumor", f"{stem} neoplasm"]
@@ -94,7 +97,7 @@ def build_terms(directory: Path) -> list[Term]:
             terms.append(Term(name=label, synonyms=syns, kind="disease"))
     for ui, heading in headings.items():
         natural = natural_mesh_name(heading)
-        forms = [heading, *_neoplasm_forms(heading), *synonyms.get(ui, [])]
+        forms = [heading, *_neoplasm_forms(natural), *synonyms.get(ui, [])]
         terms.append(Term(name=natural, mesh=heading, synonyms=_distinct(forms, natural), kind="disease"))
     return terms
 

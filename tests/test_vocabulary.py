@@ -69,6 +69,10 @@ def test_ingest_mesh_writes_term_tables(settings):
     assert vocab.lookup("hemangiosarcoma").mesh == "Hemangiosarcoma"  # a DO synonym via its MeSH xref
     assert vocab.lookup("glioblastoma multiforme").mesh == "Glioblastoma"
     assert vocab.lookup("ewing sarcoma").mesh == "Sarcoma, Ewing"  # reading order of an inverted heading
+    hnpcc = vocab.lookup("hereditary nonpolyposis colorectal cancer")  # an inverted "Neoplasms" heading's cancer form
+    assert hnpcc is not None and hnpcc.mesh == "Colorectal Neoplasms, Hereditary Nonpolyposis"
+    assert vocab.lookup("male breast cancer").mesh == "Breast Neoplasms, Male"
+    assert vocab.lookup("experimental cancer") is None  # a laboratory model's heading gets no reader's form
     # built-ins merge with the table row of the same heading: both name sets find it
     lung = vocab.lookup("lung cancer")
     assert lung.kind == "disease" and vocab.lookup("lung neoplasm") is lung
