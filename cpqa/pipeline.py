@@ -23,6 +23,7 @@ from cpqa.answer import (
     AnswerWriter,
     Evidence,
     Refiner,
+    answered_question,
     as_shown,
     record_share,
     section_kinds,
@@ -306,9 +307,8 @@ class Pipeline:
         """Rewrite, documents, passages, the model's triage pass (beside the search) joined, then the answer."""
         options, trace, screened = asking.options, asking.trace, asking.screened
         rewrite = self._rewrite(asking)
-        # With dialogue history the distilled search intent is the self-contained question.
-        asked = trace.search_intent if screened.history else screened.question
         if options.rewrite.adaptive_retrieval:
+            asked = answered_question(screened, rewrite)
             unretrieved, trace.retrieval_decision, log = without_retrieval(
                 self.adaptive, self.refiner, asked, rewrite, options, screened, self.llm.unconfigured
             )

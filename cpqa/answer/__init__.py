@@ -14,6 +14,7 @@ from cpqa.fronts import lazy_front
 
 _EXPORTS = {
     "AnswerWriter": "cpqa.answer.compose",
+    "answered_question": "cpqa.answer.compose",
     "Evidence": "cpqa.answer.compose",
     "Written": "cpqa.answer.compose",
     "Refiner": "cpqa.answer.refine",
@@ -29,6 +30,7 @@ _EXPORTS = {
 __all__ = [
     "AnswerChooser",
     "Answerer",
+    "answered_question",
     "AnswerWriter",
     "Evidence",
     "as_shown",
@@ -47,5 +49,5 @@ if TYPE_CHECKING:
     from cpqa.answer.chooser import AnswerChooser, section_kinds
     from cpqa.answer.messages import NEEDS_LLM, SEARCH_FAILED
     from cpqa.answer.postedit import as_shown, record_share
-    from cpqa.answer.compose import AnswerWriter, Evidence, Written
+    from cpqa.answer.compose import AnswerWriter, Evidence, Written, answered_question
     from cpqa.answer.refine import Refiner, without_retrieval

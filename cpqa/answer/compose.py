@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-
 from cpqa.answer.answerer import Answerer
 from cpqa.answer.messages import NEEDS_LLM
 from cpqa.answer.postedit import after_writing
@@ -19,6 +18,11 @@ from cpqa.passages.finder import PassageFinding
 from cpqa.rewrite.rewriter import RewriteResult
 from cpqa.safety.screening import Screened
 from cpqa.types import Answer, ComponentChoice, StageLog
+
+
+def answered_question(screened: Screened, rewrite: RewriteResult) -> str:
+    """What the answer answers: with dialogue history, the distilled search intent (the self-contained question)."""
+    return (rewrite.search_intent or screened.question) if screened.history else screened.question
 
 
 @dataclass(frozen=True)
@@ -33,9 +37,7 @@ class Evidence:
 
     @property
     def question(self) -> str:
-        """What the answer answers: with dialogue history, the distilled search intent (the self-contained question)."""
-        screened = self.screened
-        return (self.rewrite.search_intent or screened.question) if screened.history else screened.question
+        return answered_question(self.screened, self.rewrite)
 
 
 class Written(StageLog):
@@ -71,7 +73,7 @@ class AnswerWriter:
             log.warn(
                 NEEDS_LLM.format(option="cot_refine", unconfigured=answerer.unconfigured, instead="answered directly")
             )
-        if options.answer.cot_refine and self.refiner is not None:
+        elif options.answer.cot_refine and self.refiner is not None:
             with log.stage("cot_refine") as record:
                 answer, draft = self.refiner.answer(
                     screened, passages, mode, question=question, options=options, concepts=concepts
@@ -87,4 +89,4 @@ class AnswerWriter:
         return Written(answer=answer, model=answerer.used(answer), **log.model_dump())
 
 
-__all__ = ["AnswerWriter", "Evidence", "Written"]
+__all__ = ["AnswerWriter", "Evidence", "Written", "answered_question"]

@@ -308,8 +308,9 @@ class Addressing:
             from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary
 
             concepts = process_question(question, Vocabulary(BUILTIN)).concepts
-        needs = question_needs(question, concepts)
-        return cls(needs=needs, subjects=subjects_of(concepts, needs), wording=without_names(question, concepts))
+        wording = without_names(question, concepts)
+        needs = question_needs(wording)
+        return cls(needs=needs, subjects=subjects_of(concepts, needs), wording=wording)
 
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
         """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from cpqa.rewrite.concepts import Concept, process_question
 from cpqa.rewrite.lay_terms import SEARCHED
-from cpqa.rewrite.vocabulary import Vocabulary, phrase_key
+from cpqa.rewrite.vocabulary import Vocabulary, phrase_key, tokenize
 from cpqa.words import is_specialist
 
 _ANAPHOR = re.compile(
@@ -24,7 +24,6 @@ _ANAPHOR = re.compile(
     r"the therapy|the cancer|the tumou?r|the disease)\b",
     re.IGNORECASE,
 )
-_WORDS = re.compile(r"[a-z0-9]{3,}")
 _FOLLOW_UP = re.compile(r"^\s*(what|how)\s+about\b|^\s*and\b|^\s*(also|then)\b", re.IGNORECASE)
 
 
@@ -77,7 +76,7 @@ def distill(
 
 
 def _names_something(concept: Concept) -> bool:
-    return concept.mesh is not None or any(is_specialist(w) for w in _WORDS.findall(concept.text.lower()))
+    return concept.mesh is not None or any(is_specialist(w) for w in tokenize(concept.text) if len(w) > 2)
 
 
 def _substitute(question: str, entity: str, joiner: str) -> str:

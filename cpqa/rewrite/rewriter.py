@@ -148,13 +148,12 @@ class Rewriter:
         if not ladder:
             notes.append("no searchable concept in the question")
         entities = [c.text for c in processed.concepts if c.kind in ("disease", "treatment")]
+        searched_intent = gloss(distilled.search_intent, vocabulary, options.lay_glossed)  # BM25, E1, passages read it
         relations = [f"{processed.intent}({', '.join(entities)})"] if entities else []
         return RewriteResult(
             question=question,
             normalized=corrected.normalized,
-            search_intent=gloss(
-                distilled.search_intent, vocabulary, options.lay_glossed
-            ),  # what BM25, E1 and the passages read
+            search_intent=searched_intent,
             concepts=processed.concepts,
             intent=processed.intent,
             relations=relations,
