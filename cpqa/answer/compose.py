@@ -69,13 +69,14 @@ class AnswerWriter:
         answerer, screened, question = self.answerer, evidence.screened, evidence.question
         passages, concepts, mode = evidence.finding.context, evidence.rewrite.concepts, options.answer.mode
         log = StageLog()
-        if options.answer.cot_refine and self.refiner is None:
+        refiner = self.refiner if options.answer.cot_refine else None
+        if options.answer.cot_refine and refiner is None:
             log.warn(
                 NEEDS_LLM.format(option="cot_refine", unconfigured=answerer.unconfigured, instead="answered directly")
             )
-        elif options.answer.cot_refine and self.refiner is not None:
+        if refiner is not None:
             with log.stage("cot_refine") as record:
-                answer, draft = self.refiner.answer(
+                answer, draft = refiner.answer(
                     screened, passages, mode, question=question, options=options, concepts=concepts
                 )
                 record.info.update(drafted=draft is not None, draft_words=len(draft.text.split()) if draft else 0)
