@@ -185,16 +185,18 @@ def select_extracts(
     question: str = "",
     options: AnswerOptions | None = None,
     merit: Callable[[Sentence], float] | None = None,
+    first: Callable[[Sentence], bool] | None = None,
 ) -> list[Sentence]:
     """The best sentences above ``threshold`` and within ``floor_share`` of the best one (by similarity), at most
     ``quotes_per_record`` each, no repeats (overlapping passages share sentences), picked by ``merit`` (the answer
-    chooser's probability, else the similarity); each next pick favours the question's words not yet covered (up to
-    ``coverage_bonus`` more)."""
+    chooser's probability, else the similarity), those ``first`` holds for before the others; each next pick
+    favours the question's words not yet covered (up to ``coverage_bonus`` more)."""
     options = options or AnswerOptions()
     top = max((s.score for s in ranked), default=0.0)
     if not ranked or top < threshold:
         return []
     merit = merit or (lambda sentence: sentence.score)
+    first = first or (lambda sentence: False)
     floor = max(threshold, top * options.floor_share)
     wanted = set(content_terms(question))
     pool = [s for s in ranked if s.score >= floor]
@@ -207,7 +209,7 @@ def select_extracts(
             new = (set(content_terms(sentence.text)) & wanted) - covered
             return merit(sentence) * (1.0 + options.coverage_bonus * len(new) / max(len(wanted), 1))
 
-        best = max(pool, key=gain)
+        best = max(pool, key=lambda sentence: (first(sentence), gain(sentence)))
         pool.remove(best)
         repeats = any(_same(best.text, c.text, options.same_share) for c in chosen)
         if per[best.pmid] >= options.quotes_per_record or repeats:
@@ -231,7 +233,8 @@ def select_answer(
     """The quotes and whether they answer the question: the best sentences that address its need
     (``cpqa.answer.intent``, or the answer chooser's probability ``chosen`` at least ``chooser_threshold``), chosen as
     ``select_extracts`` chooses, by the answer ranker's probability ``ranked_by`` (else the chooser's, else the
-    similarity); when none does, the closest evidence, and False."""
+    similarity), those naming what a "which" question asks for first (``asked_first``); when none does, the closest
+    evidence, and False."""
     options = options or AnswerOptions()
     chosen = chosen or {}
     by_merit = ranked_by or chosen
@@ -243,11 +246,14 @@ def select_answer(
     def merit(s: Sentence) -> float:
         return by_merit.get((s.rank, s.text), 0.0) if by_merit else s.score
 
+    def names_asked(s: Sentence) -> bool:
+        return options.asked_first and addressing.names_asked(s.text, record_text(passages[s.rank]))
+
     direct = [s for s in ranked if answers(s)]
-    picked = select_extracts(direct, threshold, question, options, merit)
+    picked = select_extracts(direct, threshold, question, options, merit, names_asked)
     if picked:
         return picked, True
-    return select_extracts(ranked, threshold, question, options, merit), False
+    return select_extracts(ranked, threshold, question, options, merit, names_asked), False
 
 
 _POPULATION = re.compile(

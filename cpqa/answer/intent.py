@@ -14,9 +14,13 @@ treatment preferences that names the same treatment. The rule, published in docs
    association for a risk, a number or frequency for a rate, an adverse event for side effects (CTCAE's vocabulary
    in lay and clinical words), a sign for symptoms, an action for a mechanism, a classification for a definition, a
    recommendation or treatment for a recommendation.
+3. **What a "which" question asks for** (``cpqa.answer.asked_type``): "which disease is treated with tebentafusp?"
+   asks for a disease. A sentence naming the subject and a thing of that kind the question does not name
+   (``Addressing.names_asked``) addresses it, and is quoted before the sentences that address it by rule 2.
 
 The extractive answerer quotes addressing sentences first and says plainly when none addresses the question; a
-model-written answer is checked by the same rule; ``cpqa eval answers`` counts answers whose first sentence does.
+model-written answer is checked by the same rule (``cpqa.answer.verify.judged``); ``cpqa eval answers`` counts
+answers whose first sentence does.
 """
 
 from __future__ import annotations
@@ -26,10 +30,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, Sequence
 
-from cpqa.answer.citations import cited_claims
-from cpqa.answer.messages import NOT_DIRECT, NOT_DIRECT_WRITTEN
-from cpqa.types import Answer, Passage
-from cpqa.words import content_terms
+from cpqa.answer.asked_type import AskedType
+from cpqa.types import Passage
+from cpqa.words import content_terms, is_specialist
 
 Need = Literal[
     "side_effects", "symptoms", "rate", "mechanism", "recommendation", "effect", "risk", "definition", "finding"
@@ -249,6 +252,7 @@ class Subject:
 
     names: tuple[frozenset[str], ...]  # each name as its set of content stems
     kind: str  # "disease", "treatment" or "other"
+    proper: bool = False  # named by a word general English rarely uses (a drug, a gene, a test's name)
 
     def named_in(self, stems: frozenset[str]) -> bool:
         return any(name and name <= stems for name in self.names)
@@ -287,7 +291,10 @@ def subjects_of(concepts: Sequence, needs: Sequence[Need] = ("finding",)) -> lis
         names = tuple(frozenset(content_terms(t)) for t in texts if t.strip())
         names = tuple(n for n in names if n)
         if names:
-            found.append(Subject(names=names, kind="other" if concept.kind == "intent" else concept.kind))
+            proper = any(is_specialist(w) for w in re.findall(r"[a-z][a-z0-9-]+", concept.text.lower()))
+            found.append(
+                Subject(names=names, kind="other" if concept.kind == "intent" else concept.kind, proper=proper)
+            )
     return found
 
 
@@ -298,6 +305,7 @@ class Addressing:
     needs: tuple[Need, ...]
     subjects: list[Subject]
     wording: str = ""  # the question as asked, its conditions named "it" (``without_names``)
+    asks_for: AskedType | None = None  # what a "which" question asks for (rule 3)
 
     @classmethod
     def of(cls, question: str, concepts: Sequence | None = None) -> "Addressing":
@@ -310,7 +318,7 @@ class Addressing:
             concepts = process_question(question, Vocabulary(BUILTIN)).concepts
         wording = without_names(question, concepts)
         needs = question_needs(wording)
-        return cls(needs=needs, subjects=subjects_of(concepts, needs), wording=wording)
+        return cls(needs=needs, subjects=subjects_of(concepts, needs), wording=wording, asks_for=AskedType.of(question))
 
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
         """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest
@@ -336,9 +344,26 @@ class Addressing:
         stems = _stems(text) | _stems(record_text)
         return all(s.named_in(stems) for s in self.subjects if s.kind in ("disease", "treatment"))
 
+    def names_asked(self, sentence: str, record_text: str = "") -> bool:
+        """Rule 3: ``sentence`` names a thing of the kind a "which" question asks for, and what the question names:
+        each of its subjects named by a word general English rarely uses (a disease may be named by the record), or
+        (it names none) its subject by rule 2a. "Which company produces the Oncomine Dx target test?" is about
+        Oncomine; "company", "produces" and "target" say what is asked."""
+        if not (self.asks_for and self.asks_for.named_in(sentence)):
+            return False
+        proper = [s for s in self.subjects if s.proper]
+        if not proper:
+            return self.names_subject(sentence, record_text)
+        stems = _stems(sentence) | _spelled_out(sentence, record_text) if record_text else _stems(sentence)
+        record = _stems(record_text) | stems if record_text else stems
+        return all(s.named_in(record if s.kind == "disease" else stems) for s in proper)
+
     def addresses(self, sentence: str, record_text: str = "") -> bool:
-        """Whether ``sentence`` (from a record holding ``record_text``) answers one of the question's needs."""
-        return any(states(sentence, need) for need in self.needs) and self.names_subject(sentence, record_text)
+        """Whether ``sentence`` (from a record holding ``record_text``) answers one of the question's needs (rule 2),
+        or names what a "which" question asks for (rule 3)."""
+        if any(states(sentence, need) for need in self.needs) and self.names_subject(sentence, record_text):
+            return True
+        return self.names_asked(sentence, record_text)
 
 
 @lru_cache(maxsize=256)
@@ -370,25 +395,9 @@ def record_text(passage: Passage) -> str:
     return " ".join(t for t in (passage.title, passage.text, passage.conclusion) if t)
 
 
-def judged(answer: Answer, passages: Sequence[Passage], addressing: Addressing) -> Answer:
-    """A model-written answer judged by the same rule as the quotes: when none of its cited sentences addresses the
-    question, it says so first (unless it already does)."""
-    records: dict[str, str] = {}
-    for passage in passages:
-        records[passage.pmid] = f"{records.get(passage.pmid, '')} {record_text(passage)}"
-    direct = any(
-        addressing.addresses(claim, " ".join(records.get(pmid, "") for pmid in pmids))
-        for claim, pmids in cited_claims(answer.text)
-    )
-    if direct or answer.text.startswith(NOT_DIRECT):
-        return answer.model_copy(update={"direct": direct})
-    return answer.model_copy(update={"text": f"{NOT_DIRECT_WRITTEN}\n\n{answer.text}", "direct": False})
-
-
 __all__ = [
     "Addressing",
     "FINDING",
-    "judged",
     "record_text",
     "NEEDS",
     "Need",

@@ -20,14 +20,16 @@ from typing import Literal, Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from cpqa.answer.citations import MARKER, claim_text, claims_of, is_claim, marker_pmids
+from cpqa.answer.citations import MARKER, cited_claims, claim_text, claims_of, is_claim, marker_pmids
 from cpqa.answer.extractive import passage_sentences, split_sentences
+from cpqa.answer.intent import Addressing, record_text
+from cpqa.answer.messages import NOT_DIRECT, NOT_DIRECT_WRITTEN
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.quotable import directs_treatment_change
 from cpqa.options import SupportOptions
 from cpqa.models.llm import LLM, LLMError, ToolSpec
 from cpqa.prompts import escape, evidence_tag, template
-from cpqa.types import Passage, RemovedSentence
+from cpqa.types import Answer, Passage, RemovedSentence
 from cpqa.words import content_terms
 
 TREATMENT_REFERRAL = (
@@ -189,3 +191,18 @@ class SupportChecker:
             if isinstance(claimed, int) and 1 <= claimed <= len(claims) and verdict in VERDICTS:
                 verdicts[claimed - 1] = verdict
         return verdicts
+
+
+def judged(answer: Answer, passages: Sequence[Passage], addressing: Addressing) -> Answer:
+    """A model-written answer judged by the same rule as the quotes: when none of its cited sentences addresses the
+    question, it says so first (unless it already does)."""
+    records: dict[str, str] = {}
+    for passage in passages:
+        records[passage.pmid] = f"{records.get(passage.pmid, '')} {record_text(passage)}"
+    direct = any(
+        addressing.addresses(claim, " ".join(records.get(pmid, "") for pmid in pmids))
+        for claim, pmids in cited_claims(answer.text)
+    )
+    if direct or answer.text.startswith(NOT_DIRECT):
+        return answer.model_copy(update={"direct": direct})
+    return answer.model_copy(update={"text": f"{NOT_DIRECT_WRITTEN}\n\n{answer.text}", "direct": False})

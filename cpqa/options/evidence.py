@@ -167,6 +167,11 @@ class AnswerOptions(_Section):
         description="extractive: a research sentence the chooser scores at least this answers the question, whatever "
         "the addressing rule says",
     )
+    asked_first: bool = Field(
+        default=True,
+        description="extractive: a sentence naming the kind of thing a 'which' question asks for (a disease, a gene, a "
+        "drug, an organism, a name) and the question's subject is quoted first (cpqa.answer.asked_type)",
+    )
     min_lexical_score: float = Field(
         default=0.3, ge=0.0, le=1.0, description="extractive, no encoder: word coverage below which evidence is thin"
     )

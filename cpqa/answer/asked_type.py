@@ -1,0 +1,126 @@
+"""What kind of thing a "which" question asks for, and whether a sentence names one.
+
+"Which disease is treated with tebentafusp?" is answered by a sentence naming a disease the question does not
+("approved for metastatic uveal melanoma"), not by one saying what tebentafusp is. The kinds are UMLS's semantic
+groups (McCray et al., 2001, "Aggregating UMLS semantic types"), as far as a word's form tells them apart:
+
+- **disorders**: a word built on a disorder's combining form (-itis, -osis, -oma, -emia, -pathy, -plasia, ...:
+  MedlinePlus, "Understanding medical words") or a disorder's head noun ("syndrome", "leukemia", "infection");
+- **genes and molecules**: a symbol as HGNC writes one (capitals and digits: "PRF1", "KRAS", "PDGFRα");
+- **chemicals and drugs**: a name on one of WHO's INN stems ("-mab", "-tinib", "-parib", "-siran": "The use of stems
+  in the selection of International Nonproprietary Names", WHO 2018), a code name ("AMG334", "RTA 408") or a symbol;
+- **living beings**: a binomial ("Rickettsia japonica") or a taxon's suffix ("-virus", "-coccus", "-bacter");
+- **a named thing** (a tool, a company, a test, a pathway): a word general English rarely uses.
+
+The name must be one the question does not use: a sentence restating the question names nothing new.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from cpqa.words import is_specialist
+
+Group = Literal["disorder", "gene", "drug", "organism", "name"]
+_I = re.IGNORECASE
+
+# Head nouns of each group, as a question names what it asks for ("which two genes", "what viral infection").
+_HEADS: dict[Group, str] = {
+    "disorder": r"diseases?|disorders?|syndromes?|conditions?|infections?|cancers?|tumou?rs?|malignanc(?:y|ies)|"
+    r"illness(?:es)?|neoplasms?|patholog(?:y|ies)",
+    "gene": r"genes?|proteins?|molecules?|receptors?|enzymes?|kinases?|factors?|markers?|biomarkers?|mutations?|"
+    r"variants?|targets?|antigens?|ligands?|transporters?|channels?|hormones?|cytokines?|mi(?:cro)?rnas?|rnas?|"
+    r"alleles?|isoforms?|subunits?|domains?|marks?",
+    "drug": r"drugs?|medications?|medicines?|agents?|inhibitors?|antagonists?|agonists?|antibod(?:y|ies)|vaccines?|"
+    r"compounds?|therap(?:y|ies)|treatments?|chemotherap(?:y|ies)|antibiotics?|components?",
+    "organism": r"organisms?|bacteri(?:um|a)|virus(?:es)?|pathogens?|species|famil(?:y|ies)|microbes?|parasites?|"
+    r"fung(?:us|i)|strains?|genus|genera",
+    "name": r"tools?|databases?|software|packages?|resources?|editors?|algorithms?|servers?|programs?|platforms?|"
+    r"compan(?:y|ies)|names?|brands?|tests?|assays?|scores?|scales?|criteria|pathways?|tissues?|organs?|cells?",
+}
+_GROUP_OF: tuple[tuple[Group, re.Pattern], ...] = tuple((g, re.compile(rf"^(?:{p})$", _I)) for g, p in _HEADS.items())
+_ANY_HEAD = "|".join(_HEADS.values())
+# "which [up to four modifiers] HEAD", "list [the] ... HEADs": the modifiers are not a verb's auxiliary.
+_WHICH = re.compile(rf"\b(?:which|what)\s+((?:[\w/-]+\s+){{0,4}}?)({_ANY_HEAD})\b", _I)
+_LIST = re.compile(rf"^\s*(?:please\s+)?(?:list|name|enumerate)\s+((?:[\w/-]+\s+){{0,5}}?)({_ANY_HEAD})\b", _I)
+_NOT_MODIFIER = re.compile(r"^(?:is|are|was|were|does|do|did|can|could|has|have|of|a|an)$", _I)
+
+_DISORDER = re.compile(
+    r"\b\w{3,}(?:itis|osis|oses|omas?|omata|emia|aemia|pathy|pathies|plasia|trophy|algia|iasis|penia|rrhoea|rrhea|"
+    r"plegia|philia|cele)\b|\b(?:disease|disorder|syndrome|cancer|carcinoma|leuka?emia|lymphoma|sarcoma|tumou?r|"
+    r"infection|deficiency|fever|failure|dystrophy|palsy|dementia|epilepsy|diabetes|influenza|ha?emorrhage|injury|"
+    r"sclerosis|insufficiency|malformation|anomal(?:y|ies))s?\b",
+    _I,
+)
+_SYMBOL = re.compile(r"(?<![\w-])(?=[\w-]*[A-Z][\w-]*[A-Z0-9])[A-Za-z][A-Za-z0-9-]{1,12}[α-ω]?(?![\w-])")
+_CODE_NAME = re.compile(r"(?<![\w-])[A-Z]{2,5}[- ]?\d{2,6}(?![\w-])")
+_INN_STEM = re.compile(
+    r"\b\w{2,}(?:mab|tinib|nib|ciclib|parib|platin|taxel|rubicin|mustine|tecan|zomib|lisib|degib|vir|mycin|cillin|"
+    r"cycline|oxacin|azole|sartan|pril|olol|statin|gliptin|gliflozin|glutide|tide|gepant|rsen|siran|gene|vec|cel|"
+    r"stim|kinra|cept|amide|azepam|profen|dronate|parin|fungin|xaban|gatran|lukast|setron|tidine|prazole|semide|"
+    r"thiazide|dipine|triptan|caine|olone|terol|tropium|curium)\b",
+    _I,
+)
+_ORGANISM = re.compile(
+    r"\b[A-Z][a-z]{3,}\s(?:[a-z]{4,}|spp?\.)|\bgenus\s[A-Z][a-z]{3,}\b|"
+    r"\b\w+(?:virus|viruses|bacter|coccus|cocci|bacillus|bacilli|monas|myces)\b"
+)
+_WORD = re.compile(r"[A-Za-z][\w-]*\w|[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class AskedType:
+    """The kind of thing a question asks for (``group``), by the noun it asks with (``head``), and the question's
+    own words (a name among them is not an answer)."""
+
+    group: Group
+    head: str
+    question_words: frozenset[str]
+
+    @classmethod
+    def of(cls, question: str) -> "AskedType | None":
+        """What ``question`` asks for, when it asks "which X" or "list X" of a kind above; else None."""
+        for pattern in (_WHICH, _LIST):
+            match = pattern.search(question)
+            if not match or any(_NOT_MODIFIER.match(w) for w in match.group(1).split()[:1]):
+                continue
+            head, following = match.group(2), question[match.end() :].split()
+            while following and _group(following[0].strip("?.,;:")):  # a compound's last noun: "gene therapies"
+                head = following.pop(0).strip("?.,;:")
+            group = _group(head)
+            if group:
+                return cls(group, head.lower(), frozenset(w.lower() for w in _WORD.findall(question)))
+        return None
+
+    def named_in(self, sentence: str) -> bool:
+        """Whether ``sentence`` names a thing of this kind that the question does not."""
+        if self.group == "disorder":
+            return any(self._new(m.group(0)) for m in _DISORDER.finditer(sentence))
+        if self.group == "gene":
+            return any(self._new_name(m.group(0)) for m in _SYMBOL.finditer(sentence))
+        if self.group == "drug":
+            names = (*_INN_STEM.finditer(sentence), *_CODE_NAME.finditer(sentence))
+            return any(self._new(m.group(0)) for m in names) or any(
+                self._new_name(m.group(0)) for m in _SYMBOL.finditer(sentence)
+            )
+        if self.group == "organism":
+            return any(
+                self._new(m.group(0)) and any(is_specialist(w.lower()) for w in _WORD.findall(m.group(0)))
+                for m in _ORGANISM.finditer(sentence)
+            )
+        return any(len(w) > 2 and self._new_name(w) for w in _WORD.findall(sentence))
+
+    def _new(self, text: str) -> bool:
+        return any(w.lower() not in self.question_words for w in _WORD.findall(text))
+
+    def _new_name(self, word: str) -> bool:
+        return word.lower() not in self.question_words and is_specialist(word.lower())
+
+
+def _group(noun: str) -> Group | None:
+    return next((group for group, pattern in _GROUP_OF if pattern.match(noun)), None)
+
+
+__all__ = ["AskedType", "Group"]
