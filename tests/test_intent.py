@@ -79,3 +79,17 @@ def test_an_abbreviation_names_what_its_record_spells_out():
     record = "Duchenne muscular dystrophy (DMD) in Europe. The mean age for DMD diagnosis was 4.9 years."
     assert rule.addresses("The mean age for DMD diagnosis was 4.9 years.", record)
     assert not rule.addresses("The mean age for DMD diagnosis was 4.9 years.", "DMD in Europe.")
+
+
+def test_a_sentence_saying_this_condition_names_what_its_record_is_about():
+    rule = Addressing.of("What is the mode of inheritance of Friedreich ataxia?")
+    page = "Friedreich ataxia. This condition is inherited in an autosomal recessive pattern."
+    assert rule.addresses("This condition is inherited in an autosomal recessive pattern.", page)
+    assert not rule.addresses("This condition is inherited in an autosomal recessive pattern.")
+
+
+def test_an_age_answers_a_question_about_the_age_of_onset():
+    rule = Addressing.of("What is the usual age of onset of Friedreich ataxia?")
+    assert rule.addresses("Friedreich ataxia usually begins in the second decade of life.")
+    assert rule.addresses("Friedreich ataxia is most often diagnosed in childhood.")
+    assert not rule.addresses("Friedreich ataxia damages the nerves of the spinal cord.")

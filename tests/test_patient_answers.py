@@ -169,3 +169,16 @@ def test_a_section_the_question_only_allows_leads_only_when_it_states_what_is_as
         check_question("What is the risk factor for Saethre-Chotzen syndrome?"), [silent]
     )
     assert "[NIH:" not in answer.text
+
+
+def test_the_page_s_sentence_that_answers_leads_then_the_page_s_order():
+    page = INHERITANCE.model_copy(
+        update={
+            "text": "Saethre-Chotzen syndrome affects the shape of the head and face. This condition is inherited in "
+            "an autosomal dominant pattern, which means one copy of the altered gene is sufficient to cause it."
+        }
+    )
+    answer = Answerer(options=OPTIONS).answer(
+        check_question("What is the mode of inheritance of Saethre-Chotzen syndrome?"), [page]
+    )
+    assert answer.text.index('"This condition is inherited') < answer.text.index('"Saethre-Chotzen syndrome affects')

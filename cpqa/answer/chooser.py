@@ -173,9 +173,9 @@ def page_quotes(
     kind the question asks for (``section_kinds``) and names the question's condition and treatment; a kind its
     wording names first, then the search's order (on the MedQuAD tuning pages, ranking chunks by a chooser trained on
     whole sections put the first quote inside the gold section 0.727 against the search's 0.779). Its sentences the
-    addressing rule accepts (``Addressing.addresses``) are quoted first, then the best by similarity, in the page's
-    own order (a section's lead states its subject even where the rule does not see it: quoting only the rule's
-    sentences kept the first quote inside the gold section 0.519 against 0.779)."""
+    addressing rule accepts (``Addressing.addresses``) are chosen first, then the best by similarity (a section's lead
+    states its subject even where the rule does not see it: quoting only the rule's sentences kept the first quote
+    inside the gold section 0.519 against 0.779); those the rule accepts lead, then the page's own order."""
     chunks = [i for i, p in enumerate(passages) if p.is_patient_information and names_focus(p.title or "", asked)]
     if not chunks:
         return []
@@ -205,9 +205,10 @@ def page_quotes(
     if not answering:
         return []
     best = max(answering)[-1]  # a section of the kind the question names first ("gene": genetic changes)
-    addressing_first = [s for s, _ in sorted(judged[best], key=lambda item: not item[1])]  # stable: by similarity
+    addressing_first = sorted(judged[best], key=lambda item: not item[1])[: options.quotes_per_record]  # stable
     order = {text: place for place, text in enumerate(passage_sentences(passages[best]))}
-    return sorted(addressing_first[: options.quotes_per_record], key=lambda s: order.get(s.text, len(order)))
+    # what answers leads; the rest in the page's own order
+    return [s for s, _ in sorted(addressing_first, key=lambda item: (not item[1], order.get(item[0].text, len(order))))]
 
 
 __all__ = ["AnswerChooser", "TRAINED_CHOOSER", "names_focus", "page_quotes", "rescored", "section_kinds"]

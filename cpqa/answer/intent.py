@@ -197,7 +197,10 @@ _STATEMENTS: dict[str, re.Pattern] = {
         r"\b(?:one|1) in \w+\b|\b\d+ (?:of|out of) (?:the )?\d+|\brates?\b|\bincidence\b|\bprevalen\w*|\bproportion\b|"
         r"\bmedian\b|\bmean\b|\baverage\b|\bmost (?:common|frequent)\w*|\b(?:common|rare|frequent|uncommon|"
         r"infrequent)\b|\bmajority\b|\bminority\b|\b\d+(?:\.\d+)?\s?(?:months?|years?|weeks?|days?)\b|"
-        r"\b(?:half|third|quarter|fifth|tenth)s?\b|\bratio\b|\bfrequency\b",
+        r"\b(?:half|third|quarter|fifth|tenth)s?\b|\bratio\b|\bfrequency\b|"
+        # an age: when a disease begins or is found ("onset in the second decade", "diagnosed in childhood")
+        r"\bdecades?\b|\b(?:infancy|childhood|adolescence|adulthood|middle age|old age)\b|\byears? (?:of age|old)\b|"
+        r"\bage[sd]? (?:of |at )?\d+",
         _I,
     ),
     "side_effects": re.compile(rf"\b(?:{_AE_TERMS})", _I),  # or a generic word with a finding (``states``)
@@ -384,9 +387,17 @@ def _abbreviations(record_text: str) -> tuple[tuple[re.Pattern, frozenset[str]],
     )
 
 
+_REFERS_BACK = re.compile(
+    r"\b(?:this|these|the) (?:conditions?|disorders?|diseases?|syndromes?|cancers?|tumou?rs?|malignanc(?:y|ies))\b", _I
+)
+
+
 def _spelled_out(sentence: str, record_text: str) -> frozenset[str]:
     """The stems of what ``sentence``'s abbreviations stand for where its record defines them: "DMD" names Duchenne
-    muscular dystrophy in a record that spells it out."""
+    muscular dystrophy in a record that spells it out. A sentence saying "this condition" names what its record
+    (a patient page's section, an abstract) is about."""
+    if _REFERS_BACK.search(sentence):
+        return _stems(record_text)
     return frozenset().union(*(long for short, long in _abbreviations(record_text) if short.search(sentence)))
 
 
