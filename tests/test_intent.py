@@ -93,3 +93,11 @@ def test_an_age_answers_a_question_about_the_age_of_onset():
     assert rule.addresses("Friedreich ataxia usually begins in the second decade of life.")
     assert rule.addresses("Friedreich ataxia is most often diagnosed in childhood.")
     assert not rule.addresses("Friedreich ataxia damages the nerves of the spinal cord.")
+
+
+def test_a_long_form_names_the_abbreviation_its_record_defines():
+    rule = Addressing.of("Can HPV cause throat cancer?")
+    record = "Being infected with human papillomavirus (HPV) is a risk factor for throat cancer."
+    sentence = "Being infected with human papillomavirus can increase the risk of throat cancer."
+    assert rule.addresses(sentence, record)
+    assert not rule.addresses(sentence, "Risk factors for throat cancer.")

@@ -376,13 +376,17 @@ def _stems(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=256)
-def _abbreviations(record_text: str) -> tuple[tuple[re.Pattern, frozenset[str]], ...]:
+def _abbreviations(record_text: str) -> tuple[tuple[re.Pattern, frozenset[str], frozenset[str]], ...]:
     """The abbreviations a record defines ("Duchenne muscular dystrophy (DMD)"), each as a pattern finding the short
-    form and the long form's stems."""
+    form, the short form's stems and the long form's stems."""
     from cpqa.rewrite.concepts import defined_abbreviations
 
     return tuple(
-        (re.compile(rf"(?<![\w-]){re.escape(short)}(?![\w-])"), frozenset(content_terms(long)))
+        (
+            re.compile(rf"(?<![\w-]){re.escape(short)}(?![\w-])"),
+            frozenset(content_terms(short)),
+            frozenset(content_terms(long)),
+        )
         for short, long in defined_abbreviations(record_text).items()
     )
 
@@ -393,12 +397,19 @@ _REFERS_BACK = re.compile(
 
 
 def _spelled_out(sentence: str, record_text: str) -> frozenset[str]:
-    """The stems of what ``sentence``'s abbreviations stand for where its record defines them: "DMD" names Duchenne
-    muscular dystrophy in a record that spells it out. A sentence saying "this condition" names what its record
-    (a patient page's section, an abstract) is about."""
+    """What ``sentence`` names by its record: an abbreviation the record defines names its long form ("DMD" names
+    Duchenne muscular dystrophy in a record that spells it out) and the long form the abbreviation ("human
+    papillomavirus" names HPV); a sentence saying "this condition" names what its record (a patient page's section,
+    an abstract) is about."""
     if _REFERS_BACK.search(sentence):
         return _stems(record_text)
-    return frozenset().union(*(long for short, long in _abbreviations(record_text) if short.search(sentence)))
+    stems, named = _stems(sentence), set()
+    for short, short_stems, long in _abbreviations(record_text):
+        if short.search(sentence):
+            named |= long
+        elif long and long <= stems:
+            named |= short_stems
+    return frozenset(named)
 
 
 def record_text(passage: Passage) -> str:
