@@ -19,6 +19,7 @@ from cpqa.answer.intent import Addressing
         ("Which company produces the Oncomine Dx target test?", "name", "company"),
         ("Which two genes are predominantly considered by warfarin dosing algorithms?", "gene", "genes"),
         ("RV3-BB vaccine is used for prevention of which viral infection?", "disorder", "infection"),
+        ("Which is the database of somatic mutations in normal cells?", "name", "database"),
     ],
 )
 def test_a_which_question_names_the_kind_it_asks_for(question, group, head):
@@ -28,7 +29,13 @@ def test_a_which_question_names_the_kind_it_asks_for(question, group, head):
 
 @pytest.mark.parametrize(
     "question",
-    ["What is the role of PUMILIO1?", "Which is better, surgery or radiotherapy?", "Does tamoxifen reduce recurrence?"],
+    [
+        "What is the role of PUMILIO1?",
+        "Which is better, surgery or radiotherapy?",
+        "Does tamoxifen reduce recurrence?",
+        "What is the function of the protein encoded by PUMILIO1?",
+        "What is the drug chloroquine used for?",
+    ],
 )
 def test_other_questions_ask_for_no_kind(question):
     assert AskedType.of(question) is None

@@ -42,10 +42,17 @@ _HEADS: dict[Group, str] = {
 }
 _GROUP_OF: tuple[tuple[Group, re.Pattern], ...] = tuple((g, re.compile(rf"^(?:{p})$", _I)) for g, p in _HEADS.items())
 _ANY_HEAD = "|".join(_HEADS.values())
-# "which [up to four modifiers] HEAD", "list [the] ... HEADs": the modifiers are not a verb's auxiliary.
-_WHICH = re.compile(rf"\b(?:which|what)\s+((?:[\w/-]+\s+){{0,4}}?)({_ANY_HEAD})\b", _I)
-_LIST = re.compile(rf"^\s*(?:please\s+)?(?:list|name|enumerate)\s+((?:[\w/-]+\s+){{0,5}}?)({_ANY_HEAD})\b", _I)
-_NOT_MODIFIER = re.compile(r"^(?:is|are|was|were|does|do|did|can|could|has|have|of|a|an)$", _I)
+# "which [is the] [up to four modifiers] HEAD", "list [the] ... HEADs": a modifier is neither a verb's auxiliary nor
+# a preposition ("what is the function of the protein ..." asks for a function, not a protein).
+_WHICH = re.compile(
+    rf"\b(?:which|what)\s+(?:(?:is|are|was|were)\s+(?:the|an?)\s+)?((?:[\w/-]+\s+){{0,4}}?)({_ANY_HEAD})\b", _I
+)
+_LIST = re.compile(
+    rf"^\s*(?:please\s+)?(?:list|name|enumerate)\s+(?:the\s+)?((?:[\w/-]+\s+){{0,5}}?)({_ANY_HEAD})\b", _I
+)
+_NOT_MODIFIER = re.compile(
+    r"^(?:is|are|was|were|does|do|did|can|could|has|have|of|for|in|by|with|to|on|from|at|as|that|which|the|a|an)$", _I
+)
 
 _DISORDER = re.compile(
     r"\b\w{3,}(?:itis|osis|oses|omas?|omata|emia|aemia|pathy|pathies|plasia|trophy|algia|iasis|penia|rrhoea|rrhea|"
@@ -84,11 +91,14 @@ class AskedType:
         """What ``question`` asks for, when it asks "which X" or "list X" of a kind above; else None."""
         for pattern in (_WHICH, _LIST):
             match = pattern.search(question)
-            if not match or any(_NOT_MODIFIER.match(w) for w in match.group(1).split()[:1]):
+            if not match or any(_NOT_MODIFIER.match(w) for w in match.group(1).split()):
                 continue
             head, following = match.group(2), question[match.end() :].split()
             while following and _group(following[0].strip("?.,;:")):  # a compound's last noun: "gene therapies"
                 head = following.pop(0).strip("?.,;:")
+            named = following[0].strip("?.,;:").lower() if following else ""
+            if named and is_specialist(named):
+                continue  # the noun names what follows it ("what is the drug chloroquine used for?"): not asked
             group = _group(head)
             if group:
                 return cls(group, head.lower(), frozenset(w.lower() for w in _WORD.findall(question)))
