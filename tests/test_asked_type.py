@@ -55,6 +55,11 @@ def test_other_questions_ask_for_no_kind(question):
             "Familial hemophagocytic lymphohistiocytosis is a rare disease of infancy.",
         ),
         (
+            "Which proteins are markers of myositis?",
+            "Serum aldolase is raised in most patients with myositis.",
+            "Myositis is an inflammation of the muscles.",
+        ),
+        (
             "Which drugs are included in Triumeq?",
             "Triumeq combines dolutegravir, abacavir and lamivudine.",
             "Triumeq is taken once a day.",

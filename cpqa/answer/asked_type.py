@@ -62,6 +62,7 @@ _DISORDER = re.compile(
     _I,
 )
 _SYMBOL = re.compile(r"(?<![\w-])(?=[\w-]*[A-Z][\w-]*[A-Z0-9])[A-Za-z][A-Za-z0-9-]{1,12}[α-ω]?(?![\w-])")
+_ENZYME = re.compile(r"\b\w{3,}ases?\b")  # aldolase, transferase, kinase
 _CODE_NAME = re.compile(r"(?<![\w-])[A-Z]{2,5}[- ]?\d{2,6}(?![\w-])")
 _INN_STEM = re.compile(
     r"\b\w{2,}(?:mab|tinib|nib|ciclib|parib|platin|taxel|rubicin|mustine|tecan|zomib|lisib|degib|vir|mycin|cillin|"
@@ -109,7 +110,7 @@ class AskedType:
         if self.group == "disorder":
             return any(self._new(m.group(0)) for m in _DISORDER.finditer(sentence))
         if self.group == "gene":
-            return any(self._new_name(m.group(0)) for m in _SYMBOL.finditer(sentence))
+            return any(self._new_name(m.group(0)) for m in (*_SYMBOL.finditer(sentence), *_ENZYME.finditer(sentence)))
         if self.group == "drug":
             names = (*_INN_STEM.finditer(sentence), *_CODE_NAME.finditer(sentence))
             return any(self._new(m.group(0)) for m in names) or any(
