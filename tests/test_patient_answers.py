@@ -171,14 +171,10 @@ def test_a_section_the_question_only_allows_leads_only_when_it_states_what_is_as
     assert "[NIH:" not in answer.text
 
 
-def test_the_page_s_sentence_that_answers_leads_then_the_page_s_order():
-    page = INHERITANCE.model_copy(
-        update={
-            "text": "Saethre-Chotzen syndrome affects the shape of the head and face. This condition is inherited in "
-            "an autosomal dominant pattern, which means one copy of the altered gene is sufficient to cause it."
-        }
+def test_a_section_naming_no_thing_of_the_kind_a_which_question_asks_for_does_not_lead():
+    vague = GENETIC.model_copy(
+        update={"text": "In rare cases, Saethre-Chotzen syndrome is caused by mutations in single genes."}
     )
-    answer = Answerer(options=OPTIONS).answer(
-        check_question("What is the mode of inheritance of Saethre-Chotzen syndrome?"), [page]
-    )
-    assert answer.text.index('"This condition is inherited') < answer.text.index('"Saethre-Chotzen syndrome affects')
+    question = check_question("Which gene is primarily associated with the Saethre-Chotzen syndrome?")
+    assert "[NIH:" not in Answerer(options=OPTIONS).answer(question, [vague]).text
+    assert "[NIH:ghr-0000889-3]" in Answerer(options=OPTIONS).answer(question, [GENETIC]).text

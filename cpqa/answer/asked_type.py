@@ -23,7 +23,7 @@ from typing import Literal
 
 from cpqa.words import is_specialist
 
-Group = Literal["disorder", "gene", "drug", "organism", "name"]
+Group = Literal["disorder", "gene", "drug", "organism", "name", "treatment"]
 _I = re.IGNORECASE
 
 # Head nouns of each group, as a question names what it asks for ("which two genes", "what viral infection").
@@ -34,7 +34,9 @@ _HEADS: dict[Group, str] = {
     r"variants?|targets?|antigens?|ligands?|transporters?|channels?|hormones?|cytokines?|mi(?:cro)?rnas?|rnas?|"
     r"alleles?|isoforms?|subunits?|domains?|marks?",
     "drug": r"drugs?|medications?|medicines?|agents?|inhibitors?|antagonists?|agonists?|antibod(?:y|ies)|vaccines?|"
-    r"compounds?|therap(?:y|ies)|treatments?|chemotherap(?:y|ies)|antibiotics?|components?",
+    r"compounds?|antibiotics?|components?",
+    # asked for by the addressing rule's recommendation need (rule 2), not by a name: surgery, radiotherapy ...
+    "treatment": r"therap(?:y|ies)|treatments?|chemotherap(?:y|ies)|surger(?:y|ies)|procedures?|options?",
     "organism": r"organisms?|bacteri(?:um|a)|virus(?:es)?|pathogens?|species|famil(?:y|ies)|microbes?|parasites?|"
     r"fung(?:us|i)|strains?|genus|genera",
     "name": r"tools?|databases?|software|packages?|resources?|editors?|algorithms?|servers?|programs?|platforms?|"
@@ -51,7 +53,11 @@ _LIST = re.compile(
     rf"^\s*(?:please\s+)?(?:list|name|enumerate)\s+(?:the\s+)?((?:[\w/-]+\s+){{0,5}}?)({_ANY_HEAD})\b", _I
 )
 _NOT_MODIFIER = re.compile(
-    r"^(?:is|are|was|were|does|do|did|can|could|has|have|of|for|in|by|with|to|on|from|at|as|that|which|the|a|an)$", _I
+    r"^(?:is|are|was|were|does|do|did|can|could|has|have|of|for|in|by|with|to|on|from|at|as|that|which|the|a|an|"
+    # a question's verbs: "what causes Noonan syndrome?" asks for a cause, not a syndrome
+    r"causes?|caused|happens?|makes?|triggers?|leads?|increases?|decreases?|affects?|helps?|determines?|means?|"
+    r"should|would|will|must|might|may)$",
+    _I,
 )
 
 _DISORDER = re.compile(
@@ -101,6 +107,8 @@ class AskedType:
             if named and is_specialist(named):
                 continue  # the noun names what follows it ("what is the drug chloroquine used for?"): not asked
             group = _group(head)
+            if group == "treatment":
+                return None
             if group:
                 return cls(group, head.lower(), frozenset(w.lower() for w in _WORD.findall(question)))
         return None

@@ -321,7 +321,7 @@ class Addressing:
             concepts = process_question(question, Vocabulary(BUILTIN)).concepts
         wording = without_names(question, concepts)
         needs = question_needs(wording)
-        return cls(needs=needs, subjects=subjects_of(concepts, needs), wording=wording, asks_for=AskedType.of(question))
+        return cls(needs=needs, subjects=subjects_of(concepts, needs), wording=wording, asks_for=AskedType.of(wording))
 
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
         """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest
