@@ -96,3 +96,21 @@ def test_a_sentence_naming_what_was_asked_is_quoted_first():
     first = select_extracts([topic, answer], 0.4, first=lambda s: rule.names_asked(s.text))
     assert [s.pmid for s in first] == ["2", "1"]
     assert [s.pmid for s in select_extracts([topic, answer], 0.4)] == ["1", "2"]
+
+
+def test_the_extractive_answer_quotes_first_what_a_which_question_asks_for():
+    from cpqa.answer.answerer import Answerer
+    from cpqa.options import PipelineOptions
+    from cpqa.safety.screening import check_question
+    from cpqa.types import Passage
+
+    topic = "The disease treated with tebentafusp is the subject of this review."
+    answer = "Tebentafusp is used to treat uveal melanoma, a disease of the eye."
+    passages = [
+        Passage(node_id="a", pmid="1", title="Tebentafusp", text=topic),
+        Passage(node_id="b", pmid="2", title="Tebentafusp approval", text=answer),
+    ]
+    for asked_first, lead in ((True, answer), (False, topic)):
+        options = PipelineOptions().with_overrides(max_quotes=1, min_lexical_score=0.0, asked_first=asked_first)
+        text = Answerer(options=options).answer(check_question("Which disease is treated with tebentafusp?"), passages)
+        assert lead in text.text

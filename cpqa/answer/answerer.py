@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field, ValidationError
 from cpqa.answer.chooser import AnswerChooser, page_quotes, rescored
 from cpqa.answer.ranker import AnswerRanker
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
-from cpqa.answer.intent import Addressing, effect_size
+from cpqa.answer.intent import Addressing
+from cpqa.answer.statements import effect_size
 from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG, as_shown
 from cpqa.answer.verify import TREATMENT_REFERRAL, SupportChecker, judged
 from cpqa.answer.extractive import page_heading, quote_line, rank_sentences, select_answer

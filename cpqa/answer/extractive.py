@@ -18,7 +18,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cpqa.answer.citations import citation_label
-from cpqa.answer.intent import FINDING, Addressing, record_text
+from cpqa.answer.intent import Addressing, record_text
+from cpqa.answer.statements import FINDING
 from cpqa.documents.study_type import BADGES
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.options import AnswerOptions, PassageOptions

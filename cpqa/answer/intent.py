@@ -28,26 +28,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, Sequence
+from typing import Sequence
 
 from cpqa.answer.asked_type import AskedType
+from cpqa.answer.statements import NEEDS, Need, states
 from cpqa.types import Passage
 from cpqa.words import content_terms, is_specialist
 
-Need = Literal[
-    "side_effects", "symptoms", "rate", "mechanism", "recommendation", "effect", "risk", "definition", "finding"
-]
-NEEDS: tuple[str, ...] = (
-    "side_effects",
-    "symptoms",
-    "rate",
-    "mechanism",
-    "recommendation",
-    "effect",
-    "risk",
-    "definition",
-    "finding",
-)
 _I = re.IGNORECASE
 
 # ------------------------------------------------------------------ what a question asks for
@@ -147,107 +134,6 @@ def question_needs(question: str, concepts: Sequence = ()) -> tuple[Need, ...]:
     return tuple(needs) or ("finding",)
 
 
-# ------------------------------------------------------------------ what a sentence states
-# A sentence that reports what a study found: a result, an effect, a comparison, a conclusion.
-FINDING = re.compile(
-    r"(?i)\b(?:significant(?:ly)?|reduc(?:ed|es|ing|tion)|increas(?:ed|es|ing)|decreas(?:ed|es|ing)|improv(?:ed|es|ing|"
-    r"ement)|prolong(?:ed|s)|lower(?:ed)?|higher|associated with|correlat(?:ed|es|ion)|compared (?:with|to)|versus|"
-    r"hazard ratio|odds ratio|relative risk|confidence interval|showed|shown|"
-    r"demonstrat(?:ed|es)|found|suggest(?:ed|s)?|indicat(?:ed|es)|conclu(?:de|ded|sion)|effective|efficacy|"
-    r"no (?:significant )?difference|did not|was not|were not|is not|are not|resulted in|led to|benefit(?:ed|s)?)\b"
-    r"|\d\s?%|\bp\s?[<=>]\s?0?\.\d"
-)
-_EFFECT_SIZE = re.compile(
-    r"\b(?:HR|OR|RR|CI|aHR|aOR|IRR|SMD|NNT|hazard ratio|odds ratio|relative risk|risk ratio|confidence interval)\b|"
-    r"\d\s?%|\bp\s?[<=>]\s?0?\.\d|\b\d+(?:\.\d+)?[- ]fold\b|\bmedian\b[^.]{0,40}\d"
-)
-# Adverse events and symptoms in clinical and lay words (CTCAE's system-organ classes and their common terms).
-# A generic word ("side effects", "toxicity") says what is talked about; only with a finding or a number does the
-# sentence say what the side effects are ("tamoxifen side effects were studied" does not).
-_AE_GENERIC = re.compile(
-    r"\b(?:toxicit\w*|adverse|side[- ]?effects?|complications?|tolera\w*|morbidit\w*|sequelae?|late effects?|"
-    r"safety|harms?|grade\s*(?:[1-5]|i{1,3}|iv))\b",
-    _I,
-)
-_AE_TERMS = (
-    r"nause|vomit|emesis|diarrh|constipat|mucositis|stomatitis|sore mouth|mouth sore|dysphagia|"
-    r"esophagitis|oesophagitis|proctitis|colitis|enteritis|cystitis|fatigue|tired|exhaust|asthenia|weakness|"
-    r"neuropath|numbness|tingling|paraesthes|paresthes|alopecia|hair loss|rash|dermatitis|erythema|pruritus|itch|"
-    r"hand[- ]foot|desquamat|skin reaction|neutropeni|leukopeni|lymphopeni|anaemi|anemi|thrombocytopeni|"
-    r"myelosuppress|bone marrow suppression|febrile|infection|sepsis|fever|bleeding|haemorrhag|hemorrhag|"
-    r"thrombo|embol|clot|cardiotox|cardiomyopath|heart failure|arrhythmi|hypertension|hypotension|pneumonitis|"
-    r"fibrosis|dyspnoea|dyspnea|breathless|cough|hepatotox|hepatitis|liver (?:damage|injury|enzyme)|nephrotox|"
-    r"renal (?:failure|impairment|injury)|kidney (?:damage|injury)|incontinen|urinary|urgency|frequency|"
-    r"erectile|impotence|sexual|infertil|fertility|menopaus|hot flash|hot flush|lymph(?:o)?edema|lymphoedema|"
-    r"swelling|oedema|edema|pain|ache|headache|cognitive|memory|confusion|hearing loss|ototox|tinnitus|"
-    r"weight (?:loss|gain)|appetite|anorexia|taste|dry mouth|xerostomia|osteoporos|fracture|hypothyroid|"
-    r"endocrin|secondary (?:cancer|malignanc)|second (?:cancer|malignanc)|leukaemia|leukemia|treatment-related death|"
-    r"hospitali[sz]|discontinu|dose (?:reduction|delay)|quality of life|distress|anxiety|depress"
-)
-_STATEMENTS: dict[str, re.Pattern] = {
-    "effect": FINDING,
-    "risk": re.compile(
-        r"\b(?:risks?|associat\w*|odds|hazard|incidence|link(?:ed|s)?|caus\w*|factors?|correlat\w*|increas\w*|"
-        r"decreas\w*|higher|lower|elevated|predispos\w*|susceptib\w*|carriers?|mutations?|exposure|likely|"
-        r"contribut\w*|protective|reduc\w*|HR|OR|RR|inherit\w*|autosomal|x-linked|recessive|dominant)\b",
-        _I,
-    ),
-    "rate": re.compile(
-        r"\d\s?%|\b\d+(?:\.\d+)?\s?(?:per ?cent|percent)\b|\bper (?:100|1,?000|10,?000|100,?000|million)\b|"
-        r"\b(?:one|1) in \w+\b|\b\d+ (?:of|out of) (?:the )?\d+|\brates?\b|\bincidence\b|\bprevalen\w*|\bproportion\b|"
-        r"\bmedian\b|\bmean\b|\baverage\b|\bmost (?:common|frequent)\w*|\b(?:common|rare|frequent|uncommon|"
-        r"infrequent)\b|\bmajority\b|\bminority\b|\b\d+(?:\.\d+)?\s?(?:months?|years?|weeks?|days?)\b|"
-        r"\b(?:half|third|quarter|fifth|tenth)s?\b|\bratio\b|\bfrequency\b|"
-        # an age: when a disease begins or is found ("onset in the second decade", "diagnosed in childhood")
-        r"\bdecades?\b|\b(?:infancy|childhood|adolescence|adulthood|middle age|old age)\b|\byears? (?:of age|old)\b|"
-        r"\bage[sd]? (?:of |at )?\d+",
-        _I,
-    ),
-    "side_effects": re.compile(rf"\b(?:{_AE_TERMS})", _I),  # or a generic word with a finding (``states``)
-    "symptoms": re.compile(
-        rf"\b(?:symptom\w*|signs?\b|present(?:ed|ing|s|ation)?\b|complain\w*|manifest\w*|{_AE_TERMS}|lump|mass|"
-        r"palpable|bloat\w*|jaundice|hoarse\w*|blood|bloody|discharge|ulcer\w*|lesion)",
-        _I,
-    ),
-    "mechanism": re.compile(
-        r"\b(?:inhibit\w*|activat\w*|bind\w*|binds|pathways?|signal\w*|express\w*|mediat\w*|regulat\w*|induc\w*|"
-        r"block\w*|target\w*|via|through|mechanisms?|suppress\w*|apoptos\w*|apoptotic|phosphorylat\w*|receptors?|"
-        r"enzymes?|mutat\w*|damag\w*|repair\w*|cell cycle|proliferat\w*|metaboli\w*|immune|antibod\w*|kinases?|"
-        r"promot\w*|interact\w*|transcript\w*|degrad\w*|cleav\w*|stimulat\w*|triggers?|drives?|driven|"
-        r"depend\w*|required|role)\b",
-        _I,
-    ),
-    "definition": re.compile(
-        r"\b(?:is|are|was|were)\s+(?:a|an|the|one of|defined|considered|classified|known)\b|\brefers? to\b|"
-        r"\bdefined as\b|\bknown as\b|\bcalled\b|\bcharacteri[sz]ed by\b|\bconsists? of\b|\bform of\b|"
-        r"\btype of\b|\bsubtype\b|\bclass of\b|\bterm\b",
-        _I,
-    ),
-    "recommendation": re.compile(
-        r"\b(?:recommend\w*|guidelines?|should|indicated|indication|standard|advis\w*|consider\w*|candidates?|"
-        r"suitable|appropriate|offer\w*|options?|prefer\w*|first[- ]line|second[- ]line|warrant\w*|treated with|"
-        r"treatment of choice|mainstay|management|approach\w*|effective|efficacy|benefit\w*|therap\w*|surgery|"
-        r"resection|chemotherapy|radiotherapy|radiation|screening|surveillance|used|use of)\b",
-        _I,
-    ),
-}
-
-
-def effect_size(sentence: str) -> bool:
-    """Whether a sentence reports a number a clinician weighs: a ratio, an interval, a percentage, a p-value."""
-    return _EFFECT_SIZE.search(sentence) is not None
-
-
-def states(sentence: str, need: Need) -> bool:
-    """Whether ``sentence`` makes the kind of statement ``need`` asks for (rule 2b)."""
-    if need == "finding":
-        return True
-    if need == "side_effects" and _AE_GENERIC.search(sentence):
-        if FINDING.search(sentence) or _STATEMENTS["rate"].search(sentence):
-            return True
-    return _STATEMENTS[need].search(sentence) is not None
-
-
 # ------------------------------------------------------------------ the question's subject
 @dataclass(frozen=True)
 class Subject:
@@ -326,8 +212,7 @@ class Addressing:
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
         """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest
         at most a third missing."""
-        stems = _stems(sentence) | _spelled_out(sentence, record_text) if record_text else _stems(sentence)
-        record = _stems(record_text) | stems if record_text else stems
+        stems, record = _named(sentence, record_text)
         others = [s for s in self.subjects if s.kind not in ("disease", "treatment")]
         if not all(s.named_in(stems) for s in self.subjects if s.kind == "treatment"):
             return False
@@ -348,17 +233,16 @@ class Addressing:
         return all(s.named_in(stems) for s in self.subjects if s.kind in ("disease", "treatment"))
 
     def names_asked(self, sentence: str, record_text: str = "") -> bool:
-        """Rule 3: ``sentence`` names a thing of the kind a "which" question asks for, and what the question names:
-        each of its subjects named by a word general English rarely uses (a disease may be named by the record), or
-        (it names none) its subject by rule 2a. "Which company produces the Oncomine Dx target test?" is about
-        Oncomine; "company", "produces" and "target" say what is asked."""
+        """Rule 3: ``sentence`` names a thing of the kind a "which" question asks for, and what the question names: its
+        subjects named by words general English rarely uses (a disease may be named by the record; at most a third
+        missing), or (it names none) its subject by rule 2a. "Which company produces the Oncomine Dx target test?" is
+        about Oncomine; "company", "produces" and "target" say what is asked."""
         if not (self.asks_for and self.asks_for.named_in(sentence)):
             return False
         proper = [s for s in self.subjects if s.proper]
         if not proper:
             return self.names_subject(sentence, record_text)
-        stems = _stems(sentence) | _spelled_out(sentence, record_text) if record_text else _stems(sentence)
-        record = _stems(record_text) | stems if record_text else stems
+        stems, record = _named(sentence, record_text)
         missing = sum(not s.named_in(record if s.kind == "disease" else stems) for s in proper)
         return missing <= len(proper) // 3
 
@@ -374,6 +258,15 @@ class Addressing:
 def _stems(text: str) -> frozenset[str]:
     """Content stems of a text; kept, since every sentence of a passage is judged against the same record text."""
     return frozenset(content_terms(text))
+
+
+def _named(sentence: str, record_text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The stems ``sentence`` names (its own, and what it names by its record: ``_spelled_out``), and those with its
+    record's."""
+    if not record_text:
+        return _stems(sentence), _stems(sentence)
+    stems = _stems(sentence) | _spelled_out(sentence, record_text)
+    return stems, _stems(record_text) | stems
 
 
 @lru_cache(maxsize=256)
@@ -404,7 +297,7 @@ def _spelled_out(sentence: str, record_text: str) -> frozenset[str]:
     an abstract) is about."""
     if _REFERS_BACK.search(sentence):
         return _stems(record_text)
-    stems, named = _stems(sentence), set()
+    stems, named = _stems(sentence), set[str]()
     for short, short_stems, long in _abbreviations(record_text):
         if short.search(sentence):
             named |= long
@@ -418,14 +311,4 @@ def record_text(passage: Passage) -> str:
     return " ".join(t for t in (passage.title, passage.text, passage.conclusion) if t)
 
 
-__all__ = [
-    "Addressing",
-    "FINDING",
-    "record_text",
-    "NEEDS",
-    "Need",
-    "effect_size",
-    "question_needs",
-    "states",
-    "subjects_of",
-]
+__all__ = ["Addressing", "record_text", "NEEDS", "Need", "question_needs", "subjects_of"]

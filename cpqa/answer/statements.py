@@ -1,0 +1,126 @@
+"""What an evidence sentence states: a finding, an association, a number, an adverse event, a sign, an action, a
+classification, a recommendation (rule 2b of the addressing rule, ``cpqa.answer.intent``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Need = Literal[
+    "side_effects", "symptoms", "rate", "mechanism", "recommendation", "effect", "risk", "definition", "finding"
+]
+NEEDS: tuple[str, ...] = (
+    "side_effects",
+    "symptoms",
+    "rate",
+    "mechanism",
+    "recommendation",
+    "effect",
+    "risk",
+    "definition",
+    "finding",
+)
+_I = re.IGNORECASE
+
+# A sentence that reports what a study found: a result, an effect, a comparison, a conclusion.
+FINDING = re.compile(
+    r"(?i)\b(?:significant(?:ly)?|reduc(?:ed|es|ing|tion)|increas(?:ed|es|ing)|decreas(?:ed|es|ing)|improv(?:ed|es|ing|"
+    r"ement)|prolong(?:ed|s)|lower(?:ed)?|higher|associated with|correlat(?:ed|es|ion)|compared (?:with|to)|versus|"
+    r"hazard ratio|odds ratio|relative risk|confidence interval|showed|shown|"
+    r"demonstrat(?:ed|es)|found|suggest(?:ed|s)?|indicat(?:ed|es)|conclu(?:de|ded|sion)|effective|efficacy|"
+    r"no (?:significant )?difference|did not|was not|were not|is not|are not|resulted in|led to|benefit(?:ed|s)?)\b"
+    r"|\d\s?%|\bp\s?[<=>]\s?0?\.\d"
+)
+_EFFECT_SIZE = re.compile(
+    r"\b(?:HR|OR|RR|CI|aHR|aOR|IRR|SMD|NNT|hazard ratio|odds ratio|relative risk|risk ratio|confidence interval)\b|"
+    r"\d\s?%|\bp\s?[<=>]\s?0?\.\d|\b\d+(?:\.\d+)?[- ]fold\b|\bmedian\b[^.]{0,40}\d"
+)
+# Adverse events and symptoms in clinical and lay words (CTCAE's system-organ classes and their common terms).
+# A generic word ("side effects", "toxicity") says what is talked about; only with a finding or a number does the
+# sentence say what the side effects are ("tamoxifen side effects were studied" does not).
+_AE_GENERIC = re.compile(
+    r"\b(?:toxicit\w*|adverse|side[- ]?effects?|complications?|tolera\w*|morbidit\w*|sequelae?|late effects?|"
+    r"safety|harms?|grade\s*(?:[1-5]|i{1,3}|iv))\b",
+    _I,
+)
+_AE_TERMS = (
+    r"nause|vomit|emesis|diarrh|constipat|mucositis|stomatitis|sore mouth|mouth sore|dysphagia|"
+    r"esophagitis|oesophagitis|proctitis|colitis|enteritis|cystitis|fatigue|tired|exhaust|asthenia|weakness|"
+    r"neuropath|numbness|tingling|paraesthes|paresthes|alopecia|hair loss|rash|dermatitis|erythema|pruritus|itch|"
+    r"hand[- ]foot|desquamat|skin reaction|neutropeni|leukopeni|lymphopeni|anaemi|anemi|thrombocytopeni|"
+    r"myelosuppress|bone marrow suppression|febrile|infection|sepsis|fever|bleeding|haemorrhag|hemorrhag|"
+    r"thrombo|embol|clot|cardiotox|cardiomyopath|heart failure|arrhythmi|hypertension|hypotension|pneumonitis|"
+    r"fibrosis|dyspnoea|dyspnea|breathless|cough|hepatotox|hepatitis|liver (?:damage|injury|enzyme)|nephrotox|"
+    r"renal (?:failure|impairment|injury)|kidney (?:damage|injury)|incontinen|urinary|urgency|frequency|"
+    r"erectile|impotence|sexual|infertil|fertility|menopaus|hot flash|hot flush|lymph(?:o)?edema|lymphoedema|"
+    r"swelling|oedema|edema|pain|ache|headache|cognitive|memory|confusion|hearing loss|ototox|tinnitus|"
+    r"weight (?:loss|gain)|appetite|anorexia|taste|dry mouth|xerostomia|osteoporos|fracture|hypothyroid|"
+    r"endocrin|secondary (?:cancer|malignanc)|second (?:cancer|malignanc)|leukaemia|leukemia|treatment-related death|"
+    r"hospitali[sz]|discontinu|dose (?:reduction|delay)|quality of life|distress|anxiety|depress"
+)
+_STATEMENTS: dict[str, re.Pattern] = {
+    "effect": FINDING,
+    "risk": re.compile(
+        r"\b(?:risks?|associat\w*|odds|hazard|incidence|link(?:ed|s)?|caus\w*|factors?|correlat\w*|increas\w*|"
+        r"decreas\w*|higher|lower|elevated|predispos\w*|susceptib\w*|carriers?|mutations?|exposure|likely|"
+        r"contribut\w*|protective|reduc\w*|HR|OR|RR|inherit\w*|autosomal|x-linked|recessive|dominant)\b",
+        _I,
+    ),
+    "rate": re.compile(
+        r"\d\s?%|\b\d+(?:\.\d+)?\s?(?:per ?cent|percent)\b|\bper (?:100|1,?000|10,?000|100,?000|million)\b|"
+        r"\b(?:one|1) in \w+\b|\b\d+ (?:of|out of) (?:the )?\d+|\brates?\b|\bincidence\b|\bprevalen\w*|\bproportion\b|"
+        r"\bmedian\b|\bmean\b|\baverage\b|\bmost (?:common|frequent)\w*|\b(?:common|rare|frequent|uncommon|"
+        r"infrequent)\b|\bmajority\b|\bminority\b|\b\d+(?:\.\d+)?\s?(?:months?|years?|weeks?|days?)\b|"
+        r"\b(?:half|third|quarter|fifth|tenth)s?\b|\bratio\b|\bfrequency\b|"
+        # an age: when a disease begins or is found ("onset in the second decade", "diagnosed in childhood")
+        r"\bdecades?\b|\b(?:infancy|childhood|adolescence|adulthood|middle age|old age)\b|\byears? (?:of age|old)\b|"
+        r"\bage[sd]? (?:of |at )?\d+",
+        _I,
+    ),
+    "side_effects": re.compile(rf"\b(?:{_AE_TERMS})", _I),  # or a generic word with a finding (``states``)
+    "symptoms": re.compile(
+        rf"\b(?:symptom\w*|signs?\b|present(?:ed|ing|s|ation)?\b|complain\w*|manifest\w*|{_AE_TERMS}|lump|mass|"
+        r"palpable|bloat\w*|jaundice|hoarse\w*|blood|bloody|discharge|ulcer\w*|lesion)",
+        _I,
+    ),
+    "mechanism": re.compile(
+        r"\b(?:inhibit\w*|activat\w*|bind\w*|binds|pathways?|signal\w*|express\w*|mediat\w*|regulat\w*|induc\w*|"
+        r"block\w*|target\w*|via|through|mechanisms?|suppress\w*|apoptos\w*|apoptotic|phosphorylat\w*|receptors?|"
+        r"enzymes?|mutat\w*|damag\w*|repair\w*|cell cycle|proliferat\w*|metaboli\w*|immune|antibod\w*|kinases?|"
+        r"promot\w*|interact\w*|transcript\w*|degrad\w*|cleav\w*|stimulat\w*|triggers?|drives?|driven|"
+        r"depend\w*|required|role)\b",
+        _I,
+    ),
+    "definition": re.compile(
+        r"\b(?:is|are|was|were)\s+(?:a|an|the|one of|defined|considered|classified|known)\b|\brefers? to\b|"
+        r"\bdefined as\b|\bknown as\b|\bcalled\b|\bcharacteri[sz]ed by\b|\bconsists? of\b|\bform of\b|"
+        r"\btype of\b|\bsubtype\b|\bclass of\b|\bterm\b",
+        _I,
+    ),
+    "recommendation": re.compile(
+        r"\b(?:recommend\w*|guidelines?|should|indicated|indication|standard|advis\w*|consider\w*|candidates?|"
+        r"suitable|appropriate|offer\w*|options?|prefer\w*|first[- ]line|second[- ]line|warrant\w*|treated with|"
+        r"treatment of choice|mainstay|management|approach\w*|effective|efficacy|benefit\w*|therap\w*|surgery|"
+        r"resection|chemotherapy|radiotherapy|radiation|screening|surveillance|used|use of)\b",
+        _I,
+    ),
+}
+
+
+def effect_size(sentence: str) -> bool:
+    """Whether a sentence reports a number a clinician weighs: a ratio, an interval, a percentage, a p-value."""
+    return _EFFECT_SIZE.search(sentence) is not None
+
+
+def states(sentence: str, need: Need) -> bool:
+    """Whether ``sentence`` makes the kind of statement ``need`` asks for (rule 2b)."""
+    if need == "finding":
+        return True
+    if need == "side_effects" and _AE_GENERIC.search(sentence):
+        if FINDING.search(sentence) or _STATEMENTS["rate"].search(sentence):
+            return True
+    return _STATEMENTS[need].search(sentence) is not None
+
+
+__all__ = ["FINDING", "NEEDS", "Need", "effect_size", "states"]
