@@ -93,6 +93,12 @@ _MEASUREMENT = re.compile(r"(?i)^\d+(?:[.,]\d+)?\s?(?:°?[cf]|mg|mcg|kg|g|ml|l|m
 _LAY_SUFFIXES = ("ier", "iest", "ily", "y", "ish", "ness", "ly", "ed", "ing")
 
 
+def names_rare_word(text: str) -> bool:
+    """Whether ``text`` holds a word of three letters or more that general English rarely uses (``is_specialist``):
+    a concept that names something (a drug, a gene, a test), not small talk or a question's common words."""
+    return any(len(w) > 2 and is_specialist(w) for w in _WORD.findall(text.lower()))
+
+
 @lru_cache(maxsize=65536)
 def is_specialist(word: str, rare_zipf: float = AnswerOptions().rare_word_zipf) -> bool:
     """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair"). Neither a

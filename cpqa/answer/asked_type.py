@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from cpqa.words import is_specialist
@@ -100,10 +101,10 @@ class AskedType:
             match = pattern.search(question)
             if not match or any(_NOT_MODIFIER.match(w) for w in match.group(1).split()):
                 continue
-            head, following = match.group(2), question[match.end() :].split()
-            while following and _group(following[0].strip("?.,;:")):  # a compound's last noun: "gene therapies"
-                head = following.pop(0).strip("?.,;:")
-            named = following[0].strip("?.,;:").lower() if following else ""
+            head, following = match.group(2), [w.strip("?.,;:") for w in question[match.end() :].split()]
+            while following and _group(following[0]):  # a compound's last noun: "gene therapies"
+                head = following.pop(0)
+            named = following[0].lower() if following else ""
             if named and is_specialist(named):
                 continue  # the noun names what follows it ("what is the drug chloroquine used for?"): not asked
             group = _group(head)
@@ -113,6 +114,7 @@ class AskedType:
                 return cls(group, head.lower(), frozenset(w.lower() for w in _WORD.findall(question)))
         return None
 
+    @lru_cache(maxsize=4096)  # the rule asks of a sentence more than once (does it address? does it lead?)
     def named_in(self, sentence: str) -> bool:
         """Whether ``sentence`` names a thing of this kind that the question does not."""
         if self.group == "disorder":

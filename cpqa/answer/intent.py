@@ -33,7 +33,7 @@ from typing import Sequence
 from cpqa.answer.asked_type import AskedType
 from cpqa.answer.statements import NEEDS, Need, states
 from cpqa.types import Passage
-from cpqa.words import content_terms, is_specialist
+from cpqa.words import content_terms, names_rare_word
 
 _I = re.IGNORECASE
 
@@ -180,10 +180,8 @@ def subjects_of(concepts: Sequence, needs: Sequence[Need] = ("finding",)) -> lis
         names = tuple(frozenset(content_terms(t)) for t in texts if t.strip())
         names = tuple(n for n in names if n)
         if names:
-            proper = any(is_specialist(w) for w in re.findall(r"[a-z][a-z0-9-]+", concept.text.lower()))
-            found.append(
-                Subject(names=names, kind="other" if concept.kind == "intent" else concept.kind, proper=proper)
-            )
+            kind = "other" if concept.kind == "intent" else concept.kind
+            found.append(Subject(names=names, kind=kind, proper=names_rare_word(concept.text)))
     return found
 
 

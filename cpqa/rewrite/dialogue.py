@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 
 from cpqa.rewrite.concepts import Concept, process_question
 from cpqa.rewrite.lay_terms import SEARCHED
-from cpqa.rewrite.vocabulary import Vocabulary, phrase_key, tokenize
-from cpqa.words import is_specialist
+from cpqa.rewrite.vocabulary import Vocabulary, phrase_key
+from cpqa.words import names_rare_word
 
 _ANAPHOR = re.compile(
     r"\b(its|it|they|them|their|this|that|these|those|the drug|the treatment|the medicine|"
@@ -76,7 +76,7 @@ def distill(
 
 
 def _names_something(concept: Concept) -> bool:
-    return concept.mesh is not None or any(is_specialist(w) for w in tokenize(concept.text) if len(w) > 2)
+    return concept.mesh is not None or names_rare_word(concept.text)
 
 
 def _substitute(question: str, entity: str, joiner: str) -> str:
