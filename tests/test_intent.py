@@ -101,3 +101,12 @@ def test_a_long_form_names_the_abbreviation_its_record_defines():
     sentence = "Being infected with human papillomavirus can increase the risk of throat cancer."
     assert rule.addresses(sentence, record)
     assert not rule.addresses(sentence, "Risk factors for throat cancer.")
+
+
+def test_a_sentence_about_another_condition_of_the_kind_does_not_address_the_question():
+    rule = Addressing.of("What causes Japanese spotted fever?")
+    assert rule.addresses("Japanese spotted fever is caused by Rickettsia japonica.")
+    assert not rule.addresses("In Brazil, spotted fever is caused by Rickettsia rickettsii.")
+    assert not rule.addresses("Brazilian spotted fever is caused by the bacterium Rickettsia rickettsii.")
+    # a phrase that is not a condition's name keeps rule 2a's tolerance
+    assert Addressing.of("Is liraglutide effective for weight reduction?").phrases == ()

@@ -140,6 +140,11 @@ class AskedType:
         return word.lower() not in self.question_words and is_specialist(word.lower())
 
 
+def is_disorder(word: str) -> bool:
+    """Whether ``word`` is shaped as a condition's name (a combining form or a head noun: "fever", "nephritis")."""
+    return bool(_DISORDER.fullmatch(word))
+
+
 def _group(noun: str) -> Group | None:
     return next((group for group, pattern in _GROUP_OF if pattern.match(noun)), None)
 

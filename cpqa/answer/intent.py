@@ -13,7 +13,8 @@ treatment preferences that names the same treatment. The rule, published in docs
    (b) states what one of its needs asks: a finding for an effect (a change, a comparison, a ratio, no difference), an
    association for a risk, a number or frequency for a rate, an adverse event for side effects (CTCAE's vocabulary
    in lay and clinical words), a sign for symptoms, an action for a mechanism, a classification for a definition, a
-   recommendation or treatment for a recommendation.
+   recommendation or treatment for a recommendation. A condition the rewrite did not recognise, asked by a phrase
+   ("Japanese spotted fever"), is named by all the phrase's words or the sentence is about another (``names_another``).
 3. **What a "which" question asks for** (``cpqa.answer.asked_type``): "which disease is treated with tebentafusp?"
    asks for a disease. A sentence naming the subject and a thing of that kind the question does not name
    (``Addressing.names_asked``) addresses it, and is quoted before the sentences that address it by rule 2.
@@ -30,12 +31,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from cpqa.answer.asked_type import AskedType
+from cpqa.answer.asked_type import AskedType, is_disorder
 from cpqa.answer.statements import NEEDS, Need, states
 from cpqa.types import Passage
 from cpqa.words import content_terms, names_rare_word
 
 _I = re.IGNORECASE
+_WORDS = re.compile(r"[A-Za-z0-9][\w-]*")
 
 # ------------------------------------------------------------------ what a question asks for
 _AE_NOUNS = r"side[- ]?effects?|adverse|toxicit\w*|complications?|after[- ]?effects?|late effects?|harms?\b|tolerab\w*"
@@ -193,6 +195,7 @@ class Addressing:
     subjects: list[Subject]
     wording: str = ""  # the question as asked, its conditions named "it" (``without_names``)
     asks_for: AskedType | None = None  # what a "which" question asks for (rule 3)
+    phrases: tuple[tuple[str, ...], ...] = ()  # runs of its subjects' words, as asked ("japanese spotted fever")
 
     @classmethod
     def of(cls, question: str, concepts: Sequence | None = None) -> "Addressing":
@@ -205,7 +208,8 @@ class Addressing:
             concepts = process_question(question, Vocabulary(BUILTIN)).concepts
         wording = without_names(question, concepts)
         needs = question_needs(wording)
-        return cls(needs=needs, subjects=subjects_of(concepts, needs), wording=wording, asks_for=AskedType.of(wording))
+        subjects = subjects_of(concepts, needs)
+        return cls(needs, subjects, wording, AskedType.of(wording), _phrases(wording, subjects))
 
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
         """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest
@@ -246,10 +250,48 @@ class Addressing:
 
     def addresses(self, sentence: str, record_text: str = "") -> bool:
         """Whether ``sentence`` (from a record holding ``record_text``) answers one of the question's needs (rule 2),
-        or names what a "which" question asks for (rule 3)."""
+        or names what a "which" question asks for (rule 3); never one about another condition (``names_another``)."""
+        if self.names_another(sentence):
+            return False
         if any(states(sentence, need) for need in self.needs) and self.names_subject(sentence, record_text):
             return True
         return self.names_asked(sentence, record_text)
+
+    def names_another(self, sentence: str) -> bool:
+        """Whether ``sentence`` names a condition the question names by a phrase the rewrite did not recognise, but
+        not by all of its words: "In Brazil, spotted fever is caused by ..." is not about Japanese spotted fever."""
+        named = _stems(sentence)
+        return any(phrase[-1] in named and not set(phrase) <= named for phrase in self.phrases)
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` in order, with "," between two that punctuation parts ("patients, pneumothorax")."""
+    words: list[str] = []
+    end = 0
+    for match in _WORDS.finditer(text):
+        if words and text[end : match.start()].strip():
+            words.append(",")
+        words.append(match.group(0))
+        end = match.end()
+    return words
+
+
+def _phrases(wording: str, subjects: Sequence[Subject]) -> tuple[tuple[str, ...], ...]:
+    """Runs of two or more adjacent words of ``wording`` that name a condition the rewrite did not recognise (its
+    last word a condition's: "spotted fever", "spontaneous pneumothorax"), each word one of its subjects': the
+    phrases a sentence about another condition of the kind shares in part."""
+    own = {stem for s in subjects if s.kind == "other" for name in s.names for stem in name}
+    runs: list[tuple[str, ...]] = []
+    run: list[str] = []
+    for word in (*_words(wording), ","):
+        stem = next(iter(content_terms(word)), "")
+        if stem and stem in own:
+            run.append(word)
+            continue
+        if len(run) > 1 and is_disorder(run[-1]):
+            runs.append(tuple(next(iter(content_terms(w))) for w in run))
+        run = []
+    return tuple(runs)
 
 
 @lru_cache(maxsize=256)
