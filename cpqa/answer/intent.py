@@ -37,7 +37,6 @@ from cpqa.types import Passage
 from cpqa.words import content_terms, names_rare_word
 
 _I = re.IGNORECASE
-_WORDS = re.compile(r"[A-Za-z0-9][\w-]*")
 
 # ------------------------------------------------------------------ what a question asks for
 _AE_NOUNS = r"side[- ]?effects?|adverse|toxicit\w*|complications?|after[- ]?effects?|late effects?|harms?\b|tolerab\w*"
@@ -264,33 +263,22 @@ class Addressing:
         return any(phrase[-1] in named and not set(phrase) <= named for phrase in self.phrases)
 
 
-def _words(text: str) -> list[str]:
-    """The words of ``text`` in order, with "," between two that punctuation parts ("patients, pneumothorax")."""
-    words: list[str] = []
-    end = 0
-    for match in _WORDS.finditer(text):
-        if words and text[end : match.start()].strip():
-            words.append(",")
-        words.append(match.group(0))
-        end = match.end()
-    return words
-
-
 def _phrases(wording: str, subjects: Sequence[Subject]) -> tuple[tuple[str, ...], ...]:
-    """Runs of two or more adjacent words of ``wording`` that name a condition the rewrite did not recognise (its
-    last word a condition's: "spotted fever", "spontaneous pneumothorax"), each word one of its subjects': the
-    phrases a sentence about another condition of the kind shares in part."""
+    """Runs of two or more adjacent words of ``wording`` (punctuation parts them) that name a condition the rewrite
+    did not recognise (its last word a condition's: "spotted fever", "spontaneous pneumothorax"), each word one of its
+    subjects', as stems: the phrases a sentence about another condition of the kind shares in part."""
     own = {stem for s in subjects if s.kind == "other" for name in s.names for stem in name}
     runs: list[tuple[str, ...]] = []
-    run: list[str] = []
-    for word in (*_words(wording), ","):
-        stem = next(iter(content_terms(word)), "")
-        if stem and stem in own:
-            run.append(word)
-            continue
-        if len(run) > 1 and is_disorder(run[-1]):
-            runs.append(tuple(next(iter(content_terms(w))) for w in run))
-        run = []
+    for part in re.split(r"[^\w\s-]+", wording):
+        run: list[tuple[str, str]] = []  # (word, stem)
+        for word in (*part.split(), ""):
+            stem = next(iter(content_terms(word)), "")
+            if stem and stem in own:
+                run.append((word, stem))
+                continue
+            if len(run) > 1 and is_disorder(run[-1][0]):
+                runs.append(tuple(stem for _, stem in run))
+            run = []
     return tuple(runs)
 
 
