@@ -178,26 +178,3 @@ def test_a_section_naming_no_thing_of_the_kind_a_which_question_asks_for_does_no
     question = check_question("Which gene is primarily associated with the Saethre-Chotzen syndrome?")
     assert "[NIH:" not in Answerer(options=OPTIONS).answer(question, [vague]).text
     assert "[NIH:ghr-0000889-3]" in Answerer(options=OPTIONS).answer(question, [GENETIC]).text
-
-
-def test_a_page_about_a_broader_condition_does_not_answer_a_question_about_a_narrower_one():
-    page = Passage(
-        node_id="patient:medlineplus-0000688-1:0",
-        pmid="medlineplus-0000688-1",
-        text="Paralysis is the loss of muscle function in part of your body. It can be complete or partial.",
-        source="D4",
-        title="Paralysis",
-        section="What is Paralysis?",
-        site="MedlinePlus (NLM)",
-        url="https://medlineplus.gov/paralysis.html",
-        kind="information",
-    )
-    question = check_question("What is sleep paralysis?")
-    assert "[NIH:" not in Answerer(options=OPTIONS).answer(question, [page]).text
-    narrower = page.model_copy(
-        update={
-            "title": "Sleep paralysis",
-            "text": "Sleep paralysis is a brief loss of muscle control while falling asleep.",
-        }
-    )
-    assert "[NIH:medlineplus-0000688-1]" in Answerer(options=OPTIONS).answer(question, [narrower]).text

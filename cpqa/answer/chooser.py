@@ -169,12 +169,10 @@ def page_quotes(
     """The quotes of the patient page's chunk that answers ``question`` (empty when none does). Only a page whose
     condition the question names is considered (``names_focus`` against ``asked``: the question with the names of its
     concepts), and only a chunk that names every specialist word of the question (a drug, gene or test: a page about
-    the disease does not answer a question about one drug for it) and, with its page, every thing the question names
-    by a phrase (``Addressing.names_things``: the paralysis page does not answer "what is sleep paralysis?"); of
-    those, one answers when its section is of a kind the question asks for (``section_kinds``) and names the
-    question's condition and treatment; a kind its wording names first, then the search's order (on the MedQuAD
-    tuning pages, ranking chunks by a chooser trained on whole sections put the first quote inside the gold section
-    0.727 against the search's 0.779). Its sentences the
+    the disease does not answer a question about one drug for it); of those, one answers when its section is of a
+    kind the question asks for (``section_kinds``) and names the question's condition and treatment; a kind its
+    wording names first, then the search's order (on the MedQuAD tuning pages, ranking chunks by a chooser trained on
+    whole sections put the first quote inside the gold section 0.727 against the search's 0.779). Its sentences the
     addressing rule accepts (``Addressing.addresses``) are quoted first, then the best by similarity, in the page's
     own order (a section's lead states its subject even where the rule does not see it: quoting only the rule's
     sentences kept the first quote inside the gold section 0.519 against 0.779; leading with the rule's sentences,
@@ -187,9 +185,6 @@ def page_quotes(
     if not kinds:
         return []
     specifics = specialist_words(question)
-    asked_words = frozenset(
-        stem for _, pattern in _KIND_WORDS for said in pattern.findall(wording) for stem in content_terms(said)
-    )
     # each chunk's sentences (best by similarity first) and whether the rule accepts each: judged once
     judged: dict[int, list[tuple[Sentence, bool]]] = {i: [] for i in chunks}
     for sentence in ranked:
@@ -203,8 +198,6 @@ def page_quotes(
         if not names_all(specifics, f"{passage.text} {about}"):  # a drug, gene or test the page never names
             continue
         if passage.kind not in kinds or not addressing.names_condition(passage.text, about):
-            continue
-        if not addressing.names_things(about, asked_words):  # "What is sleep paralysis?": not the paralysis page
             continue
         # A section of a kind the question only allows answers when it states what is asked (the rule accepts one of
         # its sentences): "no known cure" is not an answer to "which gene therapies are under investigation?"

@@ -208,7 +208,7 @@ class Addressing:
         wording = without_names(question, concepts)
         needs = question_needs(wording)
         subjects = subjects_of(concepts, needs)
-        return cls(needs, subjects, wording, AskedType.of(wording), _phrases(wording, subjects, conditions=True))
+        return cls(needs, subjects, wording, AskedType.of(wording), _phrases(wording, subjects))
 
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
         """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest
@@ -262,25 +262,13 @@ class Addressing:
         named = _split_stems(sentence)
         return any(phrase[-1] in named and not set(phrase) <= named for phrase in self.phrases)
 
-    def names_things(self, text: str, asked: frozenset[str] = frozenset()) -> bool:
-        """Whether ``text`` names every thing the question names besides its conditions and treatments: each subject
-        named by a word general English rarely uses, and each phrase of its subjects' words, but for the words in
-        ``asked`` (those saying what is asked: "diagnose", "outlook"). A page about paralysis does not name "sleep
-        paralysis"; one about a disease's treatments does not name "proton beam therapy"."""
-        stems = _split_stems(text)
-        if not all(s.named_in(stems) for s in self.subjects if s.kind == "other" and s.proper):
-            return False
-        return all(set(phrase) <= stems for phrase in _phrases(self.wording, self.subjects, asked))
 
-
-def _phrases(
-    wording: str, subjects: Sequence[Subject], skip: frozenset[str] = frozenset(), conditions: bool = False
-) -> tuple[tuple[str, ...], ...]:
-    """Runs of two or more adjacent words of ``wording`` (punctuation parts them), each word naming one of its
-    subjects other than a disease or a treatment (those are matched by their names) and not in ``skip``, as stems
-    (a hyphenated word as its parts). ``conditions``: only a run naming a condition the rewrite did not recognise,
-    its last word a condition's ("Japanese spotted fever", "familial spontaneous pneumothorax")."""
-    own = {stem for s in subjects if s.kind == "other" for name in s.names for stem in name} - skip
+def _phrases(wording: str, subjects: Sequence[Subject]) -> tuple[tuple[str, ...], ...]:
+    """Runs of two or more adjacent words of ``wording`` (punctuation parts them) that name a condition the rewrite
+    did not recognise, its last word a condition's ("Japanese spotted fever"), each word naming one of its subjects
+    other than a disease or a treatment, as stems (a hyphenated word as its parts): the phrases a sentence about
+    another condition of the kind shares in part."""
+    own = {stem for s in subjects if s.kind == "other" for name in s.names for stem in name}
     runs: list[tuple[str, ...]] = []
     for part in re.split(r"[^\w\s-]+", wording):
         run: list[str] = []
@@ -288,7 +276,7 @@ def _phrases(
             if word and next(iter(content_terms(word)), "") in own:
                 run.append(word)
                 continue
-            if len(run) > 1 and (is_disorder(run[-1]) or not conditions):
+            if len(run) > 1 and is_disorder(run[-1]):
                 runs.append(tuple(stem for w in run for stem in content_terms(w.replace("-", " "))))
             run = []
     return tuple(runs)
