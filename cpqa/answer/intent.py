@@ -208,7 +208,13 @@ class Addressing:
         wording = without_names(question, concepts)
         needs = question_needs(wording)
         subjects = subjects_of(concepts, needs)
-        return cls(needs, subjects, wording, AskedType.of(wording), _phrases(wording, subjects))
+        return cls(
+            needs=needs,
+            subjects=subjects,
+            wording=wording,
+            asks_for=AskedType.of(wording),
+            phrases=_phrases(wording, subjects),
+        )
 
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
         """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest
@@ -259,6 +265,8 @@ class Addressing:
     def names_another(self, sentence: str) -> bool:
         """Whether ``sentence`` names a condition the question names by a phrase the rewrite did not recognise, but
         not by all of its words: "In Brazil, spotted fever is caused by ..." is not about Japanese spotted fever."""
+        if not self.phrases:  # most questions: no stems to read for every candidate sentence
+            return False
         named = _split_stems(sentence)
         return any(phrase[-1] in named and not set(phrase) <= named for phrase in self.phrases)
 
