@@ -71,6 +71,11 @@ def test_other_questions_ask_for_no_kind(question):
             "Infection with bacteria of the genus Listeria is the most common cause of rhombencephalitis.",
             "Rhombencephalitis is an inflammatory disease of the hindbrain.",
         ),
+        (
+            "Telomestatin is derived from what organism?",
+            "A telomerase inhibitor, telomestatin, isolated from Streptomyces anulatus is the most potent.",
+            "Telomestatin specifically inhibited telomerase without affecting reverse transcriptases.",
+        ),
     ],
 )
 def test_a_sentence_names_a_thing_of_the_kind_the_question_does_not(question, names, restates):

@@ -178,3 +178,57 @@ def test_a_section_naming_no_thing_of_the_kind_a_which_question_asks_for_does_no
     question = check_question("Which gene is primarily associated with the Saethre-Chotzen syndrome?")
     assert "[NIH:" not in Answerer(options=OPTIONS).answer(question, [vague]).text
     assert "[NIH:ghr-0000889-3]" in Answerer(options=OPTIONS).answer(question, [GENETIC]).text
+
+
+ALS_TREATMENT = Passage(
+    node_id="patient:gard-0000309-6:0",
+    pmid="gard-0000309-6",
+    text="Clinical trials with ALS patients showed that riluzole prolongs survival by several months. Other treatments "
+    "for ALS are designed to relieve symptoms and improve the quality of life for patients.",
+    source="D4",
+    title="Amyotrophic lateral sclerosis",
+    section="Treatment",
+    site="GARD (NIH)",
+    kind="treatment",
+)
+LITHIUM_STUDY = Passage(
+    node_id="b",
+    pmid="18367867",
+    text="We found that lithium administration slows the progression of amyotrophic lateral sclerosis in patients.",
+    title="Lithium and amyotrophic lateral sclerosis",
+    year=2008,
+    evidence_type="clinical trial",
+)
+
+
+def test_a_section_sharing_only_the_topic_gives_way_to_research_that_states_what_was_asked():
+    """The treatment section of the ALS page never names lithium: research saying whether lithium helps leads."""
+    question = check_question("Is lithium effective for treatment of amyotrophic lateral sclerosis?")
+    answer = Answerer(options=OPTIONS).answer(question, [ALS_TREATMENT, LITHIUM_STUDY])
+    assert answer.direct and "[PMID:18367867]" in answer.text and "[NIH:" not in answer.text
+    # with no research stating it, the page's section is still the answer a patient reads
+    alone = Answerer(options=OPTIONS).answer(question, [ALS_TREATMENT])
+    assert "[NIH:gard-0000309-6]" in alone.text
+
+
+def test_a_section_of_the_kind_named_still_leads_when_the_question_names_only_its_condition_and_the_kind():
+    """ "What is the outlook ...": "outlook" names the kind of section, which need not repeat it; the rule accepts
+    the research sentence, not the page's, and the page still leads."""
+    outlook = ALS_TREATMENT.model_copy(
+        update={
+            "pmid": "gard-0000309-7",
+            "section": "Outlook",
+            "kind": "outlook",
+            "text": "The disorder is progressive, and most people with it need help with daily activities as it advances.",
+        }
+    )
+    study = LITHIUM_STUDY.model_copy(
+        update={
+            "text": "Amyotrophic lateral sclerosis is a fatal neurodegenerative disease of motor neurons, with a median "
+            "survival of three years."
+        }
+    )
+    answer = Answerer(options=OPTIONS).answer(
+        check_question("What is the outlook for amyotrophic lateral sclerosis?"), [outlook, study]
+    )
+    assert answer.text.index("[NIH:gard-0000309-7]") < answer.text.index("[PMID:18367867]")

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
-from cpqa.answer.chooser import AnswerChooser, page_quotes, rescored
+from cpqa.answer.chooser import AnswerChooser, page_quotes, page_states_asked, rescored
 from cpqa.answer.ranker import AnswerRanker
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
 from cpqa.answer.intent import Addressing
@@ -311,6 +311,8 @@ class Answerer:
             merit = ranker.probabilities(question, research, passages, addressing, options.ranker_candidates)
         on_page = page_quotes(question, ranked, passages, addressing, options, addressing.asked(question))
         quotes, direct = select_answer(research, threshold, question, passages, addressing, options, chosen, merit)
+        if on_page and direct and not page_states_asked(on_page, passages, addressing):
+            on_page = []  # a section sharing only the topic gives way to research that states what was asked
         if on_page and not direct:  # the page answers: research that does not is left out
             quotes = []
         if not on_page and not quotes:

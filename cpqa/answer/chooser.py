@@ -215,4 +215,27 @@ def page_quotes(
     return sorted(addressing_first[: options.quotes_per_record], key=lambda s: order.get(s.text, len(order)))
 
 
-__all__ = ["AnswerChooser", "TRAINED_CHOOSER", "names_focus", "page_quotes", "rescored", "section_kinds"]
+def page_states_asked(quotes: Sequence[Sentence], passages: Sequence[Passage], addressing: Addressing) -> bool:
+    """Whether a page section's ``quotes`` (``page_quotes``) state what was asked, not only its topic: the rule accepts
+    one of them (they come first), or the section names every thing the question asks about but the words naming a
+    kind of section ("outlook", "diagnose"). A treatment section listing riluzole does not say whether lithium helps
+    ALS; "What is the outlook for pseudotumor cerebri?" is answered by its page's outlook section."""
+    if not quotes:
+        return False
+    if any(addressing.addresses(s.text, record_text(passages[s.rank])) for s in quotes):
+        return True
+    section = frozenset(content_terms(record_text(passages[quotes[0].rank])))
+    wording = addressing.wording
+    kind_words = frozenset(t for _, cue in _KIND_WORDS for m in cue.finditer(wording) for t in content_terms(m[0]))
+    return all(s.named_in(section) or s.named_in(kind_words) for s in addressing.subjects)
+
+
+__all__ = [
+    "AnswerChooser",
+    "TRAINED_CHOOSER",
+    "names_focus",
+    "page_quotes",
+    "page_states_asked",
+    "rescored",
+    "section_kinds",
+]
