@@ -21,6 +21,7 @@ from cpqa.answer.intent import Addressing
 from cpqa.answer.statements import effect_size
 from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG, as_shown
 from cpqa.answer.verify import TREATMENT_REFERRAL, SupportChecker, judged
+from cpqa.documents.study_type import PRECLINICAL
 from cpqa.answer.extractive import page_heading, quote_line, rank_sentences, select_answer
 from cpqa.answer.messages import (
     EXTRACTIVE_LABEL,
@@ -311,8 +312,9 @@ class Answerer:
             merit = ranker.probabilities(question, research, passages, addressing, options.ranker_candidates)
         on_page = page_quotes(question, ranked, passages, addressing, options, addressing.asked(question))
         quotes, direct = select_answer(research, threshold, question, passages, addressing, options, chosen, merit)
-        if on_page and direct and not page_states_asked(on_page, passages, addressing):
-            on_page = []  # a section sharing only the topic gives way to research that states what was asked
+        if on_page and direct and passages[quotes[0].rank].evidence_type not in PRECLINICAL:
+            # a section sharing only the topic gives way to research in people that states what was asked
+            on_page = on_page if page_states_asked(on_page, passages, addressing) else []
         if on_page and not direct:  # the page answers: research that does not is left out
             quotes = []
         if not on_page and not quotes:
