@@ -80,6 +80,15 @@ def test_exact_answers_are_read_for_factoid_and_list_questions_only():
     assert exact_answers({"type": "summary"}) == []
 
 
+def test_an_abbreviation_the_quoted_record_defines_names_its_long_form():
+    exact = [["porphyria"]]
+    quote = "In November 2019, givosiran was approved for the treatment of adults with AHP."
+    record = "Givosiran is an RNA interference therapeutic for acute hepatic porphyria (AHP). " + quote
+    assert names_exact_answer(quote, exact, record)
+    assert not names_exact_answer(quote, exact)  # the sentence alone names no porphyria
+    assert not names_exact_answer("Givosiran lowers ALA in adults.", exact, record)  # AHP itself must be used
+
+
 def test_a_quote_naming_an_exact_answer_is_counted_against_the_answers_opening():
     exact = [["PD-1", "programmed death 1"]]
     assert names_exact_answer("Camrelizumab is a humanised anti-PD-1 antibody.", exact)

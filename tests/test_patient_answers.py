@@ -219,13 +219,14 @@ def test_a_section_of_the_kind_named_still_leads_when_the_question_names_only_it
             "pmid": "gard-0000309-7",
             "section": "Outlook",
             "kind": "outlook",
-            "text": "The disorder is progressive, and most people with it need help with daily activities as it advances.",
+            "text": "The disorder is progressive, and most people with it need help with daily activities as it "
+            "advances.",
         }
     )
     study = LITHIUM_STUDY.model_copy(
         update={
-            "text": "Amyotrophic lateral sclerosis is a fatal neurodegenerative disease of motor neurons, with a median "
-            "survival of three years."
+            "text": "Amyotrophic lateral sclerosis is a fatal neurodegenerative disease of motor neurons, with a "
+            "median survival of three years."
         }
     )
     answer = Answerer(options=OPTIONS).answer(

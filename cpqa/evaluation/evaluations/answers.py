@@ -6,11 +6,12 @@ at least ``MATCH`` of the sentence's content words are in one snippet); whether 
 answer's first sentence addresses what was asked (the published rule of ``cpqa.answer.intent``, with the question's
 concepts from the pipeline's rewriter), says first that the evidence does not answer directly, or does neither (the
 topic quoted as if it were the answer). Factoid and list questions have a ruler independent of that rule: BioASQ's
-exact answers. A quote that names one answers the question; an answer that says "not directly" while quoting one,
-or opens as a direct answer while quoting none, is where the rule and the ruler disagree. Systems: the
-product's pipeline as configured (the offline answerer without a key); answers another build wrote with
-``cpqa ask --questions FILE --json`` (e.g. the answerer before a change), scored the same way; and the naive
-baseline of RAG tutorials: the top-5 abstracts of BM25 + dense RRF (the product's HSRDR with the naive-hybrid
+exact answers, named by any of their names or by an abbreviation the quoted record defines ("AHP" in an abstract
+that spells out "acute hepatic porphyria (AHP)"). A quote that names one answers the question; an answer that says
+"not directly" while quoting one, or opens as a direct answer while quoting none, is where the rule and the ruler
+disagree. Systems: the product's pipeline as configured (the offline answerer without a key); answers another build
+wrote with ``cpqa ask --questions FILE --json`` (e.g. the answerer before a change), scored the same way; and the
+naive baseline of RAG tutorials: the top-5 abstracts of BM25 + dense RRF (the product's HSRDR with the naive-hybrid
 options), its top-3 sentences by embedding similarity, quoted.
 """
 
@@ -29,6 +30,7 @@ from cpqa.answer.intent import Addressing
 from cpqa.answer.messages import NOT_DIRECT
 from cpqa.documents.study_type import PRECLINICAL
 from cpqa.answer.extractive import Similarity, split_sentences
+from cpqa.rewrite.concepts import defined_abbreviations
 from cpqa.words import content_terms
 from cpqa.evaluation.data.bioasq_gold import GoldQuestion
 from cpqa.evaluation.evaluations.retrieval import NAIVE_HYBRID_OPTIONS
@@ -54,11 +56,12 @@ def matches(sentence: str, snippets: Sequence[set[str]]) -> bool:
     return bool(words) and any(len(words & s) / len(words) >= MATCH for s in snippets)
 
 
-def names_exact_answer(sentence: str, exact: Sequence[Sequence[str]]) -> bool:
+def names_exact_answer(sentence: str, exact: Sequence[Sequence[str]], record_text: str = "") -> bool:
     """Whether ``sentence`` names one of a question's exact answers by any of its names: as a whole phrase, hyphens
     and punctuation read as spaces; a name of several words also with its hyphens and spaces written differently
-    ("non-metastatic, castration-resistant" for "Nonmetastatic castration-resistant")."""
-    spaced = f" {_spaced(sentence)} "
+    ("non-metastatic, castration-resistant" for "Nonmetastatic castration-resistant"); or by an abbreviation its
+    record (``record_text``) defines ("IL-36" where the abstract says "interleukin-36 (IL-36)")."""
+    spaced = f" {_spaced(' '.join([sentence, *_long_forms(sentence, record_text)]))} "
     joined = spaced.replace(" ", "")
     for names in exact:
         for name in names:
@@ -67,6 +70,17 @@ def names_exact_answer(sentence: str, exact: Sequence[Sequence[str]]) -> bool:
             if len(words) > 1 and (f" {words} " in spaced or (several and words.replace(" ", "") in joined)):
                 return True
     return False
+
+
+def _long_forms(sentence: str, record_text: str) -> list[str]:
+    """The long forms of the abbreviations ``record_text`` defines (NCBI's Ab3P) that ``sentence`` uses."""
+    if not record_text:
+        return []
+    return [
+        long
+        for short, long in defined_abbreviations(record_text).items()
+        if re.search(rf"(?<![\w-]){re.escape(short)}(?![\w-])", sentence)
+    ]
 
 
 def _spaced(text: str) -> str:
@@ -96,7 +110,12 @@ def score_question(
     cited = [(s, keys) for s, keys in every if all(k.isdigit() for k in keys)]
     types = types or {}
     first = every[0] if every else None  # what the reader reads first, a patient page's quote included
-    exact = [names_exact_answer(s, gold.exact) for s, _ in every] if gold.exact else []
+    records = records or {}
+    exact = (
+        [names_exact_answer(s, gold.exact, " ".join(records.get(k, "") for k in keys)) for s, keys in every]
+        if gold.exact
+        else []
+    )
     addresses = bool(
         judge and first and judge.addresses(first[0], " ".join((records or {}).get(p, "") for p in first[1]))
     )
