@@ -180,24 +180,29 @@ def test_a_section_naming_no_thing_of_the_kind_a_which_question_asks_for_does_no
     assert "[NIH:ghr-0000889-3]" in Answerer(options=OPTIONS).answer(question, [GENETIC]).text
 
 
-ALS_TREATMENT = Passage(
-    node_id="patient:gard-0000309-6:0",
-    pmid="gard-0000309-6",
-    text="Clinical trials with ALS patients showed that riluzole prolongs survival by several months. Other treatments "
-    "for ALS are designed to relieve symptoms and improve the quality of life for patients.",
-    source="D4",
-    title="Amyotrophic lateral sclerosis",
-    section="Treatment",
-    site="GARD (NIH)",
-    kind="treatment",
+ALS_TREATMENT = PAGE.model_copy(
+    update={
+        "node_id": "patient:gard-0000309-6:0",
+        "pmid": "gard-0000309-6",
+        "text": "Clinical trials with ALS patients showed that riluzole prolongs survival by several months. Other "
+        "treatments for ALS are designed to relieve symptoms and improve the quality of life for patients.",
+        "title": "Amyotrophic lateral sclerosis",
+        "section": "Treatment",
+        "site": "GARD (NIH)",
+        "url": None,
+        "kind": "treatment",
+    }
 )
-LITHIUM_STUDY = Passage(
-    node_id="b",
-    pmid="18367867",
-    text="We found that lithium administration slows the progression of amyotrophic lateral sclerosis in patients.",
-    title="Lithium and amyotrophic lateral sclerosis",
-    year=2008,
-    evidence_type="clinical trial",
+LITHIUM_STUDY = STUDY.model_copy(
+    update={
+        "node_id": "b",
+        "pmid": "18367867",
+        "text": "We found that lithium administration slows the progression of amyotrophic lateral sclerosis in "
+        "patients.",
+        "title": "Lithium and amyotrophic lateral sclerosis",
+        "year": 2008,
+        "evidence_type": "clinical trial",
+    }
 )
 
 
