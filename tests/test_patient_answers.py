@@ -125,18 +125,20 @@ def test_the_trained_chooser_prefers_the_section_that_answers():
     assert scores[0] == scores.max()
 
 
-INHERITANCE = PAGE.model_copy(
-    update={
-        "node_id": "patient:ghr-0000889-4:0",
-        "pmid": "ghr-0000889-4",
-        "text": "This condition is inherited in an autosomal dominant pattern, which means one copy of the altered "
-        "gene in each cell is sufficient to cause the disorder.",
-        "title": "Saethre-Chotzen syndrome",
-        "section": "Inheritance",
-        "site": "Genetics Home Reference (NLM)",
-        "url": "https://ghr.nlm.nih.gov/condition/saethre-chotzen-syndrome",
-        "kind": "inheritance",
-    }
+def section(pmid: str, **fields) -> Passage:
+    """A patient page's section (its first chunk), from the module's page with ``fields`` changed."""
+    return PAGE.model_copy(update={"node_id": f"patient:{pmid}:0", "pmid": pmid, **fields})
+
+
+INHERITANCE = section(
+    "ghr-0000889-4",
+    text="This condition is inherited in an autosomal dominant pattern, which means one copy of the altered gene in "
+    "each cell is sufficient to cause the disorder.",
+    title="Saethre-Chotzen syndrome",
+    section="Inheritance",
+    site="Genetics Home Reference (NLM)",
+    url="https://ghr.nlm.nih.gov/condition/saethre-chotzen-syndrome",
+    kind="inheritance",
 )
 GENETIC = INHERITANCE.model_copy(
     update={
@@ -180,18 +182,15 @@ def test_a_section_naming_no_thing_of_the_kind_a_which_question_asks_for_does_no
     assert "[NIH:ghr-0000889-3]" in Answerer(options=OPTIONS).answer(question, [GENETIC]).text
 
 
-ALS_TREATMENT = PAGE.model_copy(
-    update={
-        "node_id": "patient:gard-0000309-6:0",
-        "pmid": "gard-0000309-6",
-        "text": "Clinical trials with ALS patients showed that riluzole prolongs survival by several months. Other "
-        "treatments for ALS are designed to relieve symptoms and improve the quality of life for patients.",
-        "title": "Amyotrophic lateral sclerosis",
-        "section": "Treatment",
-        "site": "GARD (NIH)",
-        "url": None,
-        "kind": "treatment",
-    }
+ALS_TREATMENT = section(
+    "gard-0000309-6",
+    text="Clinical trials with ALS patients showed that riluzole prolongs survival by several months. Other treatments "
+    "for ALS are designed to relieve symptoms and improve the quality of life for patients.",
+    title="Amyotrophic lateral sclerosis",
+    section="Treatment",
+    site="GARD (NIH)",
+    url=None,
+    kind="treatment",
 )
 LITHIUM_STUDY = STUDY.model_copy(
     update={

@@ -311,9 +311,9 @@ def _named(sentence: str, record_text: str) -> tuple[frozenset[str], frozenset[s
 
 
 @lru_cache(maxsize=256)
-def _abbreviations(record_text: str) -> tuple[tuple[re.Pattern, frozenset[str], frozenset[str]], ...]:
+def _abbreviations(record_text: str) -> tuple[tuple[re.Pattern, frozenset[str], frozenset[str], str], ...]:
     """The abbreviations a record defines ("Duchenne muscular dystrophy (DMD)"), each as a pattern finding the short
-    form, the short form's stems and the long form's stems."""
+    form, the short form's stems, the long form's stems and the long form."""
     from cpqa.rewrite.concepts import defined_abbreviations
 
     return tuple(
@@ -321,9 +321,15 @@ def _abbreviations(record_text: str) -> tuple[tuple[re.Pattern, frozenset[str], 
             re.compile(rf"(?<![\w-]){re.escape(short)}(?![\w-])"),
             frozenset(content_terms(short)),
             frozenset(content_terms(long)),
+            long,
         )
         for short, long in defined_abbreviations(record_text).items()
     )
+
+
+def long_forms(sentence: str, record_text: str) -> list[str]:
+    """The long forms of the abbreviations ``record_text`` defines (NCBI's Ab3P) that ``sentence`` uses."""
+    return [long for short, _, _, long in _abbreviations(record_text) if short.search(sentence)] if record_text else []
 
 
 _REFERS_BACK = re.compile(
@@ -339,7 +345,7 @@ def _spelled_out(sentence: str, record_text: str) -> frozenset[str]:
     if _REFERS_BACK.search(sentence):
         return _stems(record_text)
     stems, named = _stems(sentence), set[str]()
-    for short, short_stems, long in _abbreviations(record_text):
+    for short, short_stems, long, _ in _abbreviations(record_text):
         if short.search(sentence):
             named |= long
         elif long and long <= stems:
@@ -352,4 +358,4 @@ def record_text(passage: Passage) -> str:
     return " ".join(t for t in (passage.title, passage.text, passage.conclusion) if t)
 
 
-__all__ = ["Addressing", "record_text", "NEEDS", "Need", "question_needs", "subjects_of"]
+__all__ = ["Addressing", "long_forms", "record_text", "NEEDS", "Need", "question_needs", "subjects_of"]

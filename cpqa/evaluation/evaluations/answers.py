@@ -26,11 +26,10 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from cpqa.answer.citations import cited_claims
-from cpqa.answer.intent import Addressing
+from cpqa.answer.intent import Addressing, long_forms
 from cpqa.answer.messages import NOT_DIRECT
 from cpqa.documents.study_type import PRECLINICAL
 from cpqa.answer.extractive import Similarity, split_sentences
-from cpqa.rewrite.concepts import defined_abbreviations
 from cpqa.words import content_terms
 from cpqa.evaluation.data.bioasq_gold import GoldQuestion
 from cpqa.evaluation.evaluations.retrieval import NAIVE_HYBRID_OPTIONS
@@ -61,7 +60,7 @@ def names_exact_answer(sentence: str, exact: Sequence[Sequence[str]], record_tex
     and punctuation read as spaces; a name of several words also with its hyphens and spaces written differently
     ("non-metastatic, castration-resistant" for "Nonmetastatic castration-resistant"); or by an abbreviation its
     record (``record_text``) defines ("IL-36" where the abstract says "interleukin-36 (IL-36)")."""
-    spaced = f" {_spaced(' '.join([sentence, *_long_forms(sentence, record_text)]))} "
+    spaced = f" {_spaced(' '.join([sentence, *long_forms(sentence, record_text)]))} "
     joined = spaced.replace(" ", "")
     for names in exact:
         for name in names:
@@ -70,17 +69,6 @@ def names_exact_answer(sentence: str, exact: Sequence[Sequence[str]], record_tex
             if len(words) > 1 and (f" {words} " in spaced or (several and words.replace(" ", "") in joined)):
                 return True
     return False
-
-
-def _long_forms(sentence: str, record_text: str) -> list[str]:
-    """The long forms of the abbreviations ``record_text`` defines (NCBI's Ab3P) that ``sentence`` uses."""
-    if not record_text:
-        return []
-    return [
-        long
-        for short, long in defined_abbreviations(record_text).items()
-        if re.search(rf"(?<![\w-]){re.escape(short)}(?![\w-])", sentence)
-    ]
 
 
 def _spaced(text: str) -> str:
