@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cpqa.answer.asked_type import AskedType
+from cpqa.answer.asked_type import AskedType, names_drug
 from cpqa.answer.extractive import Sentence, select_extracts
 from cpqa.answer.intent import Addressing
 
@@ -119,3 +119,10 @@ def test_the_extractive_answer_quotes_first_what_a_which_question_asks_for():
         options = PipelineOptions().with_overrides(max_quotes=1, min_lexical_score=0.0, asked_first=asked_first)
         text = Answerer(options=options).answer(check_question("Which disease is treated with tebentafusp?"), passages)
         assert lead in text.text
+
+
+@pytest.mark.parametrize(
+    "text, drug", [("celecoxib", True), ("tepotinib", True), ("AMG334", True), ("peptide", False), ("oncogene", False)]
+)
+def test_a_drug_is_known_by_its_inn_stem_or_code_name(text, drug):
+    assert names_drug(text) is drug

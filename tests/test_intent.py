@@ -114,3 +114,20 @@ def test_a_sentence_about_another_condition_of_the_kind_does_not_address_the_que
     )
     # a phrase that is not a condition's name keeps rule 2a's tolerance
     assert Addressing.of("Is liraglutide effective for weight reduction?").phrases == ()
+
+
+def test_a_drug_the_vocabulary_does_not_hold_must_be_named_by_the_sentence():
+    """A drug known by its INN stem or code name is a treatment: a trial of another drug for the same disease does not
+    answer "Is celecoxib effective for ALS?" (it was quoted as the answer before)."""
+    rule = Addressing.of("Is celecoxib effective for amyotrophic lateral sclerosis?")
+    lithium = (
+        "Lithium has neuroprotective effects in cell and animal models of amyotrophic lateral sclerosis (ALS), and a "
+        "small pilot study in patients with ALS showed a significant effect of lithium on survival."
+    )
+    celecoxib = "Celecoxib did not slow the decline in muscle strength in amyotrophic lateral sclerosis."
+    assert not rule.addresses(lithium, lithium)
+    assert rule.addresses(celecoxib, celecoxib)
+    coded = Addressing.of("Is AMG334 effective for migraine prevention?")
+    assert not coded.addresses(
+        "Galcanezumab reduced monthly migraine days compared with placebo in migraine prevention."
+    )

@@ -72,12 +72,13 @@ _SYMBOL = re.compile(r"(?<![\w-])(?=[\w-]*[A-Z][\w-]*[A-Z0-9])[A-Za-z][A-Za-z0-9
 _ENZYME = re.compile(r"\b\w{3,}ases?\b")  # aldolase, transferase, kinase
 _CODE_NAME = re.compile(r"(?<![\w-])[A-Z]{2,5}[- ]?\d{2,6}(?![\w-])")
 _INN_STEM = re.compile(
-    r"\b\w{2,}(?:mab|tinib|nib|ciclib|parib|platin|taxel|rubicin|mustine|tecan|zomib|lisib|degib|vir|mycin|cillin|"
-    r"cycline|oxacin|azole|sartan|pril|olol|statin|gliptin|gliflozin|glutide|tide|gepant|rsen|siran|gene|vec|cel|"
+    r"\b\w{2,}(?:mab|tinib|nib|coxib|mantadine|ciclib|parib|platin|taxel|rubicin|mustine|tecan|zomib|lisib|degib|vir|"
+    r"mycin|cillin|cycline|oxacin|azole|sartan|pril|olol|statin|gliptin|gliflozin|glutide|tide|gepant|rsen|siran|gene|vec|cel|"
     r"stim|kinra|cept|amide|azepam|profen|dronate|parin|fungin|xaban|gatran|lukast|setron|tidine|prazole|semide|"
     r"thiazide|dipine|triptan|caine|olone|terol|tropium|curium)\b",
     _I,
 )
+_NAME_ZIPF = 2.0  # a drug's name: rarer in general English than "peptide" (3.0) or "oncogene" (2.2)
 _ORGANISM = re.compile(
     r"\b[A-Z][a-z]{3,}\s(?:[a-z]{4,}|spp?\.)|\bgenus\s[A-Z][a-z]{3,}\b|"
     r"\b\w+(?:virus|viruses|bacter|coccus|cocci|bacillus|bacilli|monas|myces)\b"
@@ -139,6 +140,16 @@ class AskedType:
         return word.lower() not in self.question_words and is_specialist(word.lower())
 
 
+def names_drug(text: str) -> bool:
+    """Whether ``text`` is a drug's name by its form alone: one word on an INN stem or a code name ("tepotinib",
+    "AMG334"), which general English never uses (below ``_NAME_ZIPF``: "peptide" and "oncogene" end as stems do)."""
+    from wordfreq import zipf_frequency
+
+    word = text.strip()
+    named = _INN_STEM.fullmatch(word) or _CODE_NAME.fullmatch(word)
+    return bool(named) and zipf_frequency(word.lower(), "en") < _NAME_ZIPF
+
+
 def is_disorder(word: str) -> bool:
     """Whether ``word`` is shaped as a condition's name (a combining form or a head noun: "fever", "nephritis")."""
     return bool(_DISORDER.fullmatch(word))
@@ -148,4 +159,4 @@ def _group(noun: str) -> Group | None:
     return next((group for group, pattern in _GROUP_OF if pattern.match(noun)), None)
 
 
-__all__ = ["AskedType", "Group"]
+__all__ = ["AskedType", "Group", "is_disorder", "names_drug"]

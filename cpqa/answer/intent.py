@@ -9,7 +9,9 @@ treatment preferences that names the same treatment. The rule, published in docs
 2. **A sentence addresses the question** (``Addressing.addresses``) when it (a) names the question's subject, each key
    concept by any of its names (the rewrite's concepts with their MeSH synonyms, matched by stem): the disease may be
    named by the sentence's record instead (an abstract about breast cancer does not repeat it in every sentence),
-   a treatment must be named in the sentence, and of the other key concepts at most a third may be missing; and
+   a treatment must be named in the sentence (a drug the vocabulary does not hold too, known by its INN stem or code
+   name: "Is celecoxib effective for ALS?" is not answered by a lithium trial), and of the other key concepts at most
+   a third may be missing; and
    (b) states what one of its needs asks: a finding for an effect (a change, a comparison, a ratio, no difference), an
    association for a risk, a number or frequency for a rate, an adverse event for side effects (CTCAE's vocabulary
    in lay and clinical words), a sign for symptoms, an action for a mechanism, a classification for a definition, a
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from cpqa.answer.asked_type import AskedType, is_disorder
+from cpqa.answer.asked_type import AskedType, is_disorder, names_drug
 from cpqa.answer.statements import NEEDS, Need, states
 from cpqa.types import Passage
 from cpqa.words import content_terms, names_rare_word
@@ -143,6 +145,7 @@ class Subject:
     names: tuple[frozenset[str], ...]  # each name as its set of content stems
     kind: str  # "disease", "treatment" or "other"
     proper: bool = False  # named by a word general English rarely uses (a drug, a gene, a test's name)
+    drug: bool = False  # a drug's name the vocabulary does not hold, by its INN stem or code ("tepotinib", "AMG334")
 
     def named_in(self, stems: frozenset[str]) -> bool:
         return any(name and name <= stems for name in self.names)
@@ -182,7 +185,9 @@ def subjects_of(concepts: Sequence, needs: Sequence[Need] = ("finding",)) -> lis
         names = tuple(n for n in names if n)
         if names:
             kind = "other" if concept.kind == "intent" else concept.kind
-            found.append(Subject(names=names, kind=kind, proper=names_rare_word(concept.text)))
+            found.append(
+                Subject(names=names, kind=kind, proper=names_rare_word(concept.text), drug=names_drug(concept.text))
+            )
     return found
 
 
@@ -217,11 +222,11 @@ class Addressing:
         )
 
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
-        """Rule 2a: every treatment named in the sentence, a disease in the sentence or its record, and of the rest
-        at most a third missing."""
+        """Rule 2a: every treatment (and drug) named in the sentence, a disease in the sentence or its record, and of
+        the rest at most a third missing."""
         stems, record = _named(sentence, record_text)
         others = [s for s in self.subjects if s.kind not in ("disease", "treatment")]
-        if not all(s.named_in(stems) for s in self.subjects if s.kind == "treatment"):
+        if not all(s.named_in(stems) for s in self.subjects if s.kind == "treatment" or s.drug):
             return False
         if not all(s.named_in(record) for s in self.subjects if s.kind == "disease"):
             return False
