@@ -131,3 +131,18 @@ def test_a_drug_the_vocabulary_does_not_hold_must_be_named_by_the_sentence():
     assert not coded.addresses(
         "Galcanezumab reduced monthly migraine days compared with placebo in migraine prevention."
     )
+
+
+@pytest.mark.parametrize(
+    "question, sentence",
+    [
+        ("What does FBDD stand for?", "Fragment-based drug discovery (FBDD) has grown and matured as a field."),
+        ("What is the trade name of apixaban?", "Apixaban (Eliquis) is an oral direct factor Xa inhibitor."),
+        ("What is another name for bimagrumab?", "We developed a human anti-ActRII antibody (bimagrumab, or BYM338)."),
+    ],
+)
+def test_a_question_asking_for_another_name_is_answered_by_a_name_beside_its_subject(question, sentence):
+    rule = Addressing.of(question)
+    assert rule.needs == ("name",)
+    assert rule.addresses(sentence, sentence)
+    assert not rule.addresses("Bimagrumab increased thigh muscle volume in older adults.")

@@ -69,6 +69,7 @@ _KINDS_BY_NEED = {
     "recommendation": {"treatment", "prevention"},
     "effect": {"treatment", "research"},
     "mechanism": {"causes", "genetic changes", "information"},
+    "name": {"information"},
     "definition": {"information"},
 }
 

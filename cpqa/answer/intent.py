@@ -4,8 +4,9 @@
 treatment preferences that names the same treatment. The rule, published in docs/results.md ("Answers that answer"):
 
 1. **The question's needs** (``question_needs``): the kinds of statement that answer it, read from its wording:
-   side effects, symptoms, a rate, a mechanism, a recommendation, an effect, a risk, a definition (only when nothing
-   else is asked), or (none of these) any finding about its subject.
+   side effects, symptoms, a rate, a mechanism, a recommendation, an effect, a risk, another name (what an
+   abbreviation stands for, a drug's brand or generic name), a definition (only when nothing else is asked), or
+   (none of these) any finding about its subject.
 2. **A sentence addresses the question** (``Addressing.addresses``) when it (a) names the question's subject, each key
    concept by any of its names (the rewrite's concepts with their MeSH synonyms, matched by stem): the disease may be
    named by the sentence's record instead (an abstract about breast cancer does not repeat it in every sentence),
@@ -14,9 +15,10 @@ treatment preferences that names the same treatment. The rule, published in docs
    a third may be missing; and
    (b) states what one of its needs asks: a finding for an effect (a change, a comparison, a ratio, no difference), an
    association for a risk, a number or frequency for a rate, an adverse event for side effects (CTCAE's vocabulary
-   in lay and clinical words), a sign for symptoms, an action for a mechanism, a classification for a definition, a
-   recommendation or treatment for a recommendation. A condition the rewrite did not recognise, asked by a phrase
-   ("Japanese spotted fever"), is named by all the phrase's words or the sentence is about another (``names_another``).
+   in lay and clinical words), a sign for symptoms, an action for a mechanism, a name beside the subject's (in
+   brackets, "also known as", a brand mark) for another name, a classification for a definition, a recommendation or
+   treatment for a recommendation. A condition the rewrite did not recognise, asked by a phrase ("Japanese spotted
+   fever"), is named by all the phrase's words or the sentence is about another (``names_another``).
 3. **What a "which" question asks for** (``cpqa.answer.asked_type``): "which disease is treated with tebentafusp?"
    asks for a disease. A sentence naming the subject and a thing of that kind the question does not name
    (``Addressing.names_asked``) addresses it, and is quoted before the sentences that address it by rule 2.
@@ -106,6 +108,14 @@ _QUESTION_NEEDS: tuple[tuple[Need, re.Pattern], ...] = (
         ),
     ),
     (
+        "name",
+        re.compile(
+            r"\bstands? for\b|\b(?:another|other|alternative|generic|brand|trade|proprietary|commercial|full|common)"
+            r"[- ]?names?\b|\btradenames?\b|\bsynonyms?\b|\bacronym\b|\babbreviation (?:of|for)\b|\bshort for\b",
+            _I,
+        ),
+    ),
+    (
         "definition",
         re.compile(
             r"^\s*(?:what(?:'s| is| are) (?:a |an |the )?[\w\s,/()'-]{1,60}\??\s*$|define\b|definition\b)|"
@@ -163,7 +173,9 @@ _NEED_WORDS = frozenset(
         "help helps improve reduce lower prevent increase expect happen first early earliest initial main typical "
         "usual inheritance inherited inherit hereditary mode pattern onset age origin "
         # a condition's class: a sentence from the condition's record names the condition, not its class
-        "disease diseases disorder disorders syndrome syndromes condition conditions illness"
+        "disease diseases disorder disorders syndrome syndromes condition conditions illness "
+        # asking for another name ("what does FBDD stand for?", "the trade name of apixaban")
+        "name names stand stands synonym synonyms tradename trade brand acronym abbreviation"
     )
 )
 _OUTCOME_NEEDS = ("effect", "risk")  # an intent word that is not a need word is the outcome asked about ("recurrence")

@@ -1,5 +1,5 @@
-"""What an evidence sentence states: a finding, an association, a number, an adverse event, a sign, an action, a
-classification, a recommendation (rule 2b of the addressing rule, ``cpqa.answer.intent``).
+"""What an evidence sentence states: a finding, an association, a number, an adverse event, a sign, an action, another
+name, a classification, a recommendation (rule 2b of the addressing rule, ``cpqa.answer.intent``).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 from typing import Literal
 
 Need = Literal[
-    "side_effects", "symptoms", "rate", "mechanism", "recommendation", "effect", "risk", "definition", "finding"
+    "side_effects", "symptoms", "rate", "mechanism", "recommendation", "effect", "risk", "name", "definition", "finding"
 ]
 NEEDS: tuple[str, ...] = (
     "side_effects",
@@ -18,6 +18,7 @@ NEEDS: tuple[str, ...] = (
     "recommendation",
     "effect",
     "risk",
+    "name",
     "definition",
     "finding",
 )
@@ -90,6 +91,14 @@ _STATEMENTS: dict[str, re.Pattern] = {
         r"enzymes?|mutat\w*|damag\w*|repair\w*|cell cycle|proliferat\w*|metaboli\w*|immune|antibod\w*|kinases?|"
         r"promot\w*|interact\w*|transcript\w*|degrad\w*|cleav\w*|stimulat\w*|triggers?|drives?|driven|"
         r"depend\w*|required|role)\b",
+        _I,
+    ),
+    # another name for what was asked: an abbreviation spelled out, a code, a brand or generic name beside it
+    "name": re.compile(
+        r"\([^()]{2,80}\)|\b(?:also|commonly|formerly|previously|otherwise) "
+        r"(?:known|called|named|termed|referred to)\b|"
+        r"\b(?:known|marketed|sold|licensed) as\b|\b(?:brand|trade|generic|proprietary) names?\b|[®™]|"
+        r"\b(?:stands?|short) for\b|\babbreviat\w*|\bacronym\b|\bsynonym\w*",
         _I,
     ),
     "definition": re.compile(
