@@ -1,7 +1,9 @@
 """``cpqa index build``: embed the store's records with the configured article encoder into the vector index.
 
 MedCPT article encoder (paper profile): [title, abstract] pairs, 512 tokens. MiniLM (offline): "title. abstract".
-Resumable: records whose PMID is already in the index are skipped, and rows are flushed as they are written.
+Resumable: records whose PMID is already in the index are skipped, and rows are flushed as they are written. A record
+revised since the index last covered the store (a PubMed update file, a re-read under a new cleaning:
+``IndexMeta.store_updated``) is embedded again, its new vector in place of the old.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import typer
 from cpqa.config import Settings
 from cpqa.models.encoders import MEDCPT_ARTICLE, TextEncoder, load_encoder
 from cpqa.types import Article
-from cpqa.documents.vector_index import IndexMeta
+from cpqa.documents.vector_index import META_FILE, IndexMeta
 from cpqa.documents.vectorstore import build_ivfpq, index_options, open_index
 
 
@@ -23,6 +25,7 @@ class BuildSummary:
     model: str
     dim: int
     embedded: int = 0
+    reembedded: int = 0  # of those, records the index held that were revised since it last covered the store
     skipped_present: int = 0
     skipped_empty: int = 0
     total_in_index: int = 0
@@ -58,8 +61,12 @@ def build_index(
     summary = BuildSummary(model=encoder.name, dim=encoder.dim, index_kind=index_kind)
     meta = IndexMeta(model=encoder.name, dim=encoder.dim, normalize=encoder.normalize)
     total = store.count()
+    through = store.last_update()  # read first: a record revised while this build runs is embedded next time
+    built = _last_built(settings)  # before opening, which writes the metadata again
     with open_index(settings, create=meta) as index, _bar(progress, total) as advance:
         present = index.id_set()
+        since = index.meta.store_updated if index.meta.store_updated is not None else built
+        revised = store.updated_since(since) & present if since is not None else set()
         pending: list[Article] = []
 
         def flush() -> None:
@@ -72,22 +79,30 @@ def build_index(
         for article in store.iter_articles():
             if not article.pmid:
                 continue
-            if article.pmid in present:
+            if article.pmid in present and article.pmid not in revised:
                 summary.skipped_present += 1
                 advance(1)
             elif not (article.title or article.abstract):
                 summary.skipped_empty += 1
                 advance(1)
             else:
+                summary.reembedded += article.pmid in revised
                 pending.append(article)
                 if len(pending) >= flush_every:
                     flush()
         if pending:
             flush()
         summary.total_in_index = len(index)
+        index.meta.store_updated = through
     if index_kind == "ivfpq":
         build_ivfpq(settings.index_dir, **ivfpq_options)
     return summary
+
+
+def _last_built(settings: Settings) -> float | None:
+    """When an index that predates ``IndexMeta.store_updated`` last covered the store: its metadata's last write."""
+    path = settings.index_dir / META_FILE
+    return path.stat().st_mtime if path.exists() else None
 
 
 class _bar:

@@ -136,14 +136,13 @@ def learn_terms(
     loose: list[Term] = []
     for short, long in _abbreviations(texts, settings).items():
         known = vocabulary.lookup(long) if vocabulary is not None else None
-        heading = (
+        linked = (
             by_name.get(phrase_key(long))
             or (known.mesh if known else None)
             or next((h for h, s in synonyms.items() if phrase_key(long) in s), None)
         )
-        if heading:
-            synonyms.setdefault(heading, [])
-            synonyms[heading].append(short)
+        if linked:
+            synonyms.setdefault(linked, []).append(short)
         else:
             loose.append(Term(name=long, synonyms=[short]))
     terms = [Term(name=natural_mesh_name(h), mesh=h, synonyms=sorted(set(s))) for h, s in sorted(synonyms.items())]

@@ -76,6 +76,20 @@ def test_upsert_updates_changed_records_and_reindexes(store):
     assert store.upsert([(article, None)]).unchanged == 1  # a record without XML never replaces one with XML
 
 
+def test_a_record_s_change_time_moves_only_when_its_text_does(store, monkeypatch):
+    """Derived indexes re-read what changed since they were built (``last_update``, ``updated_since``): a record read
+    again under a new cleaning version with the same text keeps its time; a revised abstract moves it."""
+    article = Article(pmid="7", title="Tamoxifen and recurrence", abstract_sections=[AbstractSection(text="Fewer.")])
+    store.upsert([(article, None)])
+    first = store.last_update()
+    monkeypatch.setattr("cpqa.sources.store.CLEANING", "clean-next")
+    assert store.upsert([(article, None)]).updated == 1  # the digest changed, the text did not
+    assert store.last_update() == first and store.updated_since(first) == set()
+    revised = article.model_copy(update={"abstract_sections": [AbstractSection(text="Fewer recurrences.")]})
+    store.upsert([(revised, None)])
+    assert store.last_update() > first and store.updated_since(first) == {"7"}
+
+
 def test_duplicates_within_a_batch_and_missing_pmid(store):
     records = list(iter_pubmed_records(shared("eutils", "biopython_Tests_Entrez", "pubmed1.xml")))
     summary = store.upsert(records + records + [(Article(title="no id"), None)])

@@ -243,3 +243,46 @@ def test_rows_appended_survive_a_kill_before_close(tmp_path):
     from cpqa.documents.vectorstore import FlatFile, read_ids
 
     assert FlatFile(tmp_path, 8).count == 300 and len(read_ids(tmp_path)) == 300
+
+
+def test_a_revised_record_is_embedded_again_in_place(settings):
+    """A record revised after the index was built (a PubMed update file, a re-read under a new cleaning) gets its
+    new vector at the next build, in its old row; the others are skipped, and BM25 reads the new text."""
+    from cpqa.documents.bm25 import Bm25Index
+    from cpqa.sources.store import Store
+    from ingestion.index_build import build_index
+
+    bm25_dir = settings.index_dir / "bm25"
+    with Store(settings.store_path) as store:
+        store.upsert([(a, None) for a in _articles()])
+        build_index(settings, store)
+        Bm25Index.open(store, bm25_dir)
+        before = _vectors_of(settings.index_dir)
+        revised = Article(
+            pmid="102",
+            title="Olaparib maintenance in ovarian cancer",
+            abstract_sections=[AbstractSection(text="Olaparib prolonged progression-free survival.")],
+        )
+        store.upsert([(revised, None)])
+        again = build_index(settings, store)
+        assert (again.embedded, again.reembedded, again.skipped_present, again.total_in_index) == (1, 1, 2, 3)
+        assert build_index(settings, store).embedded == 0  # covered now
+        # an index built before the metadata said what it covers: its metadata's last write says when it last did
+        meta = IndexMeta.load(settings.index_dir)
+        meta.store_updated = None
+        meta.save(settings.index_dir)
+        store.upsert([(revised.model_copy(update={"title": "Olaparib maintenance in ovarian carcinoma"}), None)])
+        assert build_index(settings, store).reembedded == 1
+        assert [r[0] for r in Bm25Index.open(store, bm25_dir).search("olaparib ovarian", 3)] == ["102"]
+    after = _vectors_of(settings.index_dir)
+    row = list(read_ids(settings.index_dir)).index(102)
+    assert after.shape == before.shape
+    assert float(after[row] @ before[row]) < 0.9 and np.allclose(np.delete(after, row, 0), np.delete(before, row, 0))
+
+
+def _vectors_of(directory) -> np.ndarray:
+    """A copy of a flat index's vectors (the view ``flat_vectors`` gives lives only as long as its index)."""
+    from cpqa.documents.vectorstore import flat_vectors
+
+    index = load_flat(directory, mmap=False)
+    return flat_vectors(index).copy()

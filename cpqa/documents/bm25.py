@@ -2,8 +2,8 @@
 tutorial builds, and HSRDR's optional third path (``DocumentOptions.bm25_weight``).
 
 The index is built from the store's records, saved under ``$CPQA_HOME/index/bm25`` and loaded memory-mapped; it
-is rebuilt when the store's record count or its newest row differs from what it was built on (``cpqa index build``
-builds it too).
+is rebuilt when the store's record count, its newest row or its last change differs from what it was built on (``cpqa
+index build`` builds it too).
 """
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ class Bm25Index:
 
 
 def store_state(store) -> dict:
-    """What a saved index must match: the store's record count and newest row."""
-    return {"count": store.count(), "last": store.last_row_id()}
+    """What a saved index must match: the store's record count, newest row and last change (a record revised in
+    place, by a PubMed update file, changes neither of the first two)."""
+    return {"count": store.count(), "last": store.last_row_id(), "updated": store.last_update()}
 
 
 class Bm25Retriever(DocumentPath):

@@ -32,6 +32,8 @@ class IndexMeta(BaseModel):
     backend: Literal["faiss", "milvus"] = "faiss"
     count: int = 0
     ivfpq: dict | None = None  # nlist, m, nbits, nprobe, k_factor, trained_on
+    # the store's last change the vectors cover (``Store.last_update``): records changed after it are embedded again
+    store_updated: float | None = None
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -62,7 +64,8 @@ def as_matrix(vectors: np.ndarray, dim: int) -> np.ndarray:
 
 
 class VectorIndex(ABC):
-    """Add (id, vector) rows; search by inner product; ids are PMID strings."""
+    """Add (id, vector) rows, an id already held taking its new vector; search by inner product; ids are PMID
+    strings."""
 
     meta: IndexMeta
 

@@ -50,6 +50,8 @@ DROP INDEX IF EXISTS articles_dp;
 CREATE INDEX IF NOT EXISTS articles_dp_pmid ON articles(dp_key) WHERE pmid IS NOT NULL;  -- covers [dp] scans
 -- Covers id -> (date, PMID) lookups, so filtering and ranking never read the rows' blobs.
 CREATE INDEX IF NOT EXISTS articles_meta ON articles(id, dp_key, pmid);
+-- When each row last changed: derived indexes (BM25, the vectors) find the records revised since they were built.
+CREATE INDEX IF NOT EXISTS articles_updated ON articles(updated);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
     + FTS5_SCHEMA
@@ -189,12 +191,12 @@ class Store(StoreReads):
         pmids = sorted({a.pmid for a, _ in batch if a.pmid})
         pmcids = sorted({a.pmcid for a, _ in batch if a.pmcid})
         rows: dict[str, Row] = {}
-        cols = "id, pmid, pmcid, pm_data, pm_raw, pm_hash, pmc_data, pmc_raw, pmc_hash"
+        cols = "id, pmid, pmcid, pm_data, pm_raw, pm_hash, pmc_data, pmc_raw, pmc_hash, updated"
         for column, values in (("pmid", pmids), ("pmcid", pmcids)):
             for chunk in id_chunks(values):
                 marks = ",".join("?" * len(chunk))
                 for r in conn.execute(f"SELECT {cols} FROM articles WHERE {column} IN ({marks})", chunk):
-                    row = Row(r[0], r[1], r[2], r[3:])
+                    row = Row(r[0], r[1], r[2], r[3:9], updated=r[9])
                     if row.pmid:
                         rows.setdefault(f"pmid:{row.pmid}", row)
                     if row.pmcid and (f"pmc:{row.pmcid}" not in rows or not row.pmid):
@@ -256,6 +258,10 @@ class Store(StoreReads):
         for row, old_fts in touched:
             merged = row.article
             dp = _dp_key(merged)
+            new_fts = fts_values(merged) if row.pmid else None
+            # when the record's text last changed: a row re-read under a new cleaning version with the same text
+            # keeps its time, so the derived indexes (BM25, the vectors) do not embed it again
+            stamp = row.updated if old_fts is not None and old_fts == new_fts and row.updated else now
             upserts.append(
                 (
                     row.id,
@@ -268,13 +274,13 @@ class Store(StoreReads):
                     row.packed["pmc"],
                     row.raw["pmc"],
                     row.hash["pmc"],
-                    now,
+                    stamp,
                 )
             )
             if old_fts is not None:
                 deletes.append((row.id, None, old_fts))
-            if row.pmid:
-                inserts.append((row.id, dp, fts_values(merged)))
+            if new_fts is not None:
+                inserts.append((row.id, dp, new_fts))
         self._text.remove(conn, deletes)
         conn.executemany("INSERT OR REPLACE INTO articles VALUES (?,?,?,?,?,?,?,?,?,?,?)", upserts)
         self._text.add(conn, inserts)

@@ -95,6 +95,18 @@ class StoreReads:
         with self._conn() as conn:
             return conn.execute("SELECT coalesce(max(id), 0) FROM articles").fetchone()[0]
 
+    def last_update(self) -> float:
+        """When a row last changed (0.0 when empty): with ``count`` and ``last_row_id``, tells derived indexes whether
+        a record was revised in place (a PubMed update file, a re-read under a new cleaning)."""
+        with self._conn() as conn:
+            return float(conn.execute("SELECT coalesce(max(updated), 0) FROM articles").fetchone()[0])
+
+    def updated_since(self, since: float) -> set[str]:
+        """The PMIDs of the rows changed after ``since`` (a ``last_update`` value)."""
+        with self._conn() as conn:
+            rows = conn.execute("SELECT pmid FROM articles WHERE updated > ? AND pmid IS NOT NULL", (since,))
+            return {r[0] for r in rows}
+
     def pmids(self) -> list[str]:
         with self._conn() as conn:
             return [r[0] for r in conn.execute("SELECT pmid FROM articles WHERE pmid IS NOT NULL ORDER BY id")]

@@ -33,9 +33,15 @@ class Row:
     """An article row while a batch is applied; a side's JSON is unpacked only when needed."""
 
     def __init__(
-        self, id: int, pmid: str | None = None, pmcid: str | None = None, blobs: tuple = (None,) * 6, new: bool = False
+        self,
+        id: int,
+        pmid: str | None = None,
+        pmcid: str | None = None,
+        blobs: tuple = (None,) * 6,
+        new: bool = False,
+        updated: float | None = None,
     ):
-        self.id, self.pmid, self.pmcid, self.new = id, pmid, pmcid, new
+        self.id, self.pmid, self.pmcid, self.new, self.updated = id, pmid, pmcid, new, updated
         self.packed: dict[str, bytes | None] = {"pubmed": blobs[0], "pmc": blobs[3]}
         self.raw: dict[str, bytes | None] = {"pubmed": blobs[1], "pmc": blobs[4]}
         self.hash: dict[str, str | None] = {"pubmed": blobs[2], "pmc": blobs[5]}
