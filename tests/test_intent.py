@@ -146,3 +146,28 @@ def test_a_question_asking_for_another_name_is_answered_by_a_name_beside_its_sub
     assert rule.needs == ("name",)
     assert rule.addresses(sentence, sentence)
     assert not rule.addresses("Bimagrumab increased thigh muscle volume in older adults.")
+
+
+@pytest.mark.parametrize(
+    "question, sentence, answers",
+    [
+        # a bracket of statistics names nothing
+        (
+            "What is the brand name of tamoxifen?",
+            "Events were more frequent in the tamoxifen arm (RR, 0.53; P<.01).",
+            False,
+        ),
+        # the bracket names the velocity, not PSA
+        ("What does PSA stand for?", "PSA slope, PSA velocity (PSAV) and PSA doubling time were estimated.", False),
+        ("What does PSA stand for?", "Prostate-specific antigen (PSA) screening remains debated.", True),
+        # inside the bracket of what it names
+        (
+            "What does bDMARD stand for?",
+            "They include biologicals (biological disease-modifying drugs, bDMARDs).",
+            True,
+        ),
+        ("What is the trade name of sildenafil?", "Sildenafil citrate, sold as Viagra, can be bought online.", True),
+    ],
+)
+def test_another_name_stands_beside_the_subject(question, sentence, answers):
+    assert Addressing.of(question).addresses(sentence, sentence) is answers

@@ -274,6 +274,9 @@ def test_key_concepts_are_specialist_words_rare_in_the_store_or_known_kinds(pipe
     concepts = pipeline.rewriter.rewrite("Is olaparib effective in ovarian cancer with BRCA mutations?").concepts
     key = {c.text for c in key_concepts(concepts, pipeline.record_share)}
     assert {"olaparib", "brca", "ovarian cancer"} <= key and "mutations" not in key and "effective" not in key
+    # the word saying what is asked is not what the answer must be about ("does not mention tradename")
+    concepts = pipeline.rewriter.rewrite("What is the tradename of tamoxifen?").concepts
+    assert {c.text for c in key_concepts(concepts, pipeline.record_share)} == {"tamoxifen"}
 
 
 def test_extractive_answer_abstains_when_the_evidence_never_names_the_treatment(pipeline):

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cpqa.answer.citations import citation_label
-from cpqa.answer.intent import Addressing, record_text
+from cpqa.answer.intent import Addressing, asks_only, record_text
 from cpqa.answer.statements import FINDING
 from cpqa.documents.study_type import BADGES
 from cpqa.models.encoders import Encoder, unit_rows
@@ -312,7 +312,7 @@ def key_concepts(
     options = options or _TUNED
     key = []
     for concept in concepts:
-        if concept.weak or concept.kind == "intent":
+        if concept.weak or concept.kind == "intent" or asks_only(concept.text):  # "tradename" says what is asked
             continue
         if concept.kind in KEY_KINDS:
             key.append(concept)

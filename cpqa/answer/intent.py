@@ -36,7 +36,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from cpqa.answer.asked_type import AskedType, is_disorder, names_drug
-from cpqa.answer.statements import NEEDS, Need, states
+from cpqa.answer.statements import NEEDS, Need, names_beside, states
 from cpqa.types import Passage
 from cpqa.words import content_terms, names_rare_word
 
@@ -175,10 +175,16 @@ _NEED_WORDS = frozenset(
         # a condition's class: a sentence from the condition's record names the condition, not its class
         "disease diseases disorder disorders syndrome syndromes condition conditions illness "
         # asking for another name ("what does FBDD stand for?", "the trade name of apixaban")
-        "name names stand stands synonym synonyms tradename trade brand acronym abbreviation"
+        "name names stand stands synonym synonyms tradename trade brand generic acronym abbreviation"
     )
 )
 _OUTCOME_NEEDS = ("effect", "risk")  # an intent word that is not a need word is the outcome asked about ("recurrence")
+
+
+def asks_only(text: str) -> bool:
+    """Whether ``text`` is made only of words saying what is asked ("tradename", "side effects"), not what about."""
+    stems = set(content_terms(text))
+    return bool(stems) and stems <= _NEED_WORDS
 
 
 def subjects_of(concepts: Sequence, needs: Sequence[Need] = ("finding",)) -> list[Subject]:
@@ -187,8 +193,7 @@ def subjects_of(concepts: Sequence, needs: Sequence[Need] = ("finding",)) -> lis
     outcome of an effect or a risk ("recurrence" in "does tamoxifen reduce the risk of recurrence?")."""
     found = []
     for concept in concepts:
-        stems = set(content_terms(concept.text))
-        if getattr(concept, "weak", False) or not stems or stems <= _NEED_WORDS:
+        if getattr(concept, "weak", False) or not content_terms(concept.text) or asks_only(concept.text):
             continue
         if concept.kind == "intent" and not set(needs) & set(_OUTCOME_NEEDS):
             continue
@@ -229,7 +234,7 @@ class Addressing:
             needs=needs,
             subjects=subjects,
             wording=wording,
-            asks_for=AskedType.of(wording),
+            asks_for=None if "name" in needs else AskedType.of(wording),  # another name: rule 2b says which
             phrases=_phrases(wording, subjects),
         )
 
@@ -275,9 +280,14 @@ class Addressing:
         or names what a "which" question asks for (rule 3); never one about another condition (``names_another``)."""
         if self.names_another(sentence):
             return False
-        if any(states(sentence, need) for need in self.needs) and self.names_subject(sentence, record_text):
+        stated = any(self._names_beside(sentence) if need == "name" else states(sentence, need) for need in self.needs)
+        if stated and self.names_subject(sentence, record_text):
             return True
         return self.names_asked(sentence, record_text)
+
+    def _names_beside(self, sentence: str) -> bool:
+        """Rule 2b for another name: ``sentence`` gives one of the subject's words another name beside it."""
+        return names_beside(sentence, {stem for s in self.subjects for name in s.names for stem in name})
 
     def names_another(self, sentence: str) -> bool:
         """Whether ``sentence`` names a condition the question names by a phrase the rewrite did not recognise, but
@@ -375,4 +385,4 @@ def record_text(passage: Passage) -> str:
     return " ".join(t for t in (passage.title, passage.text, passage.conclusion) if t)
 
 
-__all__ = ["Addressing", "long_forms", "record_text", "NEEDS", "Need", "question_needs", "subjects_of"]
+__all__ = ["Addressing", "asks_only", "long_forms", "record_text", "NEEDS", "Need", "question_needs", "subjects_of"]

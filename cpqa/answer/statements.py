@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from cpqa.words import content_terms
+
 Need = Literal[
     "side_effects", "symptoms", "rate", "mechanism", "recommendation", "effect", "risk", "name", "definition", "finding"
 ]
@@ -93,10 +95,11 @@ _STATEMENTS: dict[str, re.Pattern] = {
         r"depend\w*|required|role)\b",
         _I,
     ),
-    # another name for what was asked: an abbreviation spelled out, a code, a brand or generic name beside it
+    # another name for what was asked: an abbreviation spelled out, a code, a brand or generic name beside it (a
+    # bracket of statistics, "(RR 0.53; 95% CI ...)", names nothing)
     "name": re.compile(
-        r"\([^()]{2,80}\)|\b(?:also|commonly|formerly|previously|otherwise) "
-        r"(?:known|called|named|termed|referred to)\b|"
+        r"\((?![^()]*(?:\d[.,]\d|[%;=<>]))[^()]*[A-Za-z]{2}[^()]{0,60}\)|"
+        r"\b(?:also|commonly|formerly|previously|otherwise) (?:known|called|named|termed|referred to)\b|"
         r"\b(?:known|marketed|sold|licensed) as\b|\b(?:brand|trade|generic|proprietary) names?\b|[®™]|"
         r"\b(?:stands?|short) for\b|\babbreviat\w*|\bacronym\b|\bsynonym\w*",
         _I,
@@ -117,6 +120,32 @@ _STATEMENTS: dict[str, re.Pattern] = {
 }
 
 
+_WORD = re.compile(r"[A-Za-z0-9][\w-]*")
+_BRACKET_AFTER = re.compile(r"\s*[®™]|\s*\(")
+_ALIAS_AFTER = re.compile(  # a few words may come between: "sildenafil citrate, sold as Viagra"
+    r"(?:[\s,]+[\w-]+){0,3}?,?\s+(?:(?:also|commonly|formerly|previously) (?:known|called|named|termed|referred to)|"
+    r"(?:known|marketed|sold) as|stands? for)\b",
+    _I,
+)
+_ALIAS_BEFORE = re.compile(r"\b(?:known as|called|named|termed|referred to as|brand name|trade name)\s*$", _I)
+
+
+def names_beside(sentence: str, stems: set[str]) -> bool:
+    """Whether ``sentence`` gives a word of ``stems`` (content stems) another name beside it: in brackets after or
+    around it ("apixaban (Eliquis)", "fragment-based drug discovery (FBDD)"), with a brand mark, or "also known as".
+    "PSA velocity (PSAV)" names the velocity, not PSA."""
+    if not states(sentence, "name"):
+        return False
+    for word in _WORD.finditer(sentence):
+        if not set(content_terms(word.group(0))) & stems:
+            continue
+        before, after = sentence[: word.start()], sentence[word.end() :]
+        inside = before.count("(") > before.count(")")  # "biologicals (biological ... drugs, bDMARDs)"
+        if inside or _BRACKET_AFTER.match(after) or _ALIAS_AFTER.match(after) or _ALIAS_BEFORE.search(before):
+            return True
+    return False
+
+
 def effect_size(sentence: str) -> bool:
     """Whether a sentence reports a number a clinician weighs: a ratio, an interval, a percentage, a p-value."""
     return _EFFECT_SIZE.search(sentence) is not None
@@ -132,4 +161,4 @@ def states(sentence: str, need: Need) -> bool:
     return _STATEMENTS[need].search(sentence) is not None
 
 
-__all__ = ["FINDING", "NEEDS", "Need", "effect_size", "states"]
+__all__ = ["FINDING", "NEEDS", "Need", "effect_size", "names_beside", "states"]
