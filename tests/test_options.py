@@ -96,6 +96,9 @@ def test_the_tuned_values_have_one_home():
     answer, rewrite = AnswerOptions(), PipelineOptions().rewrite
     assert inspect.signature(is_whole).parameters["max_words"].default == answer.max_quote_words
     assert inspect.signature(is_specialist).parameters["rare_zipf"].default == answer.rare_word_zipf
+    from cpqa.answer.asked_type import names_drug
+
+    assert inspect.signature(names_drug).parameters["name_zipf"].default == answer.drug_name_zipf
     assert inspect.signature(hyde_transform).parameters["max_tokens"].default == rewrite.hyde_max_tokens
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from cpqa.options import AnswerOptions
 from cpqa.words import is_specialist
 
 Group = Literal["disorder", "gene", "drug", "organism", "name", "treatment"]
@@ -78,7 +79,6 @@ _INN_STEM = re.compile(
     r"thiazide|dipine|triptan|caine|olone|terol|tropium|curium)\b",
     _I,
 )
-_NAME_ZIPF = 2.0  # a drug's name: rarer in general English than "peptide" (3.0) or "oncogene" (2.2)
 _ORGANISM = re.compile(
     r"\b[A-Z][a-z]{3,}\s(?:[a-z]{4,}|spp?\.)|\bgenus\s[A-Z][a-z]{3,}\b|"
     r"\b\w+(?:virus|viruses|bacter|coccus|cocci|bacillus|bacilli|monas|myces)\b"
@@ -140,14 +140,14 @@ class AskedType:
         return word.lower() not in self.question_words and is_specialist(word.lower())
 
 
-def names_drug(text: str) -> bool:
+def names_drug(text: str, name_zipf: float = AnswerOptions().drug_name_zipf) -> bool:
     """Whether ``text`` is a drug's name by its form alone: one word on an INN stem or a code name ("tepotinib",
-    "AMG334"), which general English never uses (below ``_NAME_ZIPF``: "peptide" and "oncogene" end as stems do)."""
+    "AMG334"), which general English never uses (below ``name_zipf``: "peptide" and "oncogene" end as stems do)."""
     from wordfreq import zipf_frequency
 
     word = text.strip()
     named = _INN_STEM.fullmatch(word) or _CODE_NAME.fullmatch(word)
-    return bool(named) and zipf_frequency(word.lower(), "en") < _NAME_ZIPF
+    return bool(named) and zipf_frequency(word.lower(), "en") < name_zipf
 
 
 def is_disorder(word: str) -> bool:

@@ -229,6 +229,11 @@ class AnswerOptions(_Section):
     distinctive_word_zipf: float = Field(
         default=4.0, description="words of a name below this Zipf frequency carry it ('hodgkin', not 'disease')"
     )
+    drug_name_zipf: float = Field(
+        default=2.0,
+        description="a word on a drug's INN stem or a code name is a drug's name below this Zipf frequency "
+        "('tepotinib' 0; 'peptide' 3.0 and 'oncogene' 2.2 end as stems do; set by hand, not tuned)",
+    )
 
 
 __all__ = ["AnswerOptions", "PassageOptions", "RerankOptions", "SegmentationOptions", "SupportOptions"]
