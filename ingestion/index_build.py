@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
+
 import typer
 
 from cpqa.config import Settings
@@ -71,7 +73,12 @@ def build_index(
 
         def flush() -> None:
             texts = [article_text(a, encoder.name) for a in pending]
-            index.add([a.pmid for a in pending], encoder.encode(texts, batch_size=batch_size))
+            vectors = encoder.encode(texts, batch_size=batch_size)
+            again = np.asarray([a.pmid in revised for a in pending], dtype=bool)  # a revised record keeps its row
+            if again.any():
+                index.replace([a.pmid for a, r in zip(pending, again) if r], vectors[again])
+            if not again.all():
+                index.add([a.pmid for a, r in zip(pending, again) if not r], vectors[~again])
             summary.embedded += len(pending)
             advance(len(pending))
             pending.clear()

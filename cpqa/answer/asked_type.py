@@ -143,11 +143,9 @@ class AskedType:
 def names_drug(text: str, name_zipf: float = AnswerOptions().drug_name_zipf) -> bool:
     """Whether ``text`` is a drug's name by its form alone: one word on an INN stem or a code name ("tepotinib",
     "AMG334"), which general English never uses (below ``name_zipf``: "peptide" and "oncogene" end as stems do)."""
-    from wordfreq import zipf_frequency
-
     word = text.strip()
     named = _INN_STEM.fullmatch(word) or _CODE_NAME.fullmatch(word)
-    return bool(named) and zipf_frequency(word.lower(), "en") < name_zipf
+    return bool(named) and is_specialist(word.lower(), name_zipf)
 
 
 def is_disorder(word: str) -> bool:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Sequence
 
 from cpqa.answer.asked_type import AskedType, is_disorder, names_drug
@@ -287,7 +287,12 @@ class Addressing:
 
     def _names_beside(self, sentence: str) -> bool:
         """Rule 2b for another name: ``sentence`` gives one of the subject's words another name beside it."""
-        return names_beside(sentence, {stem for s in self.subjects for name in s.names for stem in name})
+        return names_beside(sentence, self._subject_stems)
+
+    @cached_property
+    def _subject_stems(self) -> set[str]:
+        """Every stem of every subject's names (read for each candidate sentence of the question)."""
+        return {stem for s in self.subjects for name in s.names for stem in name}
 
     def names_another(self, sentence: str) -> bool:
         """Whether ``sentence`` names a condition the question names by a phrase the rewrite did not recognise, but

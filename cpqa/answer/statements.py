@@ -62,6 +62,11 @@ _AE_TERMS = (
     r"endocrin|secondary (?:cancer|malignanc)|second (?:cancer|malignanc)|leukaemia|leukemia|treatment-related death|"
     r"hospitali[sz]|discontinu|dose (?:reduction|delay)|quality of life|distress|anxiety|depress"
 )
+# "also known as", "marketed as": another name follows
+_ALIAS = (
+    r"(?:also|commonly|formerly|previously|otherwise) (?:known|called|named|termed|referred to)|"
+    r"(?:known|marketed|sold|licensed) as"
+)
 _STATEMENTS: dict[str, re.Pattern] = {
     "effect": FINDING,
     "risk": re.compile(
@@ -98,9 +103,8 @@ _STATEMENTS: dict[str, re.Pattern] = {
     # another name for what was asked: an abbreviation spelled out, a code, a brand or generic name beside it (a
     # bracket of statistics, "(RR 0.53; 95% CI ...)", names nothing)
     "name": re.compile(
-        r"\((?![^()]*(?:\d[.,]\d|[%;=<>]))[^()]*[A-Za-z]{2}[^()]{0,60}\)|"
-        r"\b(?:also|commonly|formerly|previously|otherwise) (?:known|called|named|termed|referred to)\b|"
-        r"\b(?:known|marketed|sold|licensed) as\b|\b(?:brand|trade|generic|proprietary) names?\b|[®™]|"
+        rf"\((?![^()]*(?:\d[.,]\d|[%;=<>]))[^()]*[A-Za-z]{{2}}[^()]{{0,60}}\)|\b(?:{_ALIAS})\b|"
+        r"\b(?:brand|trade|generic|proprietary) names?\b|[®™]|"
         r"\b(?:stands?|short) for\b|\babbreviat\w*|\bacronym\b|\bsynonym\w*",
         _I,
     ),
@@ -123,9 +127,7 @@ _STATEMENTS: dict[str, re.Pattern] = {
 _WORD = re.compile(r"[A-Za-z0-9][\w-]*")
 _BRACKET_AFTER = re.compile(r"\s*[®™]|\s*\(")
 _ALIAS_AFTER = re.compile(  # a few words may come between: "sildenafil citrate, sold as Viagra"
-    r"(?:[\s,]+[\w-]+){0,3}?,?\s+(?:(?:also|commonly|formerly|previously) (?:known|called|named|termed|referred to)|"
-    r"(?:known|marketed|sold) as|stands? for)\b",
-    _I,
+    rf"(?:[\s,]+[\w-]+){{0,3}}?,?\s+(?:{_ALIAS}|stands? for)\b", _I
 )
 _ALIAS_BEFORE = re.compile(r"\b(?:known as|called|named|termed|referred to as|brand name|trade name)\s*$", _I)
 

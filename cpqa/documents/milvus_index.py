@@ -39,6 +39,9 @@ class MilvusIndex(VectorIndex):
             self.client.upsert(MILVUS_COLLECTION, rows)
         self.meta.count = self._count()
 
+    def replace(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        self.add(ids, vectors)  # Milvus upserts by primary key
+
     def _count(self) -> int:
         res = self.client.query(MILVUS_COLLECTION, filter="", output_fields=["count(*)"])
         return int(res[0]["count(*)"])

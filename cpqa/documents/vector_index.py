@@ -64,13 +64,15 @@ def as_matrix(vectors: np.ndarray, dim: int) -> np.ndarray:
 
 
 class VectorIndex(ABC):
-    """Add (id, vector) rows, an id already held taking its new vector; search by inner product; ids are PMID
-    strings."""
+    """Add (id, vector) rows, or replace the vectors of ids it holds; search by inner product; ids are PMID strings."""
 
     meta: IndexMeta
 
     @abstractmethod
     def add(self, ids: Sequence[str], vectors: np.ndarray) -> None: ...
+
+    @abstractmethod
+    def replace(self, ids: Sequence[str], vectors: np.ndarray) -> None: ...
 
     @abstractmethod
     def search(self, queries: np.ndarray, k: int) -> Hits: ...

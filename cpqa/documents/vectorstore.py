@@ -44,8 +44,8 @@ def _flat_header(dim: int) -> tuple[bytes, int]:
 
 
 class FlatFile:
-    """Appends rows to a FAISS ``IndexFlatIP`` file and its ids file without loading either (a row it holds is
-    overwritten in place: a revised record's new vector).
+    """Appends rows to a FAISS ``IndexFlatIP`` file and its ids file without loading either; a row it holds can be
+    overwritten in place (a revised record's new vector).
 
     Rows are written first and the header counts patched after, so a crash leaves at most a tail that
     ``open`` trims (the ids file and the vector region are cut to the shorter of the two): builds resume.
@@ -66,7 +66,6 @@ class FlatFile:
         self._flat.truncate(len(self.header) + n * row)
         self._ids.truncate(n * 8)
         self.count = int(n)
-        self._rows: dict[int, int] | None = None
         self._patch()
 
     def append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
@@ -78,17 +77,18 @@ class FlatFile:
         self._ids.seek(0, os.SEEK_END)
         self._ids.write(ids.astype(np.int64).tobytes())
         self._ids.flush()
-        if self._rows is not None:
-            self._rows.update({int(i): self.count + k for k, i in enumerate(ids)})
         self.count += len(ids)
 
     def rows_of(self, ids: np.ndarray) -> np.ndarray:
-        """Each id's row in the file, -1 for an id it does not hold (the ids file is read once per writer)."""
-        if self._rows is None:
-            self._ids.seek(0)
-            held = np.frombuffer(self._ids.read(), dtype=np.int64)
-            self._rows = {int(i): row for row, i in enumerate(held)}
-        return np.asarray([self._rows.get(int(i), -1) for i in ids], dtype=np.int64)
+        """Each id's row in the file (one pass over the ids file; for the few revised records of a build)."""
+        self._ids.seek(0)
+        held = np.frombuffer(self._ids.read(), dtype=np.int64)
+        rows = np.flatnonzero(np.isin(held, ids))
+        where = {int(held[r]): int(r) for r in rows}
+        missing = [int(i) for i in ids if int(i) not in where]
+        if missing:
+            raise KeyError(f"not in the index: {missing[:5]}")
+        return np.asarray([where[int(i)] for i in ids], dtype=np.int64)
 
     def overwrite(self, rows: np.ndarray, vectors: np.ndarray) -> None:
         """New vectors for rows the file holds, written where the old ones were."""
@@ -152,11 +152,15 @@ class FaissIndex(VectorIndex):
         int_ids = pmid_ints(ids)
         if len(int_ids) != len(arr):
             raise ValueError(f"{len(int_ids)} ids for {len(arr)} vectors")
-        held = self._writer.rows_of(int_ids)  # a revised record's row takes its new vector, in place
-        if held.any():
-            self._writer.overwrite(held[held >= 0], arr[held >= 0])
-        self._writer.append(int_ids[held < 0], arr[held < 0])
+        self._writer.append(int_ids, arr)
         self.meta.count = self._writer.count
+
+    def replace(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """New vectors for records the index holds, each written over the old one in its row."""
+        if self._writer is None:
+            raise RuntimeError("index opened read-only")
+        arr = as_matrix(vectors, self.meta.dim)
+        self._writer.overwrite(self._writer.rows_of(pmid_ints(ids)), arr)
 
     def close(self) -> None:
         if self._writer:

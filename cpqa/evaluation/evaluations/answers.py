@@ -104,9 +104,7 @@ def score_question(
         if gold.exact
         else []
     )
-    addresses = bool(
-        judge and first and judge.addresses(first[0], " ".join((records or {}).get(p, "") for p in first[1]))
-    )
+    addresses = bool(judge and first and judge.addresses(first[0], " ".join(records.get(p, "") for p in first[1])))
     return {
         "needs": list(judge.needs) if judge else None,
         "first_addresses": addresses,
