@@ -15,7 +15,9 @@ from cpqa.answer.intent import Addressing
     [
         ("Which disease is treated with Tebentafusp?", "disorder", "disease"),
         ("List bacterial families for which delafloxacin has been shown to be effective.", "organism", "families"),
-        ("Which company produces the Oncomine Dx target test?", "name", "company"),
+        ("Which company produces the Oncomine Dx target test?", "company", "company"),
+        ("Which year was XIPERE approved by the FDA?", "date", "year"),
+        ("When was tafamidis approved?", "date", "when"),
         ("Which two genes are predominantly considered by warfarin dosing algorithms?", "gene", "genes"),
         ("RV3-BB vaccine is used for prevention of which viral infection?", "disorder", "infection"),
         ("Which is the database of somatic mutations in normal cells?", "name", "database"),
@@ -37,6 +39,7 @@ def test_a_which_question_names_the_kind_it_asks_for(question, group, head):
         "What are the treatments for Noonan syndrome?",
         "Which gene therapies are under investigation for Duchenne muscular dystrophy?",
         "What causes Noonan syndrome?",
+        "When should tamoxifen be used after surgery?",
     ],
 )
 def test_other_questions_ask_for_no_kind(question):
@@ -75,6 +78,16 @@ def test_other_questions_ask_for_no_kind(question):
             "Telomestatin is derived from what organism?",
             "A telomerase inhibitor, telomestatin, isolated from Streptomyces anulatus is the most potent.",
             "Telomestatin specifically inhibited telomerase without affecting reverse transcriptases.",
+        ),
+        (
+            "Which company produces patisiran?",
+            "Patisiran has been developed by Alnylam Pharmaceuticals for hereditary transthyretin amyloidosis.",
+            "Patisiran should be considered in ATTRh cardiomyopathy with polyneuropathy.",
+        ),
+        (
+            "Which year was XIPERE approved by the FDA?",
+            "After the 2021 FDA approval of suprachoroidal triamcinolone (XIPERE), the device was used widely.",
+            "XIPERE was approved by the FDA for macular edema in 2,021 patients.",
         ),
     ],
 )

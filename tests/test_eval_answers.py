@@ -110,6 +110,36 @@ def test_a_quote_naming_an_exact_answer_is_counted_against_the_answers_opening()
     assert summary["direct_quoting_no_exact"] == round(1 / 3, 4)
 
 
+def test_a_blind_judge_sees_first_sentences_without_their_system_and_is_set_beside_the_ruler(tmp_path):
+    from cpqa.cli import app
+    from cpqa.evaluation.evaluations.blind import judged, write_items
+
+    gold = GoldQuestion(id="f", question="Which molecule is targeted by camrelizumab?", exact=[["PD-1"]])
+    other = GoldQuestion(id="g", question="Which receptor is targeted by spesolimab?", exact=[["interleukin-36"]])
+    ours = [
+        score_question(gold, '- "Camrelizumab is an anti-PD-1 antibody." [PMID:1]', False, []),
+        score_question(other, '- "Spesolimab is an IL-36 receptor inhibitor." [PMID:2]', False, []),
+        score_question(GOLD, '- "Adjuvant tamoxifen reduced breast cancer recurrence." [PMID:1]', False, []),
+    ]
+    naive = [score_question(gold, '- "Camrelizumab was well tolerated." [PMID:1]', False, [])]
+    assert write_items(tmp_path, {"pipeline": ours, "naive_baseline": naive}) == 3  # exact-answer questions only
+    items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
+    assert all(set(item) == {"n", "question", "gold_answers", "sentence"} for item in items)  # no system, no ruler
+    labels = {item["n"]: "camrelizumab was" not in item["sentence"].lower() for item in items}  # the judge's reading
+    refused = CliRunner().invoke(app, ["eval", "blind", str(tmp_path)])
+    assert refused.exit_code != 0  # no labels yet: an error, not a score
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps({"n": n, "names": v}) + "\n" for n, v in labels.items()))
+    result = judged(tmp_path)
+    assert result["pipeline"] == {
+        "items": 2,
+        "judged_names_exact": 1.0,
+        "ruler_names_exact": 0.5,  # "IL-36 receptor" is not written as the gold answer is
+        "ruler_recall": 0.5,
+        "ruler_precision": 1.0,
+    }
+    assert result["naive_baseline"]["judged_names_exact"] == 0.0
+
+
 def test_bioasq_gold_reads_dev_questions_with_snippets_and_ideal_answers():
     from conftest import shared
 
@@ -162,11 +192,15 @@ def test_eval_answers_scores_the_product_the_naive_baseline_and_answers_from_a_f
             str(shared("mirage", "rawdata", "bioasq")),
             "--answers",
             f"file={written}",
+            "--blind",
+            str(tmp_path / "blind"),
             "--json",
         ],
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
+    key = json.loads((tmp_path / "blind" / "key.json").read_text())
+    assert payload["blind_items"] == len(key) and {k["system"] for k in key} <= {"pipeline", "naive_baseline", "file"}
     systems = payload["systems"]
     assert set(systems) == {"pipeline", "naive_baseline", "file"} and payload["questions"] == 2
     # The same build answering the same questions scores the same, from the file or live.

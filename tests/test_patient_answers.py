@@ -210,9 +210,14 @@ def test_a_section_sharing_only_the_topic_gives_way_to_research_that_states_what
     question = check_question("Is lithium effective for treatment of amyotrophic lateral sclerosis?")
     answer = Answerer(options=OPTIONS).answer(question, [ALS_TREATMENT, LITHIUM_STUDY])
     assert answer.direct and "[PMID:18367867]" in answer.text and "[NIH:" not in answer.text
-    # with no research stating it, the page's section is still the answer a patient reads
+    # with no research stating it, the page's section is what a patient reads, said not to answer directly
     alone = Answerer(options=OPTIONS).answer(question, [ALS_TREATMENT])
     assert "[NIH:gard-0000309-6]" in alone.text
+    assert not alone.direct and alone.text.startswith("The evidence found does not answer this directly")
+    # nor beside research that does not answer either: the page is not quoted as if it answered
+    other = LITHIUM_STUDY.model_copy(update={"text": "Amyotrophic lateral sclerosis affects motor neurons."})
+    beside = Answerer(options=OPTIONS).answer(question, [ALS_TREATMENT, other])
+    assert not beside.direct and "[NIH:gard-0000309-6]" in beside.text
 
 
 def test_a_section_of_the_kind_named_still_leads_when_the_question_names_only_its_condition_and_the_kind():

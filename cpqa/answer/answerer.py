@@ -312,9 +312,9 @@ class Answerer:
             merit = ranker.probabilities(question, research, passages, addressing, options.ranker_candidates)
         on_page = page_quotes(question, ranked, passages, addressing, options, addressing.asked(question))
         quotes, direct = select_answer(research, threshold, question, passages, addressing, options, chosen, merit)
-        if on_page and direct and passages[quotes[0].rank].evidence_type not in PRECLINICAL:
-            # a section sharing only the topic gives way to research in people that states what was asked
-            on_page = on_page if page_states_asked(on_page, passages, addressing) else []
+        page_answers = bool(on_page) and page_states_asked(on_page, passages, addressing)
+        if on_page and not page_answers and direct and passages[quotes[0].rank].evidence_type not in PRECLINICAL:
+            on_page = []  # a section sharing only the topic gives way to research in people that states what was asked
         if on_page and not direct:  # the page answers: research that does not is left out
             quotes = []
         if not on_page and not quotes:
@@ -331,7 +331,7 @@ class Answerer:
             blocks.insert(0 if mode == "clinician" else len(blocks), heading + lines)
         body = "\n\n".join("\n".join(block) for block in blocks)
         check = check_citations(body, {p.pmid for p in passages})  # every answer is checked
-        answered = bool(on_page) or direct
+        answered = page_answers or direct  # a section sharing only the topic is the closest evidence, said so
         head = EXTRACTIVE_LABEL if answered else NOT_DIRECT_EXTRACTS  # the label is ours, not a claim to cite
         return Answer(
             text=f"{head}\n\n{check.text}",

@@ -10,7 +10,10 @@ groups (McCray et al., 2001, "Aggregating UMLS semantic types"), as far as a wor
 - **chemicals and drugs**: a name on one of WHO's INN stems ("-mab", "-tinib", "-parib", "-siran": "The use of stems
   in the selection of International Nonproprietary Names", WHO 2018), a code name ("AMG334", "RTA 408") or a symbol;
 - **living beings**: a binomial ("Rickettsia japonica") or a taxon's suffix ("-virus", "-coccus", "-bacter");
-- **a named thing** (a tool, a company, a test, a pathway): a word general English rarely uses.
+- **organisations**: a company by its legal or trade suffix ("Alnylam Pharmaceuticals", "Roche AG") or as the one a
+  thing was "developed by";
+- **dates**: a year ("which year", "when was ... approved?"), 1800 to 2099;
+- **a named thing** (a tool, a test, a pathway): a word general English rarely uses.
 
 The name must be one the question does not use: a sentence restating the question names nothing new.
 """
@@ -25,7 +28,7 @@ from typing import Literal
 from cpqa.options import AnswerOptions
 from cpqa.words import is_specialist
 
-Group = Literal["disorder", "gene", "drug", "organism", "name", "treatment"]
+Group = Literal["disorder", "gene", "drug", "organism", "company", "date", "name", "treatment"]
 _I = re.IGNORECASE
 
 # Head nouns of each group, as a question names what it asks for ("which two genes", "what viral infection").
@@ -41,8 +44,10 @@ _HEADS: dict[Group, str] = {
     "treatment": r"therap(?:y|ies)|treatments?|chemotherap(?:y|ies)|surger(?:y|ies)|procedures?|options?",
     "organism": r"organisms?|bacteri(?:um|a)|virus(?:es)?|pathogens?|species|famil(?:y|ies)|microbes?|parasites?|"
     r"fung(?:us|i)|strains?|genus|genera",
+    "company": r"compan(?:y|ies)|manufacturers?|firms?|sponsors?",
+    "date": r"years?|decades?",
     "name": r"tools?|databases?|software|packages?|resources?|editors?|algorithms?|servers?|programs?|platforms?|"
-    r"compan(?:y|ies)|names?|brands?|tests?|assays?|scores?|scales?|criteria|pathways?|tissues?|organs?|cells?",
+    r"names?|brands?|tests?|assays?|scores?|scales?|criteria|pathways?|tissues?|organs?|cells?",
 }
 _GROUP_OF: tuple[tuple[Group, re.Pattern], ...] = tuple((g, re.compile(rf"^(?:{p})$", _I)) for g, p in _HEADS.items())
 _ANY_HEAD = "|".join(_HEADS.values())
@@ -83,6 +88,15 @@ _ORGANISM = re.compile(
     r"\b[A-Z][a-z]{3,}\s(?:[a-z]{4,}|spp?\.)|\bgenus\s[A-Z][a-z]{3,}\b|"
     r"\b\w+(?:virus|viruses|bacter|coccus|cocci|bacillus|bacilli|monas|myces)\b"
 )
+_COMPANY = re.compile(
+    r"\b[A-Z][\w&.-]*(?:\s[A-Z][\w&-]*){0,2},?\s(?:Pharmaceuticals?|Pharma|Therapeutics|Biotech(?:nology)?|"
+    r"Biosciences|Biologics|Laboratories|Labs|Inc\b|Ltd\b|Limited|Corp(?:oration)?\b|Co\.|GmbH|AG\b|S\.?A\.?\b|"
+    r"plc\b|LLC\b|N\.?V\.?\b|K\.?K\.?\b)|\b(?:developed|manufactured|marketed|produced|made|sponsored|discovered|"
+    r"sold|licensed)\b[^.;()]{0,30}?\bby\s(?:the\s)?[A-Z][\w&-]+"
+)
+_YEAR = re.compile(r"(?<![\w.-])(?:18|19|20)\d{2}(?![\w.-]|\s?(?:mg|patients|cases|subjects|participants))")
+# "when was X approved?" asks for a date as "which year" does; "when should X be used?" asks for a time, not a date
+_WHEN = re.compile(r"^\s*(?:in\s+)?when\s+(?:was|were|did)\b", _I)
 _WORD = re.compile(r"[A-Za-z][\w-]*\w|[A-Za-z]")
 
 
@@ -97,7 +111,10 @@ class AskedType:
 
     @classmethod
     def of(cls, question: str) -> "AskedType | None":
-        """What ``question`` asks for, when it asks "which X" or "list X" of a kind above; else None."""
+        """What ``question`` asks for, when it asks "which X" or "list X" of a kind above, or when a thing was done;
+        else None."""
+        if _WHEN.search(question):
+            return cls("date", "when", _words(question))
         for pattern in (_WHICH, _LIST):
             match = pattern.search(question)
             if not match or any(_NOT_MODIFIER.match(w) for w in match.group(1).split()):
@@ -112,7 +129,7 @@ class AskedType:
             if group == "treatment":
                 return None
             if group:
-                return cls(group, head.lower(), frozenset(w.lower() for w in _WORD.findall(question)))
+                return cls(group, head.lower(), _words(question))
         return None
 
     @lru_cache(maxsize=4096)  # the rule asks of a sentence more than once (does it address? does it lead?)
@@ -127,6 +144,10 @@ class AskedType:
             return any(self._new(m.group(0)) for m in names) or any(
                 self._new_name(m.group(0)) for m in _SYMBOL.finditer(sentence)
             )
+        if self.group == "company":
+            return any(self._new(m.group(0)) for m in _COMPANY.finditer(sentence))
+        if self.group == "date":
+            return any(m.group(0) not in self.question_words for m in _YEAR.finditer(sentence))
         if self.group == "organism":
             # by a word general English rarely uses that the question does not ("Telomestatin specifically ..."
             # opens a sentence about telomestatin: no organism)
@@ -151,6 +172,11 @@ def names_drug(text: str, name_zipf: float = AnswerOptions().drug_name_zipf) -> 
 def is_disorder(word: str) -> bool:
     """Whether ``word`` is shaped as a condition's name (a combining form or a head noun: "fever", "nephritis")."""
     return bool(_DISORDER.fullmatch(word))
+
+
+def _words(question: str) -> frozenset[str]:
+    """The question's words and numbers, lower-cased: a name or a year it uses is not an answer."""
+    return frozenset(w.lower() for w in re.findall(r"[A-Za-z][\w-]*\w|[A-Za-z]|\d+", question))
 
 
 def _group(noun: str) -> Group | None:

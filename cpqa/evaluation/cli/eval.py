@@ -3,7 +3,7 @@
 import typer
 
 from cpqa.evaluation.cli.eval_ablation import ablation
-from cpqa.evaluation.cli.eval_answers import answers, safety, support
+from cpqa.evaluation.cli.eval_answers import answers, blind, safety, support
 from cpqa.evaluation.cli.eval_chunking import chunking
 from cpqa.evaluation.cli.eval_cmmqa import cmmqa
 from cpqa.evaluation.cli.eval_fusion import fusion
@@ -22,5 +22,6 @@ eval_app.command("reliability")(reliability)
 eval_app.command("ablation")(ablation)
 eval_app.command("support")(support)
 eval_app.command("answers")(answers)
+eval_app.command("blind")(blind)
 eval_app.command("safety")(safety)
 eval_app.command("patient")(patient)

@@ -77,6 +77,12 @@ def answers(
     ),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N questions with gold snippets"),
     option: Optional[list[str]] = OPTION,
+    blind: Optional[Path] = typer.Option(
+        None,
+        "--blind",
+        help="also write every system's first sentences of the exact-answer questions here, shuffled with the system "
+        "hidden, for a judge (then `cpqa eval blind DIR`)",
+    ),
     save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
     json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
 ) -> None:
@@ -101,22 +107,26 @@ def answers(
         given[name] = Path(where)
     result: dict = {"questions_file": str(questions), "questions": len(gold), "profile": None, "systems": {}}
     result["options"] = option or []
+    scored: dict[str, list[dict]] = {}
     with Pipeline(settings, pipeline_options(settings, None, option)) as pipeline:
         result["profile"] = pipeline.profile
         result["answerer"] = pipeline.answerer.choice.model
-        rows, seconds = run_pipeline(pipeline, gold)
-        result["systems"]["pipeline"] = {**summarise(rows), "seconds_p50": round(statistics.median(seconds), 2)}
+        scored["pipeline"], seconds = run_pipeline(pipeline, gold)
         if without_prior:
-            result["systems"]["pipeline_without_prior"] = summarise(
-                run_pipeline(pipeline, gold, preclinical_demotion=0)[0]
-            )
+            scored["pipeline_without_prior"] = run_pipeline(pipeline, gold, preclinical_demotion=0)[0]
         if naive:
-            result["systems"]["naive_baseline"] = summarise(run_naive(pipeline, gold))
+            scored["naive_baseline"] = run_naive(pipeline, gold)
         for name, path in given.items():
             try:
-                result["systems"][name] = summarise(read_answers(path, gold, asked, pipeline))
+                scored[name] = read_answers(path, gold, asked, pipeline)
             except (OSError, ValueError) as exc:
                 fail(str(exc))
+    result["systems"] = {name: summarise(rows) for name, rows in scored.items()}
+    result["systems"]["pipeline"]["seconds_p50"] = round(statistics.median(seconds), 2)
+    if blind:
+        from cpqa.evaluation.evaluations.blind import write_items
+
+        result["blind_items"] = write_items(blind, scored)
     emit(result, save, json_out, settings)
     if not json_out:
         for name, row in result["systems"].items():
@@ -200,3 +210,27 @@ def _referral_paths(settings, path: Path) -> dict:
     require_records(settings)
     with Pipeline(settings) as pipeline:
         return referral_paths(pipeline, path)
+
+
+def blind(
+    folder: Path = typer.Argument(
+        ..., help="the folder `cpqa eval answers --blind` wrote, with the judge's labels.jsonl"
+    ),
+    save: Optional[Path] = typer.Option(None, "--save", help="also write the JSON result here"),
+    json_out: bool = typer.Option(False, "--json", help="print the JSON result"),
+) -> None:
+    """Each system's first sentences naming an exact answer as a blind judge read them, beside the ruler."""
+    from cpqa.config import get_settings
+    from cpqa.evaluation.evaluations.blind import judged
+
+    try:
+        result = judged(folder)
+    except (OSError, ValueError) as exc:
+        fail(str(exc))
+    emit(result, save, json_out, get_settings())
+    if not json_out:
+        for name, row in result.items():
+            typer.echo(
+                f"{name}: {row['items']} items, judged to name an exact answer {row['judged_names_exact']}, ruler "
+                f"{row['ruler_names_exact']} (recall {row['ruler_recall']}, precision {row['ruler_precision']})"
+            )
