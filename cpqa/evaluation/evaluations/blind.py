@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 ITEMS, KEY, LABELS = "items.jsonl", "key.json", "labels.jsonl"
 
 
-def write_items(folder: Path, systems: dict[str, Sequence[dict]], seed: int = 0) -> int:
+def write_items(folder: Path, systems: Mapping[str, Sequence[dict]], seed: int = 0) -> int:
     """Write the blind items of every system's answered exact-answer rows (``score_question`` rows with ``first``,
     ``question`` and ``exact``) and their key; returns how many items."""
     pooled = [
