@@ -93,6 +93,12 @@ def test_a_quote_naming_an_exact_answer_is_counted_against_the_answers_opening()
     exact = [["PD-1", "programmed death 1"]]
     assert names_exact_answer("Camrelizumab is a humanised anti-PD-1 antibody.", exact)
     assert not names_exact_answer("Camrelizumab targets PD-10 in mice.", exact)  # whole phrases only
+    assert names_exact_answer("Activity was scored with the Rachmilewitz index in UC.", [["ulcerative colitis"]])
+    assert names_exact_answer("It is used in adults with XLH.", [["X-linked hypophosphatemia"]])
+    assert names_exact_answer("Safinamide is approved in PD.", [["Parkinson's disease"]])
+    assert not names_exact_answer("MS was used.", [["mass"]])  # one word has no initials
+    assert names_exact_answer("It treats recurrent Clostridioides difficile infection.", [["C. difficile"]])
+    assert names_exact_answer("Familial haemophagocytic lymphohistiocytosis", [["hemophagocytic lymphohistiocytosis"]])
     prostate = [["Nonmetastatic castration-resistant prostate cancer"]]
     assert names_exact_answer("It is approved for non-metastatic, castration-resistant prostate cancer.", prostate)
     gold = GoldQuestion(id="f", question="Which molecule is targeted by camrelizumab?", exact=exact)

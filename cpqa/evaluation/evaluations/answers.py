@@ -55,24 +55,58 @@ def matches(sentence: str, snippets: Sequence[set[str]]) -> bool:
     return bool(words) and any(len(words & s) / len(words) >= MATCH for s in snippets)
 
 
-def names_exact_answer(sentence: str, exact: Sequence[Sequence[str]], record_text: str = "") -> bool:
+def names_exact_answer(
+    sentence: str, exact: Sequence[Sequence[str]], record_text: str = "", other_forms: bool = True
+) -> bool:
     """Whether ``sentence`` names one of a question's exact answers by any of its names: as a whole phrase, hyphens
-    and punctuation read as spaces; a name of several words also with its hyphens and spaces written differently
-    ("non-metastatic, castration-resistant" for "Nonmetastatic castration-resistant"); or by an abbreviation its
-    record (``record_text``) defines ("IL-36" where the abstract says "interleukin-36 (IL-36)")."""
-    spaced = f" {_spaced(' '.join([sentence, *long_forms(sentence, record_text)]))} "
+    and punctuation read as spaces, British and American spellings alike ("haemophagocytic"), a binomial's genus
+    abbreviated or not ("C. difficile"); a name of several words also with its hyphens and spaces written differently
+    ("non-metastatic, castration-resistant" for "Nonmetastatic castration-resistant") or by its initials in capitals
+    ("UC" for ulcerative colitis, "PD-1" for programmed death-1); or by an abbreviation its record (``record_text``)
+    defines ("IL-36" where the abstract says "interleukin-36 (IL-36)"). Checked against a blind judge on 417 first
+    sentences (``cpqa eval blind``): it never names what the judge said it does not, and misses about a quarter.
+    ``other_forms`` off: none of the spellings, genus forms and initials (as the shipped ranker and chooser were
+    labelled, so their recipes label as before)."""
+    spaced = f" {_spaced(' '.join([sentence, *long_forms(sentence, record_text)]), other_forms)} "
     joined = spaced.replace(" ", "")
+    initials = {t.replace("-", "").upper() for t in _CAPITALS.findall(sentence) if sum(c.isupper() for c in t) >= 2}
     for names in exact:
         for name in names:
-            words = _spaced(name)
+            words = _spaced(name, other_forms)
             several = " " in name.strip()  # words apart in the name itself, not only across a hyphen
             if len(words) > 1 and (f" {words} " in spaced or (several and words.replace(" ", "") in joined)):
+                return True
+            if not other_forms:
+                continue
+            if _initials(name) and _initials(name) in initials:
+                return True
+            if _BINOMIAL.fullmatch(name.strip()) and f" {_genus(name)} " in f" {_genus(sentence)} ":
                 return True
     return False
 
 
-def _spaced(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+_CAPITALS = re.compile(r"(?<![\w-])[A-Za-z][\w-]*(?![\w-])")
+_BINOMIAL = re.compile(r"([A-Z])(?:[a-z]{3,}|\.)\s*([a-z]{4,})")  # "Clostridium difficile", "C. difficile"
+_NOT_INITIAL = frozenset("of the and with in for to a an s".split())
+
+
+def _initials(name: str) -> str:
+    """A name's initials ("X-linked hypophosphatemia": XLH; numbers kept: "programmed death-1": PD1); none for a
+    name of one word or one holding an abbreviation already."""
+    words = [w for w in re.findall(r"[A-Za-z]+|\d+", name) if w.lower() not in _NOT_INITIAL]
+    if len(words) < 2 or any(sum(c.isupper() for c in w) >= 2 for w in words):
+        return ""
+    return "".join(w[0].upper() if w[0].isalpha() else w for w in words)
+
+
+def _spaced(text: str, spellings: bool = True) -> str:
+    spaced = " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+    return re.sub(r"ae|oe", "e", spaced) if spellings else spaced
+
+
+def _genus(text: str) -> str:
+    """``text`` with every binomial's genus as its initial ("C difficile")."""
+    return _spaced(_BINOMIAL.sub(r"\1 \2", text))
 
 
 def holds_snippet(passages: Sequence[str], snippets: Sequence[set[str]]) -> bool:

@@ -153,7 +153,7 @@ def _exact_question(
     from cpqa.evaluation.evaluations.answers import names_exact_answer
 
     def add(pmid: str | None, sentence: str, where: str, negative: str) -> None:
-        named = names_exact_answer(sentence, gold.exact)
+        named = names_exact_answer(sentence, gold.exact, other_forms=False)
         pairs.sentence(qid, pmid, sentence, int(named), f"bioasq:exact-{where}" if named else negative)
 
     for snippet in snippets:

@@ -42,7 +42,9 @@ def candidates(miner, forbidden: frozenset[str], golds: Sequence, top: int, prog
             concepts = miner.pipeline.rewriter.rewrite(gold.question).concepts
             addressing = Addressing.of(gold.question, concepts)
             rows = candidate_features(gold.question, ranked, passages, addressing, top)
-            labels = np.array([names_exact_answer(s.text, gold.exact) for s in ranked[:top]], dtype=bool)
+            labels = np.array(
+                [names_exact_answer(s.text, gold.exact, other_forms=False) for s in ranked[:top]], dtype=bool
+            )
             found.append((rows, labels))
         if progress and number % 100 == 0:
             progress(f"ranker: {number}/{len(golds)} questions")
