@@ -171,3 +171,14 @@ def test_a_question_asking_for_another_name_is_answered_by_a_name_beside_its_sub
 )
 def test_another_name_stands_beside_the_subject(question, sentence, answers):
     assert Addressing.of(question).addresses(sentence, sentence) is answers
+
+
+@pytest.mark.parametrize("asking", ["done", "explained"])
+def test_a_word_that_only_says_what_is_asked_is_not_the_subject(asking):
+    """ "What research is being done for Dravet syndrome?", "stages of Dravet syndrome explained": a section of the
+    kind named answers without repeating "done" or "explained"."""
+    from cpqa.rewrite.concepts import Concept
+
+    concepts = [Concept(text=asking, kind="other"), Concept(text="dravet syndrome", kind="disease")]
+    subjects = Addressing.of("what research is being done for Dravet syndrome?", concepts).subjects
+    assert [s.kind for s in subjects] == ["disease"]

@@ -171,7 +171,7 @@ _NEED_WORDS = frozenset(
         "recommended recommendation guideline guidelines best option options standard care symptom symptoms sign signs "
         "define definition mean meaning kind type effect effective efficacy benefit benefits outcome outcomes impact "
         "help helps improve reduce lower prevent increase expect happen first early earliest initial main typical "
-        "usual inheritance inherited inherit hereditary mode pattern onset age origin done "
+        "usual inheritance inherited inherit hereditary mode pattern onset age origin done explain explained "
         # a condition's class: a sentence from the condition's record names the condition, not its class
         "disease diseases disorder disorders syndrome syndromes condition conditions illness "
         # asking for another name ("what does FBDD stand for?", "the trade name of apixaban")
