@@ -90,7 +90,7 @@ def strip_labels(sentence: str) -> str:
 
 
 _MEASUREMENT = re.compile(r"(?i)^\d+(?:[.,]\d+)?\s?(?:°?[cf]|mg|mcg|kg|g|ml|l|mm|cm|%|x|h|hrs?|mins?)?$")
-_LAY_SUFFIXES = ("ier", "iest", "ily", "y", "ish", "ness", "ly", "ed", "ing")
+_LAY_SUFFIXES = ("ier", "iest", "ily", "y", "ish", "ness", "ly", "ed", "ing", "able", "ible")
 
 
 def names_rare_word(text: str) -> bool:

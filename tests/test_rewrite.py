@@ -199,3 +199,25 @@ def test_placeholders_never_reach_a_ladder_level(settings, question, history):
     searched = " ".join([result.search_intent or "", *result.ladder]).lower()
     assert not re.search(r"\bname\b|\bdate\b|\bphone\b|\bemail\b|\bbirth\b|\bcall\b", searched), searched  # ... gone
     assert any(drug in searched for drug in ("olaparib", "tamoxifen"))  # the question's meaning stays
+
+
+def test_a_word_english_does_not_use_is_read_as_the_common_word_it_misspells():
+    """A consumer's typo ("sympotms") is corrected though it completes no vocabulary term, so it neither misleads
+    the search nor is asked of the evidence as a name; a name, capitalised or written in capitals, is left alone."""
+    fixed = process_question("myeloma sympotms, is it hereditry?", VOCAB)
+    assert fixed.corrections == {"sympotms": "symptoms", "hereditry": "hereditary"}
+    assert "myeloma symptoms" in fixed.normalized and "sympotms" not in {c.text for c in fixed.concepts}
+    for named in ("Is the Oncomine Dx test accurate?", "Which variant caller is VarDict?", "Is tepotinib effective?"):
+        assert process_question(named, VOCAB).corrections == {}
+
+
+def test_the_answer_reads_the_question_as_the_rule_based_rewrite_corrected_it():
+    from cpqa.answer.compose import answered_question
+    from cpqa.rewrite.rewriter import RewriteResult
+    from cpqa.safety.screening import Screened
+
+    asked = "myeloma sympotms back pain"
+    rules = RewriteResult(question=asked, normalized="myeloma symptoms back pain", search_intent="")
+    assert answered_question(Screened(question=asked), rules) == "myeloma symptoms back pain"
+    reworded = rules.model_copy(update={"method": "llm", "normalized": "What are the symptoms of multiple myeloma?"})
+    assert answered_question(Screened(question=asked), reworded) == asked  # a model's rewording is not the question

@@ -21,8 +21,14 @@ from cpqa.types import Answer, ComponentChoice, StageLog
 
 
 def answered_question(screened: Screened, rewrite: RewriteResult) -> str:
-    """What the answer answers: with dialogue history, the distilled search intent (the self-contained question)."""
-    return (rewrite.search_intent or screened.question) if screened.history else screened.question
+    """What the answer answers: with dialogue history, the distilled search intent (the self-contained question);
+    else the question, its misspellings corrected by the rule-based rewrite ("myeloma sympotms": the answer reads
+    "symptoms" as the search did). A model's rewrite may reword the question, so its wording is not used."""
+    if screened.history:
+        return rewrite.search_intent or screened.question
+    if rewrite.method == "rules" and screened.english is None and rewrite.normalized:
+        return rewrite.normalized
+    return screened.question
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,14 @@ class RewriteOptions(_Section):
     lay_glossed: int = Field(
         default=2, ge=0, description="lay words: clinical terms the search intent names after them"
     )
+    nonword_zipf: float = Field(
+        default=1.0,
+        description="spelling: a question word rarer than this in English (wordfreq's Zipf scale) is a misspelling "
+        "when one common English word lies an edit from it ('sympotms'); set by hand",
+    )
+    speller_zipf: float = Field(
+        default=3.0, description="spelling: ... a common English word: this frequent or more (once per million words)"
+    )
     definitional_words: int = Field(
         default=12, ge=1, description="adaptive retrieval's rules: a longer question is never 'definitional'"
     )

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from cpqa.rewrite.lay_terms import SEARCHED, LayMatch, lay_matches
 from cpqa.rewrite.lay_terms import read as read_lay
+from cpqa.rewrite.spelling import english_correction
 from cpqa.rewrite.vocabulary import Kind, Term, Vocabulary, phrase_key
 from cpqa.rewrite.word_forms import normalize_word
 from cpqa.words import STOPWORDS
@@ -191,7 +192,7 @@ def _add_run(
     add: Callable[[Concept], None],
 ) -> None:
     """One run's concepts: known phrases, single words, and a phrase its bracketed abbreviation names."""
-    words = _corrected([w.lower() for w, _ in run], vocab, corrections)
+    words = _corrected([w for w, _ in run], vocab, corrections)
     abbr = run[-1][1]
     tail: list[str] = []
     if abbr:
@@ -221,8 +222,15 @@ def _lay(match: LayMatch, vocab: Vocabulary, searched: int) -> Concept:
 
 
 def _corrected(words: list[str], vocab: Vocabulary, corrections: dict[str, str]) -> list[str]:
-    """Words with typos fixed, but only where the fix completes a term the vocabulary knows: a word one
-    edit from a vocabulary word is often a different, correct word ("addition", "tripe palms")."""
+    """Words (as written; returned lower case) with typos fixed: a word English does not use, to the common English
+    word an edit from it (``english_correction``: "sympotms"); then a word an edit from a vocabulary word, but only
+    where the fix completes a term the vocabulary knows (such a word is often a different, correct word: "addition",
+    "tripe palms")."""
+    written, words = words, [w.lower() for w in words]
+    for j, word in enumerate(written):
+        if (english := english_correction(word)) != word:
+            corrections[words[j]] = english
+            words[j] = english
     norms = [phrase_key(w) or w for w in words]
     fixed = [w if not w.isalpha() or is_weak(n) else vocab.correct(n) for w, n in zip(words, norms)]
     out = list(words)

@@ -20,6 +20,7 @@ from typing import Iterable, Literal
 from pydantic import BaseModel, Field
 
 from cpqa.config import Settings
+from cpqa.rewrite.spelling import Speller
 from cpqa.rewrite.word_forms import normalize_word
 
 TERMS_FILE = "terms.json"
@@ -142,7 +143,7 @@ class Vocabulary:
             for phrase in term.phrases():
                 self._index.setdefault(phrase_key(phrase), term)
         self.words: frozenset[str] = frozenset(w for key in self._index for w in key.split())
-        self._deletion_index: dict[str, set[str]] | None = None  # built on the first spelling correction
+        self._speller = Speller(self.words)  # its index is built on the first spelling correction
 
     def __len__(self) -> int:
         return len(self._index)
@@ -160,38 +161,7 @@ class Vocabulary:
 
     def correct(self, word: str) -> str:
         """``word``, or the one vocabulary word nearest to it within one edit (two from 12 letters on)."""
-        if word in self.words or len(word) < 5 or not word.isalpha():
-            return word
-        budget = 1 if len(word) < 12 else 2
-        best: dict[int, set[str]] = {}
-        for w in self._near(word) if budget == 1 else self.words:
-            if abs(len(w) - len(word)) <= budget and (d := _edits(word, w, budget)) <= budget:
-                best.setdefault(d, set()).add(w)
-        if not best:
-            return word
-        nearest = best[min(best)]
-        return next(iter(nearest)) if len(nearest) == 1 else word
-
-    def _near(self, word: str) -> set[str]:
-        """The vocabulary words that may lie within one edit of ``word``: those sharing a one-letter deletion with
-        it (substitutions, transpositions), or equal to it less or plus one letter (a symmetric-deletion index,
-        built once), instead of aligning ``word`` against every word."""
-        if self._deletion_index is None:
-            index: dict[str, set[str]] = {}
-            for w in self.words:
-                for variant in _deletions(w):
-                    index.setdefault(variant, set()).add(w)
-            self._deletion_index = index
-        near = set(self._deletion_index.get(word, ()))
-        for variant in _deletions(word):
-            near |= self._deletion_index.get(variant, set())
-            if variant in self.words:
-                near.add(variant)
-        return near
-
-
-def _deletions(word: str) -> set[str]:
-    return {word[:i] + word[i + 1 :] for i in range(len(word))}
+        return self._speller.correct(word)
 
 
 def _merge_by_heading(terms: Iterable[Term]) -> list[Term]:
@@ -208,22 +178,6 @@ def _merge_by_heading(terms: Iterable[Term]) -> list[Term]:
         else:
             first.synonyms += [p for p in term.phrases() if p not in first.synonyms]
     return out
-
-
-def _edits(a: str, b: str, limit: int) -> int:
-    """Optimal-string-alignment distance (a transposition is one edit); limit + 1 once it exceeds ``limit``."""
-    rows = [list(range(len(b) + 1))]
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            cur[j] = min(rows[-1][j] + 1, cur[j - 1] + 1, rows[-1][j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                cur[j] = min(cur[j], rows[-2][j - 2] + 1)
-        if min(cur) > limit:
-            return limit + 1
-        rows = [rows[-1], cur]
-    return rows[-1][-1]
 
 
 def terms_path(settings: Settings) -> Path:
