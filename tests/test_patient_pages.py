@@ -240,3 +240,20 @@ def test_ingest_refuses_a_missing_or_empty_folder_or_a_bad_file(tmp_path):
         result = CliRunner().invoke(ingest_app, ["medquad", str(tmp_path / folder)], env=env)
         assert result.exit_code == 1 and message in result.output, result.output
     assert not (tmp_path / "home" / "patient.sqlite").exists()  # nothing written
+
+
+def test_a_condition_named_by_its_abbreviation_is_searched_spelled_out():
+    """A patient page spells its condition out: "CLL" is searched as chronic lymphocytic leukaemia too, an
+    abbreviation the rewrite did not read as a condition is left alone, and so is a question without one."""
+    from cpqa.documents.finder import patient_query
+    from cpqa.documents.path import DocumentQuery
+    from cpqa.rewrite.concepts import Concept
+    from cpqa.rewrite.rewriter import RewriteResult
+
+    cll = Concept(text="cll", kind="disease", synonyms=["CLL", "chronic lymphocytic leukemia"])
+    rewrite = RewriteResult(question="", normalized="", search_intent="", concepts=[cll, Concept(text="rate")])
+    asked = "survival rate for CLL in older people"
+    assert patient_query(DocumentQuery(query_str=asked, rewrite=rewrite)) == f"{asked} chronic lymphocytic leukemia"
+    other = rewrite.model_copy(update={"concepts": [cll.model_copy(update={"kind": "other"})]})
+    assert patient_query(DocumentQuery(query_str=asked, rewrite=other)) == asked
+    assert patient_query(DocumentQuery(query_str="how common is cll")) == "how common is cll"

@@ -3,6 +3,7 @@ beside them, returned as one ``DocumentSearch`` with each step's timing (the pip
 
 from __future__ import annotations
 
+import re
 import time
 
 from cpqa.documents.hsrdr import PATIENT_INFORMATION, DocumentSearch, HSRDRRetriever
@@ -32,7 +33,7 @@ class DocumentFinder:
             return found
         with found.stage("patient_information") as record:
             found.patient = self.patient.search(
-                query.query_str, documents.patient_sections, query.section_kinds, documents.patient_pool
+                patient_query(query), documents.patient_sections, query.section_kinds, documents.patient_pool
             )
             record.info["sections"] = len(found.patient)
         if not self.patient.ready:
@@ -40,4 +41,18 @@ class DocumentFinder:
         return found
 
 
-__all__ = ["DocumentFinder"]
+def patient_query(query: DocumentQuery) -> str:
+    """What the patient pages are searched by: the rewritten question, with each condition it names only by an
+    abbreviation spelled out as the vocabulary knows it ("CLL": chronic lymphocytic leukemia), since a patient page
+    spells its condition out."""
+    concepts = query.rewrite.concepts if query.rewrite is not None else []
+    written = set(re.findall(r"\b[A-Z]{2,6}\b", query.query_str))  # the question's abbreviations, as written
+    spelled = [
+        next((n for n in c.synonyms if n.upper() != c.text.upper()), "")
+        for c in concepts
+        if c.kind == "disease" and c.text.upper() in written
+    ]
+    return " ".join([query.query_str, *(n for n in spelled if n)])
+
+
+__all__ = ["DocumentFinder", "patient_query"]
