@@ -46,10 +46,14 @@ def _stemmer() -> Any:
     return Stemmer.Stemmer("english")
 
 
+# English plurals no suffix rule reaches: "women" and "woman" are one word to a reader, not to Snowball.
+_IRREGULAR_PLURALS = {"women": "woman", "men": "man", "children": "child", "feet": "foot", "teeth": "tooth"}
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """The Snowball (Porter 2) stem of a lower-case word."""
-    return _stemmer().stemWord(word)
+    """The Snowball (Porter 2) stem of a lower-case word, an irregular plural read as its singular."""
+    return _stemmer().stemWord(_IRREGULAR_PLURALS.get(word, word))
 
 
 def content_terms(text: str) -> list[str]:

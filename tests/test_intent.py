@@ -182,3 +182,15 @@ def test_a_word_that_only_says_what_is_asked_is_not_the_subject(asking):
     concepts = [Concept(text=asking, kind="other"), Concept(text="dravet syndrome", kind="disease")]
     subjects = Addressing.of("what research is being done for Dravet syndrome?", concepts).subjects
     assert [s.kind for s in subjects] == ["disease"]
+
+
+def test_an_irregular_plural_names_its_singular():
+    """ "the chances of a woman getting breast cancer in her lifetime" is answered by "one in eight women ...": the
+    stemmer reads "women" as "woman" (and "curable" names nothing rare: a common word's -able form)."""
+    from cpqa.words import content_terms, is_specialist
+
+    assert content_terms("women men children") == content_terms("woman man child")
+    rule = Addressing.of("What are the chances of a woman getting breast cancer in her lifetime?")
+    sentence = "About one in eight women will develop breast cancer in her lifetime."
+    assert rule.addresses(sentence, sentence)
+    assert not is_specialist("curable") and is_specialist("resectable")
