@@ -194,3 +194,15 @@ def test_an_irregular_plural_names_its_singular():
     sentence = "About one in eight women will develop breast cancer in her lifetime."
     assert rule.addresses(sentence, sentence)
     assert not is_specialist("curable") and is_specialist("resectable")
+
+
+def test_genetic_asks_for_a_cause_it_is_not_the_subject():
+    """ "What is the genetic cause of Roberts syndrome?" is answered by "Mutations in the ESCO2 gene cause Roberts
+    syndrome." ("genetic" is not a word the sentence must repeat); "Is breast cancer genetic?" asks for a risk, which
+    "Breast cancer is common." does not state."""
+    roberts = Addressing.of("What is the genetic cause of Roberts syndrome?")
+    assert roberts.addresses("Mutations in the ESCO2 gene cause Roberts syndrome.")
+    breast = Addressing.of("Is breast cancer genetic?")
+    assert breast.needs == ("risk",)
+    assert not breast.addresses("Breast cancer is common.")
+    assert breast.addresses("Mutations in BRCA1 raise the risk of breast cancer.")

@@ -103,7 +103,7 @@ _QUESTION_NEEDS: tuple[tuple[Need, re.Pattern], ...] = (
         "risk",
         re.compile(
             r"\brisks?\b|\bcause[sd]?\b|\bcausing\b|\bassociat\w*|\blink(?:ed|s)?\b|\bcorrelat\w*|\brelat(?:ed|ionship)\b|"
-            r"\bhereditary\b|\binherit\w*|\bpredispos\w*|\bsusceptib\w*|\bcontribut\w*|\bmore likely\b|\bincrease\w*",
+            r"\bhereditary\b|\bgenetic\b|\binherit\w*|\bpredispos\w*|\bsusceptib\w*|\bcontribut\w*|\bmore likely\b|\bincrease\w*",
             _I,
         ),
     ),
@@ -171,7 +171,7 @@ _NEED_WORDS = frozenset(
         "recommended recommendation guideline guidelines best option options standard care symptom symptoms sign signs "
         "define definition mean meaning kind type effect effective efficacy benefit benefits outcome outcomes impact "
         "help helps improve reduce lower prevent increase expect happen first early earliest initial main typical "
-        "usual inheritance inherited inherit hereditary mode pattern onset age origin done explain explained "
+        "usual inheritance inherited inherit hereditary genetic mode pattern onset age origin done explain explained "
         # a condition's class: a sentence from the condition's record names the condition, not its class
         "disease diseases disorder disorders syndrome syndromes condition conditions illness "
         # asking for another name ("what does FBDD stand for?", "the trade name of apixaban")
