@@ -103,7 +103,8 @@ _QUESTION_NEEDS: tuple[tuple[Need, re.Pattern], ...] = (
         "risk",
         re.compile(
             r"\brisks?\b|\bcause[sd]?\b|\bcausing\b|\bassociat\w*|\blink(?:ed|s)?\b|\bcorrelat\w*|\brelat(?:ed|ionship)\b|"
-            r"\bhereditary\b|\bgenetic\b|\binherit\w*|\bpredispos\w*|\bsusceptib\w*|\bcontribut\w*|\bmore likely\b|\bincrease\w*",
+            r"\bhereditary\b|\bgenetic\b|\binherit\w*|\bpredispos\w*|\bsusceptib\w*|\bcontribut\w*|\bmore likely\b|"
+            r"\bincrease\w*",
             _I,
         ),
     ),
