@@ -242,3 +242,18 @@ def test_a_section_of_the_kind_named_still_leads_when_the_question_names_only_it
         check_question("What is the outlook for amyotrophic lateral sclerosis?"), [outlook, study]
     )
     assert answer.text.index("[NIH:gard-0000309-7]") < answer.text.index("[PMID:18367867]")
+
+
+def test_the_sentence_of_the_section_that_answers_leads_its_quotes():
+    """A section's quotes keep the page's order, but when the page's first does not state what was asked and another
+    quote does, that one leads: the treatment section's line naming methotrexate before its general lead."""
+    treatment = ALS_TREATMENT.model_copy(
+        update={
+            "pmid": "gard-0005130-4",
+            "title": "Psoriasis",
+            "text": "Psoriasis affects the skin of the elbows, knees and scalp. Drugs such as methotrexate are used "
+            "to treat severe psoriasis and can clear the skin.",
+        }
+    )
+    answer = Answerer(options=OPTIONS).answer(check_question("Is methotrexate used to treat psoriasis?"), [treatment])
+    assert answer.text.index("methotrexate are used") < answer.text.index("affects the skin")
