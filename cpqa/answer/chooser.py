@@ -178,8 +178,8 @@ def page_quotes(
     the page's own order (a section's lead states its subject even where the rule does not see it: quoting only the
     rule's sentences kept the first quote inside the gold section 0.519 against 0.779), except that when the page's
     first is one the rule does not accept, the first it accepts leads ("DMARDs include methotrexate ..." before "Most
-    people who have rheumatoid arthritis take medications."; stop 46, the quotes being of one chunk, the first quote
-    stays inside the gold section as often)."""
+    people who have rheumatoid arthritis take medications."; stop 46: on the MedQuAD tuning pages the first quote
+    stayed inside the gold section as often, on cancer.gov's eval pages 0.795 -> 0.784)."""
     chunks = [i for i, p in enumerate(passages) if p.is_patient_information and names_focus(p.title or "", asked)]
     if not chunks:
         return []
