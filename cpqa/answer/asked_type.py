@@ -98,6 +98,7 @@ _YEAR = re.compile(r"(?<![\w.-])(?:18|19|20)\d{2}(?![\w.-]|\s?(?:mg|patients|cas
 # "when was X approved?" asks for a date as "which year" does; "when should X be used?" asks for a time, not a date
 _WHEN = re.compile(r"^\s*(?:in\s+)?when\s+(?:was|were|did)\b", _I)
 _WORD = re.compile(r"[A-Za-z][\w-]*\w|[A-Za-z]")
+_QUESTION_WORD = re.compile(rf"{_WORD.pattern}|\d+")  # a year the question names is not an answer either
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ def is_disorder(word: str) -> bool:
 
 def _words(question: str) -> frozenset[str]:
     """The question's words and numbers, lower-cased: a name or a year it uses is not an answer."""
-    return frozenset(w.lower() for w in re.findall(r"[A-Za-z][\w-]*\w|[A-Za-z]|\d+", question))
+    return frozenset(w.lower() for w in _QUESTION_WORD.findall(question))
 
 
 def _group(noun: str) -> Group | None:

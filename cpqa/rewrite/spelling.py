@@ -48,13 +48,14 @@ class Speller:
         """The words that may lie within one edit of ``word``: those sharing a one-letter deletion with it
         (substitutions, transpositions), or equal to it less or plus one letter, instead of aligning ``word``
         against every word."""
-        with self._lock:
-            if self._deletion_index is None:
-                index: dict[str, set[str]] = {}
-                for w in self.words:
-                    for variant in _deletions(w):
-                        index.setdefault(variant, set()).add(w)
-                self._deletion_index = index
+        if self._deletion_index is None:  # built once, on the first correction
+            with self._lock:
+                if self._deletion_index is None:
+                    index: dict[str, set[str]] = {}
+                    for w in self.words:
+                        for variant in _deletions(w):
+                            index.setdefault(variant, set()).add(w)
+                    self._deletion_index = index
         near = set(self._deletion_index.get(word, ()))
         for variant in _deletions(word):
             near |= self._deletion_index.get(variant, set())
@@ -87,7 +88,7 @@ def _english(known_zipf: float) -> Speller:
     for w in iter_wordlist("en"):  # most frequent first
         if zipf_frequency(w, "en") < known_zipf:
             break
-        if w.isalpha() and len(w) >= Speller.min_letters - 1:
+        if w.isalpha() and len(w) >= Speller.min_letters:  # one edit from a word of six letters or more
             words.append(w)
     return Speller(words, long_edits=1)
 

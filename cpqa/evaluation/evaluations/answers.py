@@ -70,6 +70,7 @@ def names_exact_answer(
     spaced = f" {_spaced(' '.join([sentence, *long_forms(sentence, record_text)]), other_forms)} "
     joined = spaced.replace(" ", "")
     initials = {t.replace("-", "").upper() for t in _CAPITALS.findall(sentence) if sum(c.isupper() for c in t) >= 2}
+    genus = f" {_genus(sentence)} "
     for names in exact:
         for name in names:
             words = _spaced(name, other_forms)
@@ -78,9 +79,9 @@ def names_exact_answer(
                 return True
             if not other_forms:
                 continue
-            if _initials(name) and _initials(name) in initials:
+            if (named := _initials(name)) and named in initials:
                 return True
-            if _BINOMIAL.fullmatch(name.strip()) and f" {_genus(name)} " in f" {_genus(sentence)} ":
+            if _BINOMIAL.fullmatch(name.strip()) and f" {_genus(name)} " in genus:
                 return True
     return False
 
