@@ -5,7 +5,8 @@ first. The rest is split into runs of content words (stopwords and punctuation e
 longest phrase the vocabulary knows becomes one concept (with its MeSH heading and synonyms); a
 hyphenated compound or a phrase followed by its abbreviation in brackets ("biochemical recurrence (BCR)", the
 span found by NCBI's Ab3P) becomes one phrase concept; every other content word is a concept of its own. Words too
-generic to identify a document ("patients", "effect", "role") are kept apart as ``weak`` concepts.
+generic to identify a document ("patients", "effect", "role"), and words only the asker's story uses ("they told my
+dad ..."; ``narrative``), are kept apart as ``weak`` concepts.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from pydantic import BaseModel, Field
 
 from cpqa.rewrite.lay_terms import SEARCHED, LayMatch, lay_matches
 from cpqa.rewrite.lay_terms import read as read_lay
+from cpqa.rewrite.narrative import family_word, narrative_spans, written_as_name
 from cpqa.rewrite.spelling import english_correction
 from cpqa.rewrite.vocabulary import Kind, Term, Vocabulary, phrase_key
 from cpqa.rewrite.word_forms import normalize_word
-from cpqa.words import STOPWORDS
+from cpqa.words import STOPWORDS, names_rare_word
 
 Intent = Literal[
     "treatment", "diagnosis", "prognosis", "risk", "side_effects", "screening", "prevention", "mechanism", "general"
@@ -177,7 +179,7 @@ def process_question(question: str, vocab: Vocabulary, lay_searched: int = SEARC
     normalized = " ".join(normalized.split())
     return ProcessedQuestion(
         normalized=normalized,
-        concepts=list(concepts.values()),
+        concepts=_told_weak(list(concepts.values()), normalized),
         intent=detect_intent(normalized),
         corrections=corrections,
         lay={m.surface: list(m.term.clinical[:lay_searched]) for m in lay},
@@ -263,6 +265,29 @@ def _add_words(words: list[str], vocab: Vocabulary, add) -> None:
         word = words[i]
         add(Concept(text=word, phrases=[_as_phrase(word)], weak=is_weak(normalize_word(word))))
         i += 1
+
+
+def _told_weak(concepts: list[Concept], question: str) -> list[Concept]:
+    """Concepts only the asker's story names (``narrative_spans``: "told", "dad" in "they told my dad its in the lymph
+    nodes") made weak; a condition, a treatment, a MeSH term, a word written as a name ("AML") or one general English
+    rarely uses ("neuroblastoma", not "grandad") stays required."""
+    told = narrative_spans(question)
+    if not told:
+        return concepts
+    asked = "".join(ch if not any(a <= i < b for a, b in told) else " " for i, ch in enumerate(question))
+    story = " ".join(question[a:b] for a, b in told)
+
+    def only_told(concept: Concept) -> bool:
+        if concept.weak or concept.kind in ("disease", "treatment") or concept.mesh:
+            return False
+        pattern = rf"(?<![\w-]){re.escape(concept.text)}(?![\w-])"
+        if re.search(pattern, asked, re.IGNORECASE) or written_as_name(concept.text, story):
+            return False
+        return (
+            family_word(concept.text) or any(ch.isdigit() for ch in concept.text) or not names_rare_word(concept.text)
+        )
+
+    return [c.model_copy(update={"weak": True}) if only_told(c) else c for c in concepts]
 
 
 def is_weak(word: str) -> bool:
