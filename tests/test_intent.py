@@ -206,3 +206,16 @@ def test_genetic_asks_for_a_cause_it_is_not_the_subject():
     assert breast.needs == ("risk",)
     assert not breast.addresses("Breast cancer is common.")
     assert breast.addresses("Mutations in BRCA1 raise the risk of breast cancer.")
+
+
+def test_signs_of_the_nervous_system_and_a_treatment_said_to_work_best_are_statements_of_what_was_asked():
+    """CTCAE's nervous-system terms are signs and adverse events ("seizures", "lethargic", "coma"); "the most powerful
+    treatment" recommends one. Train-split questions whose page sections state these were judged not to."""
+    signs = Addressing.of("What are the clinical symptoms of an ornithine transcarbamylase deficiency?")
+    otc = "ornithine transcarbamylase deficiency"
+    assert signs.addresses(f"Babies with {otc} may have seizures or go into a coma.")
+    assert signs.addresses(f"An infant with {otc} may be lacking in energy (lethargic).")
+    assert not signs.addresses("Ornithine transcarbamylase deficiency often becomes evident in the first days of life.")
+    treat = Addressing.of("What is the treatment for trichotillomania?")
+    assert treat.addresses("Behavioral treatment seems to be the most powerful treatment for trichotillomania.")
+    assert not treat.addresses("Trichotillomania usually begins in childhood.")

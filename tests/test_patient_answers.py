@@ -257,3 +257,33 @@ def test_the_sentence_of_the_section_that_answers_leads_its_quotes():
     )
     answer = Answerer(options=OPTIONS).answer(check_question("Is methotrexate used to treat psoriasis?"), [treatment])
     assert answer.text.index("methotrexate are used") < answer.text.index("affects the skin")
+
+
+def test_an_abbreviation_the_question_spells_out_is_named_by_its_long_form():
+    """ "What is Guillain-Barre syndrome (GBS)?": a section naming the syndrome in full answers, though it never
+    writes "GBS"; before, only a later chunk that happened to write "(GBS)" could lead, quoting the outlook."""
+    defining = section(
+        "ninds-0000141-1",
+        text="Guillain-Barre syndrome is a disorder in which the body's immune system attacks part of the peripheral "
+        "nervous system.",
+        title="Guillain-Barre Syndrome",
+        section="What is Guillain-Barre Syndrome?",
+        site="NINDS (NIH)",
+        url=None,
+        kind="information",
+    )
+    answer = Answerer(options=OPTIONS).answer(check_question("What is Guillain-Barre syndrome (GBS)?"), [defining])
+    assert answer.direct and "[NIH:ninds-0000141-1]" in answer.text
+    # an abbreviation the question does not spell out must still be named: the page is not quoted for it
+    other = Answerer(options=OPTIONS).answer(check_question("Does GBS follow Guillain-Barre syndrome?"), [defining])
+    assert "[NIH:" not in other.text
+    # the long form must be named: a page about lupus does not answer what the Lupus Severity Index (LSI) is
+    lupus = defining.model_copy(
+        update={
+            "pmid": "gard-0003582-1",
+            "title": "Lupus",
+            "text": "Lupus is an autoimmune disease that can affect almost every organ in the body.",
+        }
+    )
+    index = Answerer(options=OPTIONS).answer(check_question("What is the Lupus Severity Index (LSI)?"), [lupus])
+    assert "[NIH:" not in index.text

@@ -60,7 +60,10 @@ _AE_TERMS = (
     r"swelling|oedema|edema|pain|ache|headache|cognitive|memory|confusion|hearing loss|ototox|tinnitus|"
     r"weight (?:loss|gain)|appetite|anorexia|taste|dry mouth|xerostomia|osteoporos|fracture|hypothyroid|"
     r"endocrin|secondary (?:cancer|malignanc)|second (?:cancer|malignanc)|leukaemia|leukemia|treatment-related death|"
-    r"hospitali[sz]|discontinu|dose (?:reduction|delay)|quality of life|distress|anxiety|depress"
+    r"hospitali[sz]|discontinu|dose (?:reduction|delay)|quality of life|distress|anxiety|depress|"
+    # CTCAE's nervous system and general disorders
+    r"seizure|convuls|letharg|somnolen|drows|coma\b|unconscious|syncope|faint|dizz|vertigo|tremor|ataxi|paralys|"
+    r"blurred vision|vision loss|irritab"
 )
 # "also known as", "marketed as": another name follows
 _ALIAS = (
@@ -118,7 +121,8 @@ _STATEMENTS: dict[str, re.Pattern] = {
         r"\b(?:recommend\w*|guidelines?|should|indicated|indication|standard|advis\w*|consider\w*|candidates?|"
         r"suitable|appropriate|offer\w*|options?|prefer\w*|first[- ]line|second[- ]line|warrant\w*|treated with|"
         r"treatment of choice|mainstay|management|approach\w*|effective|efficacy|benefit\w*|therap\w*|surgery|"
-        r"resection|chemotherapy|radiotherapy|radiation|screening|surveillance|used|use of)\b",
+        r"resection|chemotherapy|radiotherapy|radiation|screening|surveillance|used|use of|helpful|successful|"
+        r"powerful)\b",
         _I,
     ),
 }

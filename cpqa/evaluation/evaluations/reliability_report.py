@@ -84,7 +84,8 @@ class ReliabilityReport(BaseModel):
                 f"Load: {ld.questions} questions, {ld.concurrency} threads sharing one pipeline: "
                 f"{ld.answered} answered in {ld.seconds:.1f} s, deadlock {ld.deadlock}; {ld.ncbi_requests} "
                 f"E-utilities requests at {ld.mean_requests_per_s:g}/s, peak {ld.peak_requests_per_s} in any 1 s, "
-                f"{ld.peak_tolerant} in any 0.8 s, {ld.peak_departures_per_s} let go by the limiter in any 1 s (limit {ld.rate_limit_per_s:g}/s); store {ld.store_rows} rows, "
+                f"{ld.peak_tolerant} in any 0.8 s, {ld.peak_departures_per_s} let go by the limiter in any 1 s "
+                f"(limit {ld.rate_limit_per_s:g}/s); store {ld.store_rows} rows, "
                 f"{ld.duplicate_rows} duplicates, "
                 f"integrity {'ok' if ld.integrity_ok else 'FAILED'}.",
             ]
