@@ -2,7 +2,7 @@
 
 from cpqa.answer.intent import Addressing
 from cpqa.rewrite.concepts import process_question
-from cpqa.rewrite.narrative import narrative_spans, written_as_name
+from cpqa.rewrite.narrative import narrative_spans, story_word, written_as_name
 from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary
 
 
@@ -59,3 +59,11 @@ def test_the_rule_does_not_ask_an_answer_to_name_the_story():
     named = {stem for s in subjects for name in s.names for stem in name}
     assert "stage" in named and "bowel" in named
     assert not {"told", "dad"} & named
+
+
+def test_a_story_word_is_told_only_not_a_name_and_common_or_family():
+    question = "survival rate for CLL in older people, my grandad is 78 and they are just going to watch and wait"
+    assert story_word("grandad", question) and story_word("watch", question)
+    assert not story_word("CLL", question) and not story_word("older", question)  # asked
+    assert not story_word("AML", "how is it treated? Mum has AML")  # a name
+    assert not story_word("grandad", "can a grandad get breast cancer?")  # nothing told

@@ -287,3 +287,17 @@ def test_an_abbreviation_the_question_spells_out_is_named_by_its_long_form():
     )
     index = Answerer(options=OPTIONS).answer(check_question("What is the Lupus Severity Index (LSI)?"), [lupus])
     assert "[NIH:" not in index.text
+
+
+def test_the_asker_s_story_does_not_keep_a_page_from_answering():
+    """ "grandad" is a word general English rarely uses, but told, not asked: the page need not name it."""
+    outlook = section(
+        "cancergov-0000001_3-5",
+        text="Chronic lymphocytic leukemia is usually slow-growing, and many people live for years with it.",
+        title="Chronic Lymphocytic Leukemia Treatment (PDQ)",
+        section="Outlook (prognosis)",
+        kind="outlook",
+    )
+    question = "what is the outlook for chronic lymphocytic leukemia, my grandad has it and they will watch and wait"
+    answer = Answerer(options=OPTIONS).answer(check_question(question), [outlook])
+    assert "[NIH:cancergov-0000001_3-5]" in answer.text

@@ -28,6 +28,7 @@ from cpqa.models.cross_encoder import PairScorer
 from cpqa.options import AnswerOptions
 from cpqa.types import Passage
 from cpqa.rewrite.concepts import defined_abbreviations
+from cpqa.rewrite.narrative import story_word
 from cpqa.words import content_terms, is_specialist
 
 TRAINED_CHOOSER = Path(__file__).resolve().parents[1] / "models" / "trained" / "chooser"
@@ -188,9 +189,10 @@ def page_quotes(
     kinds, named = section_kinds(wording), section_kinds(wording, named_only=True)
     if not kinds:
         return []
-    # a drug, gene or test named by name; an abbreviation the question spells out is named by its long form ("GBS")
+    # a drug, gene or test named by name, not the asker's story ("grandad"); an abbreviation the question spells out
+    # is named by its long form ("GBS")
     spelled_out = defined_abbreviations(question)
-    specifics = [spelled_out.get(w, w) for w in specialist_words(question)]
+    specifics = [spelled_out.get(w, w) for w in specialist_words(question) if not story_word(w, question)]
     # each chunk's sentences (best by similarity first) and whether the rule accepts each: judged once
     judged: dict[int, list[tuple[Sentence, bool]]] = {i: [] for i in chunks}
     for sentence in ranked:

@@ -19,11 +19,11 @@ from pydantic import BaseModel, Field
 
 from cpqa.rewrite.lay_terms import SEARCHED, LayMatch, lay_matches
 from cpqa.rewrite.lay_terms import read as read_lay
-from cpqa.rewrite.narrative import family_word, narrative_spans, written_as_name
+from cpqa.rewrite.narrative import narrative_spans, story_word
 from cpqa.rewrite.spelling import english_correction
 from cpqa.rewrite.vocabulary import Kind, Term, Vocabulary, phrase_key
 from cpqa.rewrite.word_forms import normalize_word
-from cpqa.words import STOPWORDS, names_rare_word
+from cpqa.words import STOPWORDS
 
 Intent = Literal[
     "treatment", "diagnosis", "prognosis", "risk", "side_effects", "screening", "prevention", "mechanism", "general"
@@ -268,26 +268,17 @@ def _add_words(words: list[str], vocab: Vocabulary, add) -> None:
 
 
 def _told_weak(concepts: list[Concept], question: str) -> list[Concept]:
-    """Concepts only the asker's story names (``narrative_spans``: "told", "dad" in "they told my dad its in the lymph
-    nodes") made weak; a condition, a treatment, a MeSH term, a word written as a name ("AML") or one general English
-    rarely uses ("neuroblastoma", not "grandad") stays required."""
-    told = narrative_spans(question)
-    if not told:
+    """Concepts only the asker's story names (``story_word``: "told", "dad" in "they told my dad its in the lymph
+    nodes") made weak; a condition, a treatment or a MeSH term stays required."""
+    spans = narrative_spans(question)
+    if not spans:
         return concepts
-    asked = "".join(ch if not any(a <= i < b for a, b in told) else " " for i, ch in enumerate(question))
-    story = " ".join(question[a:b] for a, b in told)
 
-    def only_told(concept: Concept) -> bool:
-        if concept.weak or concept.kind in ("disease", "treatment") or concept.mesh:
-            return False
-        pattern = rf"(?<![\w-]){re.escape(concept.text)}(?![\w-])"
-        if re.search(pattern, asked, re.IGNORECASE) or written_as_name(concept.text, story):
-            return False
-        return (
-            family_word(concept.text) or any(ch.isdigit() for ch in concept.text) or not names_rare_word(concept.text)
-        )
+    def told(concept: Concept) -> bool:
+        known = concept.weak or concept.kind in ("disease", "treatment") or concept.mesh
+        return not known and story_word(concept.text, question, spans)
 
-    return [c.model_copy(update={"weak": True}) if only_told(c) else c for c in concepts]
+    return [c.model_copy(update={"weak": True}) if told(c) else c for c in concepts]
 
 
 def is_weak(word: str) -> bool:

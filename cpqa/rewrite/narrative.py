@@ -12,6 +12,9 @@ names what is asked about, so it is not told. When nothing would be left asked, 
 from __future__ import annotations
 
 import re
+from typing import Sequence
+
+from cpqa.words import names_rare_word
 
 # Words that open a clause telling the asker's story: English's personal pronouns and possessives, and the words
 # for family (closed classes of English, not of medicine).
@@ -54,8 +57,20 @@ def _asks(text: str) -> bool:
     return text.rstrip().endswith("?") or bool(first and first[0].lower() in _ASKING)
 
 
-def family_word(word: str) -> bool:
-    """Whether ``word`` names a member of the asker's family or circle ("grandad", "husbands")."""
+def story_word(word: str, question: str, spans: Sequence[tuple[int, int]] | None = None) -> bool:
+    """Whether ``word`` is only the asker's story: every time ``question`` uses it is in a told span
+    (``narrative_spans``, or ``spans`` already found), never written as a name ("AML"), and it is a family word, an age
+    or a word general English uses ("told", "grandad", "40s"; not "neuroblastoma")."""
+    spans = narrative_spans(question) if spans is None else spans
+    found = list(re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", question, re.IGNORECASE))
+    if not spans or not found or any(not any(a <= m.start() < b for a, b in spans) for m in found):
+        return False
+    if written_as_name(word, " ".join(question[a:b] for a, b in spans)):
+        return False
+    return _family_word(word) or any(ch.isdigit() for ch in word) or not names_rare_word(word)
+
+
+def _family_word(word: str) -> bool:
     word = word.lower().removesuffix("'s")
     return word in _FAMILY or word.removesuffix("s") in _FAMILY
 
@@ -73,4 +88,4 @@ def written_as_name(word: str, text: str) -> bool:
     return False
 
 
-__all__ = ["family_word", "narrative_spans", "written_as_name"]
+__all__ = ["narrative_spans", "story_word", "written_as_name"]
