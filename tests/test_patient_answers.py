@@ -301,3 +301,20 @@ def test_the_asker_s_story_does_not_keep_a_page_from_answering():
     question = "what is the outlook for chronic lymphocytic leukemia, my grandad has it and they will watch and wait"
     answer = Answerer(options=OPTIONS).answer(check_question(question), [outlook])
     assert "[NIH:cancergov-0000001_3-5]" in answer.text
+
+
+def test_a_stages_section_answers_a_stage_asked_about_only_when_its_quotes_name_that_stage():
+    stages = section(
+        "cancergov-0000037_1-6",
+        text="The following stages are used for colon cancer: Stage 0; Stage I; Stage II; Stage III; Stage IV.",
+        title="Colon Cancer Treatment (PDQ)",
+        section="Stages",
+        kind="stages",
+    )
+    question = check_question("what does stage 3 colon cancer mean?")
+    listing = Answerer(options=OPTIONS).answer(question, [stages])
+    assert "[NIH:cancergov-0000037_1-6]" in listing.text and not listing.direct  # closest evidence, said so
+    third = stages.model_copy(
+        update={"text": "In stage III colon cancer, cancer has spread to nearby lymph nodes but not to distant organs."}
+    )
+    assert Answerer(options=OPTIONS).answer(question, [third]).direct

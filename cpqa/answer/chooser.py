@@ -214,11 +214,15 @@ def page_quotes(
         if addressing.asks_for and not any(addressing.names_asked(s.text, about) for s, _ in judged[i]):
             continue
         if passage.kind in named or any(accepted for _, accepted in judged[i]):
-            answering.append((passage.kind in named, -i, i))
+            staged = any(addressing.names_stages(s.text) for s, _ in judged[i])  # "stage 3": Stage III's chunk
+            answering.append((passage.kind in named, staged, -i, i))
     if not answering:
         return []
     best = max(answering)[-1]  # a section of the kind the question names first ("gene": genetic changes)
-    addressing_first = [s for s, _ in sorted(judged[best], key=lambda item: not item[1])]  # stable: by similarity
+    # stable: by similarity, the rule's first, then those naming the stage asked about
+    addressing_first = [
+        s for s, ok in sorted(judged[best], key=lambda item: (not item[1], not addressing.names_stages(item[0].text)))
+    ]
     order = {text: place for place, text in enumerate(passage_sentences(passages[best]))}
     quotes = sorted(addressing_first[: options.quotes_per_record], key=lambda s: order.get(s.text, len(order)))
     accepted = {s.text for s, ok in judged[best] if ok}
@@ -232,8 +236,9 @@ def page_quotes(
 def page_states_asked(quotes: Sequence[Sentence], passages: Sequence[Passage], addressing: Addressing) -> bool:
     """Whether a page section's ``quotes`` (``page_quotes``) state what was asked, not only its topic: the rule accepts
     one of them (they come first), or the section names every thing the question asks about but the words naming a
-    kind of section ("outlook", "diagnose"). A treatment section listing riluzole does not say whether lithium helps
-    ALS; "What is the outlook for pseudotumor cerebri?" is answered by its page's outlook section."""
+    kind of section ("outlook", "diagnose"), and the quotes name the stage asked about ("stage 3": not a list of
+    stages). A treatment section listing riluzole does not say whether lithium helps ALS; "What is the outlook for
+    pseudotumor cerebri?" is answered by its page's outlook section."""
     if not quotes:
         return False
     if any(addressing.addresses(s.text, record_text(passages[s.rank])) for s in quotes):
@@ -241,7 +246,8 @@ def page_states_asked(quotes: Sequence[Sentence], passages: Sequence[Passage], a
     section = frozenset(content_terms(record_text(passages[quotes[0].rank])))
     wording = addressing.wording
     kind_words = frozenset(t for _, cue in _KIND_WORDS for m in cue.finditer(wording) for t in content_terms(m[0]))
-    return all(s.named_in(section) or s.named_in(kind_words) for s in addressing.subjects)
+    named = all(s.named_in(section) or s.named_in(kind_words) for s in addressing.subjects if s.kind != "stage")
+    return named and addressing.names_stages(" ".join(s.text for s in quotes))
 
 
 __all__ = [

@@ -36,6 +36,7 @@ from functools import cached_property, lru_cache
 from typing import Sequence
 
 from cpqa.answer.asked_type import AskedType, is_disorder, names_drug
+from cpqa.rewrite.stages import stage_marks
 from cpqa.answer.statements import NEEDS, Need, names_beside, states
 from cpqa.types import Passage
 from cpqa.words import content_terms, names_rare_word
@@ -154,7 +155,7 @@ class Subject:
     """One key concept of the question, by all its names' stems."""
 
     names: tuple[frozenset[str], ...]  # each name as its set of content stems
-    kind: str  # "disease", "treatment" or "other"
+    kind: str  # "disease", "treatment", "stage" (a stage or grade by number: named by the sentence) or "other"
     proper: bool = False  # named by a word general English rarely uses (a drug, a gene, a test's name)
     drug: bool = False  # a drug's name the vocabulary does not hold, by its INN stem or code ("tepotinib", "AMG334")
 
@@ -230,7 +231,8 @@ class Addressing:
             concepts = process_question(question, Vocabulary(BUILTIN)).concepts
         wording = without_names(question, concepts)
         needs = question_needs(wording)
-        subjects = subjects_of(concepts, needs)
+        stages = [Subject(names=(frozenset({mark}),), kind="stage") for mark in sorted(stage_marks(question))]
+        subjects = subjects_of(concepts, needs) + stages
         return cls(
             needs=needs,
             subjects=subjects,
@@ -243,13 +245,17 @@ class Addressing:
         """Rule 2a: every treatment (and drug) named in the sentence, a disease in the sentence or its record, and of
         the rest at most a third missing."""
         stems, record = _named(sentence, record_text)
-        others = [s for s in self.subjects if s.kind not in ("disease", "treatment")]
-        if not all(s.named_in(stems) for s in self.subjects if s.kind == "treatment" or s.drug):
+        others = [s for s in self.subjects if s.kind not in ("disease", "treatment", "stage")]
+        if not all(s.named_in(stems) for s in self.subjects if s.kind in ("treatment", "stage") or s.drug):
             return False
         if not all(s.named_in(record) for s in self.subjects if s.kind == "disease"):
             return False
         missing = sum(not s.named_in(stems) for s in others)
         return missing <= len(others) // 3
+
+    def names_stages(self, text: str) -> bool:
+        """Whether ``text`` itself names every stage or grade the question asks about by number (True when none)."""
+        return all(s.named_in(stage_marks(text)) for s in self.subjects if s.kind == "stage")
 
     def asked(self, question: str) -> str:
         """The question with every name of its subjects (the rewrite's synonyms, the lay words' clinical terms)."""
@@ -330,8 +336,9 @@ def _split_stems(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=256)
 def _stems(text: str) -> frozenset[str]:
-    """Content stems of a text; kept, since every sentence of a passage is judged against the same record text."""
-    return frozenset(content_terms(text))
+    """Content stems of a text and the stages it names (``stage_marks``); kept, since every sentence of a passage is
+    judged against the same record text."""
+    return frozenset(content_terms(text)) | stage_marks(text)
 
 
 def _named(sentence: str, record_text: str) -> tuple[frozenset[str], frozenset[str]]:

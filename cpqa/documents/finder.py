@@ -10,6 +10,7 @@ from cpqa.documents.hsrdr import PATIENT_INFORMATION, DocumentSearch, HSRDRRetri
 from cpqa.documents.patient_search import PatientSearch
 from cpqa.documents.path import DocumentQuery
 from cpqa.options import PipelineOptions
+from cpqa.rewrite.stages import roman_stages
 from cpqa.types import StageRecord
 
 PATIENT_NOT_READY = "patient information is still being indexed (cpqa ingest medquad): not searched yet"
@@ -44,7 +45,8 @@ class DocumentFinder:
 def patient_query(query: DocumentQuery) -> str:
     """What the patient pages are searched by: the rewritten question, with each condition it names only by an
     abbreviation spelled out as the vocabulary knows it ("CLL": chronic lymphocytic leukemia), since a patient page
-    spells its condition out."""
+    spells its condition out, and with a stage written in Arabic numerals also in Roman ones ("stage 3": stage III),
+    as the pages write it."""
     concepts = query.rewrite.concepts if query.rewrite is not None else []
     written = set(re.findall(r"\b[A-Z]{2,6}\b", query.query_str))  # the question's abbreviations, as written
     spelled = [
@@ -52,7 +54,7 @@ def patient_query(query: DocumentQuery) -> str:
         for c in concepts
         if c.kind == "disease" and c.text.upper() in written
     ]
-    return " ".join([query.query_str, *(n for n in spelled if n)])
+    return " ".join([query.query_str, *(n for n in spelled if n), *roman_stages(query.query_str)])
 
 
 __all__ = ["DocumentFinder", "patient_query"]
