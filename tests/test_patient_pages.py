@@ -258,27 +258,3 @@ def test_a_condition_named_by_its_abbreviation_is_searched_spelled_out():
     assert patient_query(DocumentQuery(query_str=asked, rewrite=other)) == asked
     assert patient_query(DocumentQuery(query_str="how common is cll")) == "how common is cll"
     assert patient_query(DocumentQuery(query_str="what does stage 3 mean")) == "what does stage 3 mean stage III"
-
-
-def test_the_chunk_describing_the_stage_asked_about_is_read_beside_the_section_s_first():
-    from cpqa.passages.patient import patient_passages
-    from cpqa.types import PatientHit, PatientSection
-
-    stages = [
-        f"Stage {n}: In stage {n}, cancer has spread further than at the stage before." for n in "0 I II III IV".split()
-    ]
-    section = PatientSection(
-        key="cancergov-0000037_1-6",
-        site="cancer.gov (NCI)",
-        collection="1_CancerGov_QA",
-        page="0000037_1",
-        title="Colon Cancer Treatment (PDQ)",
-        url="https://www.cancer.gov/types/colorectal/patient/colon-treatment-pdq",
-        focus="Colon Cancer",
-        kind="stages",
-        heading="Stages",
-        question="What are the stages of Colon Cancer?",
-        text="\n\n".join(stages),
-    )
-    passages = patient_passages([PatientHit(section=section, score=1.0)], "what does stage 3 colon cancer mean", 12)
-    assert [p.node_id for p in passages] == ["patient:cancergov-0000037_1-6:0", "patient:cancergov-0000037_1-6:3"]

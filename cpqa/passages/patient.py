@@ -12,7 +12,6 @@ from typing import Sequence
 
 from cpqa.passages.seos import split_sentences
 from cpqa.types import Passage, PatientHit
-from cpqa.rewrite.stages import stage_marks
 from cpqa.words import content_terms
 
 _ITEM = re.compile(r"^\s*-\s+")
@@ -75,13 +74,13 @@ def _joined(pieces: list[str]) -> str:
 
 
 def _coverage(chunk: str, wanted: set[str]) -> int:
-    return len(wanted & (set(content_terms(chunk)) | stage_marks(chunk)))
+    return len(wanted & set(content_terms(chunk)))
 
 
 def patient_passages(hits: Sequence[PatientHit], question: str, max_words: int) -> list[Passage]:
     """Each section's first chunk and, when another covers more of ``question``'s words, that chunk too, best
     section first (the search's order)."""
-    wanted = set(content_terms(question)) | stage_marks(question)  # "stage 3" covered by Stage III's chunk
+    wanted = set(content_terms(question))
     passages: list[Passage] = []
     for hit in hits:
         section = hit.section
