@@ -221,7 +221,7 @@ def page_quotes(
     best = max(answering)[-1]  # a section of the kind the question names first ("gene": genetic changes)
     # stable: by similarity, the rule's first, then those naming the stage asked about
     addressing_first = [
-        s for s, ok in sorted(judged[best], key=lambda item: (not item[1], not addressing.names_stages(item[0].text)))
+        s for s, _ in sorted(judged[best], key=lambda item: (not item[1], not addressing.names_stages(item[0].text)))
     ]
     order = {text: place for place, text in enumerate(passage_sentences(passages[best]))}
     quotes = sorted(addressing_first[: options.quotes_per_record], key=lambda s: order.get(s.text, len(order)))

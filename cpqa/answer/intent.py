@@ -36,8 +36,8 @@ from functools import cached_property, lru_cache
 from typing import Sequence
 
 from cpqa.answer.asked_type import AskedType, is_disorder, names_drug
-from cpqa.rewrite.stages import stage_marks
 from cpqa.answer.statements import NEEDS, Need, names_beside, states
+from cpqa.rewrite.stages import stage_marks
 from cpqa.types import Passage
 from cpqa.words import content_terms, names_rare_word
 
@@ -242,8 +242,8 @@ class Addressing:
         )
 
     def names_subject(self, sentence: str, record_text: str = "") -> bool:
-        """Rule 2a: every treatment (and drug) named in the sentence, a disease in the sentence or its record, and of
-        the rest at most a third missing."""
+        """Rule 2a: every treatment (and drug, and stage asked about by number) named in the sentence, a disease in the
+        sentence or its record, and of the rest at most a third missing."""
         stems, record = _named(sentence, record_text)
         others = [s for s in self.subjects if s.kind not in ("disease", "treatment", "stage")]
         if not all(s.named_in(stems) for s in self.subjects if s.kind in ("treatment", "stage") or s.drug):
