@@ -100,6 +100,12 @@ class RewriteOptions(_Section):
     speller_zipf: float = Field(
         default=3.0, description="spelling: ... a common English word: this frequent or more (once per million words)"
     )
+    stage_list: int = Field(
+        default=3,
+        ge=2,
+        description="a text naming this many stages (or grades) or more, by number, lists them and names none "
+        "('Stage 0; Stage I; ...'); set by hand",
+    )
     definitional_words: int = Field(
         default=12, ge=1, description="adaptive retrieval's rules: a longer question is never 'definitional'"
     )

@@ -9,18 +9,20 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from cpqa.options import RewriteOptions
+
 _MARK = re.compile(r"\b(stage|grade)\s+(0|[1-4]|iv|iii|ii|i)(?:[abc])?\b", re.IGNORECASE)
 _NUMBER = {"0": "0", "1": "1", "2": "2", "3": "3", "4": "4", "i": "1", "ii": "2", "iii": "3", "iv": "4"}
-LIST = 3  # distinct stages of one kind that make a text a list of stages
 
 
 @lru_cache(maxsize=4096)
-def stage_marks(text: str) -> frozenset[str]:
-    """The stages and grades ``text`` names, as marks ("stage3", "grade2"); none of a kind it lists."""
+def stage_marks(text: str, listing: int = RewriteOptions().stage_list) -> frozenset[str]:
+    """The stages and grades ``text`` names, as marks ("stage3", "grade2"); none of a kind it lists (``listing``
+    distinct stages of it or more)."""
     marks: dict[str, set[str]] = {}
     for kind, number in _MARK.findall(text):
         marks.setdefault(kind.lower(), set()).add(_NUMBER[number.lower()])
-    return frozenset(f"{kind}{n}" for kind, numbers in marks.items() if len(numbers) < LIST for n in numbers)
+    return frozenset(f"{kind}{n}" for kind, numbers in marks.items() if len(numbers) < listing for n in numbers)
 
 
 _ROMAN = {"1": "I", "2": "II", "3": "III", "4": "IV"}
