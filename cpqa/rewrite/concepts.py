@@ -270,13 +270,12 @@ def _add_words(words: list[str], vocab: Vocabulary, add) -> None:
 def _told_weak(concepts: list[Concept], question: str) -> list[Concept]:
     """Concepts only the asker's story names (``story_word``: "told", "dad" in "they told my dad its in the lymph
     nodes") made weak; a condition, a treatment or a MeSH term stays required."""
-    spans = narrative_spans(question)
-    if not spans:
+    if not narrative_spans(question):
         return concepts
 
     def told(concept: Concept) -> bool:
         known = concept.weak or concept.kind in ("disease", "treatment") or concept.mesh
-        return not known and story_word(concept.text, question, spans)
+        return not known and story_word(concept.text, question)
 
     return [c.model_copy(update={"weak": True}) if told(c) else c for c in concepts]
 

@@ -12,7 +12,7 @@ names what is asked about, so it is not told. When nothing would be left asked, 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from functools import lru_cache
 
 from cpqa.words import names_rare_word
 
@@ -36,10 +36,12 @@ _CLAUSE = re.compile(r"[^,;]+(?:[,;]|$)")
 _FIRST_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
-def narrative_spans(question: str) -> list[tuple[int, int]]:
+@lru_cache(maxsize=256)
+def narrative_spans(question: str) -> tuple[tuple[int, int], ...]:
     """Character spans of ``question`` that tell rather than ask (see the module docstring); none when every part
-    would be told (then the question is its story)."""
-    told, kept = [], False
+    would be told (then the question is its story). Kept: the rewrite and the page chooser both ask."""
+    told: list[tuple[int, int]] = []
+    kept = False
     for sentence in _SENTENCE.finditer(question):
         for m in _CLAUSE.finditer(sentence[0]):
             if not m[0].strip():
@@ -49,7 +51,7 @@ def narrative_spans(question: str) -> list[tuple[int, int]]:
                 told.append((sentence.start() + m.start(), sentence.start() + m.end()))
             else:
                 kept = True
-    return told if kept else []
+    return tuple(told) if kept else ()
 
 
 def _asks(text: str) -> bool:
@@ -57,12 +59,12 @@ def _asks(text: str) -> bool:
     return text.rstrip().endswith("?") or bool(first and first[0].lower() in _ASKING)
 
 
-def story_word(word: str, question: str, spans: Sequence[tuple[int, int]] | None = None) -> bool:
+def story_word(word: str, question: str) -> bool:
     """Whether ``word`` is only the asker's story: every time ``question`` uses it is in a told span
-    (``narrative_spans``, or ``spans`` already found), never written as a name ("AML"), and it is a family word, an age
-    or a word general English uses ("told", "grandad", "40s"; not "neuroblastoma")."""
-    spans = narrative_spans(question) if spans is None else spans
-    found = list(re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", question, re.IGNORECASE))
+    (``narrative_spans``), never written as a name ("AML"), and it is a family word, an age or a word general English
+    uses ("told", "grandad", "40s"; not "neuroblastoma")."""
+    spans = narrative_spans(question)
+    found = _uses(word, question)
     if not spans or not found or any(not any(a <= m.start() < b for a, b in spans) for m in found):
         return False
     if written_as_name(word, " ".join(question[a:b] for a, b in spans)):
@@ -78,7 +80,7 @@ def _family_word(word: str) -> bool:
 def written_as_name(word: str, text: str) -> bool:
     """Whether ``word`` is written in ``text`` as a name: in capitals ("AML", "HER2", "R-CHOP"), or capitalised where
     a sentence does not start ("Keytruda"); not an age or a span of time ("40s")."""
-    for m in re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE):
+    for m in _uses(word, text):
         written = m[0]
         if sum(ch.isupper() for ch in written) > 1:
             return True
@@ -86,6 +88,11 @@ def written_as_name(word: str, text: str) -> bool:
         if written[:1].isupper() and before and before[-1] not in ".?!":
             return True
     return False
+
+
+def _uses(word: str, text: str) -> list[re.Match]:
+    """Where ``text`` uses ``word`` as a whole word, in any case."""
+    return list(re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE))
 
 
 __all__ = ["narrative_spans", "story_word", "written_as_name"]

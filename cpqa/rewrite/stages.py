@@ -31,7 +31,7 @@ _ROMAN = {"1": "I", "2": "II", "3": "III", "4": "IV"}
 def roman_stages(text: str) -> list[str]:
     """The stages ``text`` writes in Arabic numerals, written as cancer.gov's pages write them ("stage 3": "stage
     III"), so a search for the page's words finds them."""
-    return [f"{kind} {_ROMAN[n]}" for kind, n in re.findall(r"\b(stage|grade)\s+([1-4])\b", text, re.I)]
+    return [f"{kind} {_ROMAN[n]}" for kind, n in _MARK.findall(text) if n in _ROMAN]
 
 
 __all__ = ["roman_stages", "stage_marks"]

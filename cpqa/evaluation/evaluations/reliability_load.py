@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 from pydantic import BaseModel
 
 from cpqa.evaluation.evaluations.reliability import World, store_health
-from cpqa.sources.ncbi.ratelimit import RateLimiter, shared_limiter
+from cpqa.sources.ncbi.client import eutils_limiter
+from cpqa.sources.ncbi.ratelimit import RateLimiter
 from cpqa.testing.routes import fault_for
 
 if TYPE_CHECKING:
@@ -82,9 +83,7 @@ def run_load(world: World, questions: Sequence[str] = tuple(LOAD_QUESTIONS), tim
     since = len(world.ncbi.requests)
     threads = [threading.Thread(target=ask, args=(i,), daemon=True) for i in range(len(questions))]
     start = time.monotonic()
-    with _departures(
-        shared_limiter(world.settings.cpqa_eutils_url.rstrip("/") + "/", world.settings.ncbi_rate_limit)
-    ) as departures:
+    with _departures(eutils_limiter(world.settings)) as departures:
         for t in threads:
             t.start()
         for t in threads:

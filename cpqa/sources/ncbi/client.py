@@ -146,6 +146,11 @@ def parse_esearch(data: bytes) -> SearchResult:
     )
 
 
+def eutils_limiter(settings: Settings) -> RateLimiter:
+    """The process-wide limiter of the E-utilities server ``settings`` names, which every client of it shares."""
+    return shared_limiter(settings.cpqa_eutils_url.rstrip("/") + "/", settings.ncbi_rate_limit)
+
+
 class EutilsClient:
     """esearch / efetch with NCBI etiquette; thread-safe; ``requests_made`` counts HTTP attempts."""
 
@@ -153,7 +158,7 @@ class EutilsClient:
         self.settings = settings
         self.store = store
         self.base_url = settings.cpqa_eutils_url.rstrip("/") + "/"
-        self.limiter = limiter or shared_limiter(self.base_url, settings.ncbi_rate_limit)
+        self.limiter = limiter or eutils_limiter(settings)
         self._http = httpx.Client(timeout=settings.cpqa_http_timeout, headers={"User-Agent": f"{TOOL} (httpx)"})
         self._count_lock = threading.Lock()
         self.requests_made = 0
