@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cpqa.answer.answerer import Answerer
-from cpqa.answer.chooser import AnswerChooser, TRAINED_CHOOSER, names_focus, section_kinds
+from cpqa.answer.chooser import AnswerChooser, TRAINED_CHOOSER, section_kinds
+from cpqa.documents.page_focus import names_focus
 from cpqa.answer.messages import RESEARCH_ADDS
 from cpqa.options import PipelineOptions
 from cpqa.types import Passage
@@ -157,6 +158,43 @@ def test_the_section_of_the_kind_the_question_names_leads_though_the_search_put_
         check_question("Which gene is primarily associated with the Saethre-Chotzen syndrome?"), [INHERITANCE, GENETIC]
     )
     assert "[NIH:ghr-0000889-3]" in answer.text and "[NIH:ghr-0000889-4]" not in answer.text  # one section leads
+
+
+def test_a_section_of_another_kind_answers_when_it_states_what_is_asked_after_those_of_the_kind_asked():
+    # cancer.gov's testicular cancer pages have no "how common is it?" section; their risk section says how common
+    risk = section(
+        "cancergov-0000020_1-2",
+        text="Testicular cancer is very rare, but it is the most common cancer found in men between the ages of 15 "
+        "and 34.",
+        title="Testicular Cancer Screening (PDQ)",
+        section="Risk factors",
+        kind="susceptibility",
+    )
+    silent = risk.model_copy(
+        update={"node_id": "patient:cancergov-0000020_1-3:0", "pmid": "cancergov-0000020_1-3", "section": "Stages",
+                "kind": "stages", "text": "Testicular cancer is staged by tests done after surgery."}
+    )  # fmt: skip
+    question = check_question("How common is testicular cancer?")
+    answer = Answerer(options=OPTIONS).answer(question, [silent, risk])
+    assert answer.direct and "[NIH:cancergov-0000020_1-2]" in answer.text and "staged by" not in answer.text
+    frequency = risk.model_copy(
+        update={"node_id": "patient:ghr-0000999-2:0", "pmid": "ghr-0000999-2", "section": "How common is it?",
+                "kind": "frequency", "text": "Testicular cancer affects about 1 in 250 men."}
+    )  # fmt: skip
+    answer = Answerer(options=OPTIONS).answer(question, [risk, frequency])
+    assert "[NIH:ghr-0000999-2]" in answer.text and "[NIH:cancergov-0000020_1-2]" not in answer.text
+
+
+def test_a_page_s_sentence_is_quoted_whole_though_it_opens_like_a_structured_abstract_s_label():
+    page = section(
+        "cancergov-0000024_2-7",
+        text="Laser surgery: A surgical procedure that uses a laser beam as a knife to remove a tumor of endometrial "
+        "cancer.",
+        section="Treatment",
+        kind="treatment",
+    )
+    answer = Answerer(options=OPTIONS).answer(check_question("How is endometrial cancer treated?"), [page])
+    assert '"Laser surgery: A surgical procedure that uses a laser beam' in answer.text
 
 
 def test_a_section_the_question_only_allows_leads_only_when_it_states_what_is_asked():

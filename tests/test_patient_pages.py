@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from conftest import shared
 from cpqa.documents.patient_search import PatientIndex, PatientSearch, bm25_text, dense_text, saved_state
 from cpqa.evaluation.data.splits import MEDQUAD_SPLITS, load_splits
+from cpqa.passages.patient import section_chunks
 from cpqa.sources.patient_pages import HEADINGS, clean_text, page_title, read_medquad
 from cpqa.sources.patient_store import PatientStore
 from cpqa.types import PatientSection
@@ -117,6 +118,19 @@ def test_text_is_cleaned_lists_kept_sentences_whole(every_section):
         "Risk factors include:\n- being over 50\n- having fair skin"
     )
     assert clean_text("gums - like cavities. An ECG  -- a test") == "gums - like cavities. An ECG -- a test"
+    # MedlinePlus ends a list with a wide gap, not a full stop, before the next paragraph
+    assert clean_text(
+        "It is more common in men who       - Have had X    - Have a family history       Symptoms vary."
+    ) == ("It is more common in men who\n- Have had X\n- Have a family history\nSymptoms vary.")
+
+
+def test_a_list_is_one_sentence_with_the_line_that_introduces_it():
+    text = "Signs include:\n- fever\n- feeling tired\nIt is also more common in men who\n- Have had X\n- Smoke\nOther text."
+    assert section_chunks(text, 100) == [
+        "Signs include: fever; feeling tired. It is also more common in men who: Have had X; Smoke. Other text."
+    ]
+    key_points = "Key Points\n- Testicular cancer can usually be cured.\n- It is rare."
+    assert section_chunks(key_points, 100) == ["Testicular cancer can usually be cured. It is rare."]  # sentences
 
 
 def test_bad_input_is_a_clear_error(tmp_path):
@@ -199,6 +213,24 @@ def test_the_index_follows_the_store_and_never_reads_the_question(tmp_path):
 
 
 # ---------------------------------------------------------------- ingest and search, end to end
+def test_a_page_about_the_condition_asked_comes_before_another_condition_s_section_of_the_kind_asked(tmp_path):
+    def page(key: str, title: str, kind: str, text: str) -> PatientSection:
+        return _section(key, key.rsplit("-", 1)[0], text).model_copy(
+            update={"title": title, "focus": title, "kind": kind}
+        )
+
+    other = page("cdc-0000001-1", "Prostate Cancer", "frequency", "Prostate cancer is common in men: how common is it?")
+    asked = page("cdc-0000002-1", "Testicular Cancer", "susceptibility", "Testicular cancer is rare in men.")
+    with PatientStore(tmp_path / "patient.sqlite") as store:
+        store.upsert([other, asked])
+        search = PatientSearch.build(store, None, tmp_path / "index")
+        question = "how common is testicular cancer in men"
+        kinds = frozenset({"frequency"})
+        assert search.search(question, k=1, kinds=kinds, pool=10)[0].section.key == other.key  # the kind alone
+        found = search.search(question, k=1, kinds=kinds, pool=10, asked=f"{question} Testicular Neoplasms")
+        assert found[0].section.key == asked.key
+
+
 def test_ingest_medquad_end_to_end_and_again(patient_home, medquad):
     home, summary = patient_home
     assert summary["sections"] == {"1_CancerGov_QA": 729, "9_CDC_QA": 270}

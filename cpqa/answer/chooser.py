@@ -24,6 +24,7 @@ import numpy as np
 
 from cpqa.answer.extractive import Sentence, passage_sentences
 from cpqa.answer.intent import Addressing, question_needs, record_text, without_names
+from cpqa.documents.page_focus import names_focus
 from cpqa.models.cross_encoder import PairScorer
 from cpqa.options import AnswerOptions
 from cpqa.types import Passage
@@ -112,33 +113,6 @@ class AnswerChooser:
         return 1.0 / (1.0 + np.exp(-logits))
 
 
-# Words every condition's name may hold: a page is about a question's condition by the other words of its name.
-# Of them, a growth's names are one class: a page about a cancer answers only a question that names one, in any of
-# its words ("womb cancer" is searched as "endometrial neoplasms").
-_GROWTH = frozenset(
-    content_terms("cancer cancers tumor tumors tumour neoplasm neoplasms carcinoma malignancy malignancies sarcoma")
-)
-_GENERIC = _GROWTH | frozenset(
-    content_terms(
-        "disease diseases syndrome disorder adult adults childhood children child treatment prevention screening "
-        "type types primary malignant benign cell cells"
-    )
-)
-_PAGE_KIND = frozenset(content_terms("treatment prevention screening adult adults childhood children child type types"))
-
-
-def names_focus(title: str, asked: str) -> bool:
-    """Whether ``asked`` (a question and the names of its concepts) names the condition of a page titled ``title``:
-    every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial) and, for a growth, a
-    growth's name; a title of common words only ("I-Cell Disease") by all of its words but the page's kind."""
-    named = set(content_terms(re.sub(r"\(PDQ\)", " ", title)))
-    words = set(content_terms(asked))
-    distinctive = named - _GENERIC
-    if not distinctive:
-        return bool(named - _PAGE_KIND) and named - _PAGE_KIND <= words
-    return distinctive <= words and (not named & _GROWTH or bool(words & _GROWTH))
-
-
 def specialist_words(question: str) -> list[str]:
     """The question's words general English rarely uses: a drug, gene, test or condition named by name."""
     return [w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{2,}", question) if is_specialist(w.lower())]
@@ -199,13 +173,14 @@ def page_quotes(
         if sentence.rank in judged:
             about = record_text(passages[sentence.rank])
             judged[sentence.rank].append((sentence, addressing.addresses(sentence.text, about)))
+    named_need = bool(set(addressing.needs) - {"finding"})
     answering = []
     for i in chunks:
         passage = passages[i]
         about = record_text(passage)
         if not names_all(specifics, f"{passage.text} {about}"):  # a drug, gene or test the page never names
             continue
-        if passage.kind not in kinds or not addressing.names_condition(passage.text, about):
+        if not addressing.names_condition(passage.text, about):
             continue
         # A section of a kind the question only allows answers when it states what is asked (the rule accepts one of
         # its sentences): "no known cure" is not an answer to "which gene therapies are under investigation?"
@@ -213,9 +188,14 @@ def page_quotes(
         # "SLE is caused by mutations in single genes" does not say which genes.
         if addressing.asks_for and not any(addressing.names_asked(s.text, about) for s, _ in judged[i]):
             continue
-        if passage.kind in named or any(accepted for _, accepted in judged[i]):
+        # A section of another kind answers when the rule accepts one of its sentences for a need the question's
+        # wording names (not a bare finding), after those of the kinds asked for: "how common is testicular cancer?"
+        # is answered by the risk section of cancer.gov's page ("... it is the most common cancer found in men
+        # between the ages of 15 and 34"), which has no frequency one.
+        states_asked = any(ok for _, ok in judged[i]) and (passage.kind in kinds or named_need)
+        if passage.kind in named or states_asked:
             staged = any(addressing.names_stages(s.text) for s, _ in judged[i])  # "stage 3": Stage III's chunk
-            answering.append((passage.kind in named, staged, -i, i))
+            answering.append((passage.kind in named, passage.kind in kinds, staged, -i, i))
     if not answering:
         return []
     best = max(answering)[-1]  # a section of the kind the question names first ("gene": genetic changes)

@@ -132,17 +132,19 @@ def is_whole(sentence: str, max_words: int = _TUNED.max_quote_words) -> bool:
 
 
 def _labelled_sentences(passage: Passage, options: AnswerOptions, patient: bool) -> list[tuple[str, float]]:
-    """The passage's quotable sentences, labels stripped, with a weight for the section each falls in and for
+    """The passage's quotable sentences, a research record's labels stripped, with a weight for the section each falls in and for
     stating a finding. Never quoted: a sentence cut at the passage's edge, and one that addresses the reader or
     carries a link, markup or citation marker (evidence is data); for a patient, one that directs a treatment change
     in any voice ("should be discontinued in all patients"): the care team decides that, not a quote."""
     label = passage.section
     result = []
     for sentence in passage_sentences(passage):
-        match = SECTION_LABEL.match(sentence)
+        # A patient page has no structured-abstract labels: its "Laser surgery: A surgical procedure ..." and "It is
+        # more common in men who: ..." are whole sentences.
+        match = None if passage.is_patient_information else SECTION_LABEL.match(sentence)
         if match:
             label = match.group(0)
-        text = strip_labels(sentence)
+        text = sentence if passage.is_patient_information else strip_labels(sentence)
         quotable = unquotable(text, passage.is_patient_information) is None
         if passage.is_patient_information and text.rstrip().endswith("?"):  # a page's own question, as a heading
             continue

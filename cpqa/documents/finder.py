@@ -7,6 +7,7 @@ import re
 import time
 
 from cpqa.documents.hsrdr import PATIENT_INFORMATION, DocumentSearch, HSRDRRetriever
+from cpqa.documents.page_focus import asked_with_names
 from cpqa.documents.patient_search import PatientSearch
 from cpqa.documents.path import DocumentQuery
 from cpqa.options import PipelineOptions
@@ -33,8 +34,14 @@ class DocumentFinder:
         if self.patient is None or PATIENT_INFORMATION not in documents.sources:
             return found
         with found.stage("patient_information") as record:
+            searched_for = patient_query(query)
+            concepts = query.rewrite.concepts if query.rewrite is not None else []
             found.patient = self.patient.search(
-                patient_query(query), documents.patient_sections, query.section_kinds, documents.patient_pool
+                searched_for,
+                documents.patient_sections,
+                query.section_kinds,
+                documents.patient_pool,
+                asked=asked_with_names(searched_for, concepts),
             )
             record.info["sections"] = len(found.patient)
         if not self.patient.ready:

@@ -29,6 +29,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from cpqa.options import DocumentOptions
 from cpqa.config import Settings
 from cpqa.fusion import rrf_fuse
+from cpqa.documents.page_focus import names_focus
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.sources.patient_store import PatientStore
 from cpqa.types import PatientHit, PatientSection
@@ -213,9 +214,13 @@ class PatientSearch(BaseRetriever):
         """``(key, fused score, {path: rank})`` best first."""
         return rrf_fuse(rankings, k=self.rrf_k, weights=self.weights)
 
-    def search(self, query: str, k: int = 10, kinds: frozenset[str] = frozenset(), pool: int = 0) -> list[PatientHit]:
-        """The ``k`` best sections for ``query``, fused by reciprocal rank; with ``kinds`` (the kinds of section the
-        question asks for), those of the first ``pool`` that are of one of them come first."""
+    def search(
+        self, query: str, k: int = 10, kinds: frozenset[str] = frozenset(), pool: int = 0, asked: str = ""
+    ) -> list[PatientHit]:
+        """The ``k`` best sections for ``query``, fused by reciprocal rank. Of the first ``pool``, those of a page
+        whose condition ``asked`` names (``names_focus``: the question with its concepts' names) come first, and
+        within each, those of one of ``kinds`` (the kinds of section the question asks for): a testicular cancer
+        page's sections before another condition's "how common is it?"."""
         if not query.strip():
             return []
         fused = self.fuse(self.rankings(query, max(k, pool, self.depth)))[: max(k, pool)]
@@ -225,8 +230,13 @@ class PatientSearch(BaseRetriever):
             for key, score, ranks in fused
             if key in sections  # a key the store lost since the index was opened
         ]
-        if kinds:
-            hits.sort(key=lambda hit: hit.section.kind not in kinds)  # stable: the fused order within each
+        if kinds or asked:  # stable: the fused order within each
+            hits.sort(
+                key=lambda hit: (
+                    bool(asked) and not names_focus(hit.section.title, asked),
+                    hit.section.kind not in kinds,
+                )
+            )
         return hits[:k]
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

@@ -20,12 +20,14 @@ _RESOURCE_LIST = "These resources address"
 
 _HEADING_LINE = re.compile(r"^(?:key points|points to remember)$", re.IGNORECASE)
 _WHOLE_SENTENCE = re.compile(r"^[A-Z0-9(].*[.!?]$")
+_OPEN_END = re.compile(r"[A-Za-z,]$")  # a line ending mid-sentence: what follows continues it
 
 
 def _lists_joined(lines: list[str]) -> list[str]:
-    """A line that introduces a list ("Signs include:") joined with its items into one sentence ("Signs include: fever;
-    feeling tired; easy bruising."), so a quote of it is whole; an item that is a whole sentence on its own (a "Key
-    Points" summary's) stands as one, and a heading line of its own is dropped."""
+    """A line that introduces a list ("Signs include:", or one ending mid-sentence: "It is more common in men who")
+    joined with its items into one sentence ("Signs include: fever; feeling tired; easy bruising."), so a quote of it
+    is whole; an item that is a whole sentence on its own (a "Key Points" summary's) stands as one, and a heading
+    line of its own is dropped."""
     out: list[str] = []
     for line in lines:
         if _HEADING_LINE.match(line):
@@ -35,6 +37,8 @@ def _lists_joined(lines: list[str]) -> list[str]:
             out.append(bare)
             continue
         item = bare.rstrip(" .;") if _ITEM.match(line) else None
+        if item and out and _OPEN_END.search(out[-1]) and not _ITEM.match(out[-1]):
+            out[-1] += ":"  # "It is more common in men who" introduces its list as "... who:" would
         if item and out and (out[-1].endswith(":") or out[-1].endswith(";")):
             out[-1] = f"{out[-1]} {item};"
         else:

@@ -68,15 +68,20 @@ HEADINGS = {
 _PDQ = re.compile(r"/(?P<slug>[a-z0-9-]+?)-(?P<kind>trea\w*|prevention|screening)-pdq/?$")
 _BULLET = re.compile(r"(?:\A[ \t]*|\n[ \t]*|[ \t]{2,})-(?!-)[ \t]*(?=\S)")  # "- item" after a wide gap or line start
 _BLOCK_GAP = re.compile(r"(?<=[.!?:])[ \t]{3,}(?=[A-Z0-9(\"'])")  # a wide gap after a sentence: a new line
+# a wide gap inside a list item before a capital: the item ended and the next paragraph began (MedlinePlus writes
+# "- Have a family history of the cancer       Symptoms include pain, ...")
+_ITEM_END = re.compile(r"(?<=[^\s-])[ \t]{3,}(?=[A-Z0-9(])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _NOISE_LINES = {"-", "Espaol", "Español"}  # an empty bullet; NHLBI's scraped link to the Spanish page
 
 
 def clean_text(raw: str) -> str:
     """MedQuAD's scraped whitespace made readable: list items as "- " lines, blocks as lines, spaces single, no run
-    of empty lines. Lines break only at list items and after a sentence's end, so sentences stay whole."""
+    of empty lines. Lines break only at list items, after a sentence's end and where a list item's text ends, so
+    sentences stay whole."""
     text = _BULLET.sub("\n- ", raw.replace("\r\n", "\n").replace("\r", "\n"))
     text = _BLOCK_GAP.sub("\n", text)
+    text = "\n".join(_ITEM_END.sub("\n", line) if line.startswith("- ") else line for line in text.split("\n"))
     lines: list[str] = []
     for line in text.split("\n"):
         line = _SPACES.sub(" ", line).strip()

@@ -1,0 +1,50 @@
+"""Whether a question names the condition a patient page is about (``names_focus``): the search puts the sections
+of such pages first, and the answer quotes only from them. "How common is testicular cancer?" is answered by a
+testicular cancer page, not by the frequency section of a page about another condition."""
+
+from __future__ import annotations
+
+import re
+
+from cpqa.words import content_terms
+
+# Words every condition's name may hold: a page is about a question's condition by the other words of its name.
+# Of them, a growth's names are one class: a page about a cancer answers only a question that names one, in any of
+# its words ("womb cancer" is searched as "endometrial neoplasms").
+_GROWTH = frozenset(
+    content_terms("cancer cancers tumor tumors tumour neoplasm neoplasms carcinoma malignancy malignancies sarcoma")
+)
+_GENERIC = _GROWTH | frozenset(
+    content_terms(
+        "disease diseases syndrome disorder adult adults childhood children child treatment prevention screening "
+        "type types primary malignant benign cell cells"
+    )
+)
+_PAGE_KIND = frozenset(content_terms("treatment prevention screening adult adults childhood children child type types"))
+
+
+def names_focus(title: str, asked: str) -> bool:
+    """Whether ``asked`` (a question and the names of its concepts) names the condition of a page titled ``title``:
+    every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial) and, for a growth, a
+    growth's name; a title of common words only ("I-Cell Disease") by all of its words but the page's kind."""
+    named = set(content_terms(re.sub(r"\(PDQ\)", " ", title)))
+    words = set(content_terms(asked))
+    distinctive = named - _GENERIC
+    if not distinctive:
+        return bool(named - _PAGE_KIND) and named - _PAGE_KIND <= words
+    return distinctive <= words and (not named & _GROWTH or bool(words & _GROWTH))
+
+
+def asked_with_names(question: str, concepts) -> str:
+    """``question`` with every name of its concepts (their phrases, synonyms and MeSH heading): what a page's title is
+    matched against, so "womb cancer" names the page "Endometrial Cancer"."""
+    names = [
+        name
+        for c in concepts
+        for name in (c.text, *c.phrases, *c.synonyms, *([c.mesh] if c.mesh else []))
+        if name and name.strip()
+    ]
+    return " ".join([question, *names])
+
+
+__all__ = ["asked_with_names", "names_focus"]
