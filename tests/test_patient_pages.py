@@ -125,9 +125,9 @@ def test_text_is_cleaned_lists_kept_sentences_whole(every_section):
 
 
 def test_a_list_is_one_sentence_with_the_line_that_introduces_it():
-    text = "Signs include:\n- fever\n- feeling tired\nIt is also more common in men who\n- Have had X\n- Smoke\nOther text."
+    text = "Signs include:\n- fever\n- feeling tired\nIt is also more common in men who\n- Have had X\n- Smoke\nOther."
     assert section_chunks(text, 100) == [
-        "Signs include: fever; feeling tired. It is also more common in men who: Have had X; Smoke. Other text."
+        "Signs include: fever; feeling tired. It is also more common in men who: Have had X; Smoke. Other."
     ]
     key_points = "Key Points\n- Testicular cancer can usually be cured.\n- It is rare."
     assert section_chunks(key_points, 100) == ["Testicular cancer can usually be cured. It is rare."]  # sentences
