@@ -133,9 +133,9 @@ def is_whole(sentence: str, max_words: int = _TUNED.max_quote_words) -> bool:
 
 def _labelled_sentences(passage: Passage, options: AnswerOptions, patient: bool) -> list[tuple[str, float]]:
     """The passage's quotable sentences, a research record's labels stripped, with a weight for the section each falls
-    in and for stating a finding. Never quoted: a sentence cut at the passage's edge, and one that addresses the reader or
-    carries a link, markup or citation marker (evidence is data); for a patient, one that directs a treatment change
-    in any voice ("should be discontinued in all patients"): the care team decides that, not a quote."""
+    in and for stating a finding. Never quoted: a sentence cut at the passage's edge, and one that addresses the
+    reader or carries a link, markup or citation marker (evidence is data); for a patient, one that directs a
+    treatment change in any voice ("should be discontinued in all patients"): the care team decides that."""
     label = passage.section
     result = []
     for sentence in passage_sentences(passage):
