@@ -46,6 +46,9 @@ def test_a_page_about_a_cancer_needs_a_cancer_named_and_a_title_of_common_words_
     assert names_focus("Endometrial Cancer Treatment (PDQ)", "first signs of womb endometrial neoplasms")
     assert not names_focus("I cell disease", "Please list symptoms of measles.")
     assert names_focus("Cell disease", "What are the symptoms of cell disease?")
+    listed = "Ovarian Epithelial, Fallopian Tube, and Primary Peritoneal Cancer Treatment (PDQ)"  # three growths
+    assert names_focus(listed, "early signs of ovarian cancer") and not names_focus(listed, "ovarian cysts")
+    assert not names_focus("Ichthyosis, leukocyte vacuoles, alopecia, and sclerosing cholangitis", "alopecia")
 
 
 def test_the_kinds_a_question_names_come_before_those_its_needs_allow():

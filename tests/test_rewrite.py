@@ -56,6 +56,10 @@ def test_concepts_stopwords_abbreviations_and_spelling():
     assert texts["biochemical recurrence"].phrases == ["biochemical recurrence", "BCR"]
     assert texts["prostate cancers"].mesh == "Prostatic Neoplasms" and texts["prostate cancers"].core
     assert texts["predict"].weak and not texts["nomograms"].weak
+    light = {
+        c.text: c for c in process_question("Does being overweight make you more likely to get it?", VOCAB).concepts
+    }
+    assert light["make"].weak and not light["overweight"].weak  # a light verb says nothing of the subject
     fixed = process_question("side efects of pembrolizumub in lung cancr", VOCAB)
     assert fixed.corrections == {"efects": "effect", "pembrolizumub": "pembrolizumab", "cancr": "cancer"}
     assert fixed.intent == "side_effects"

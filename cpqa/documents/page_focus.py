@@ -17,22 +17,32 @@ _GROWTH = frozenset(
 _GENERIC = _GROWTH | frozenset(
     content_terms(
         "disease diseases syndrome disorder adult adults childhood children child treatment prevention screening "
-        "type types primary malignant benign cell cells"
+        "type types primary malignant benign cell cells epithelial"
     )
 )
 _PAGE_KIND = frozenset(content_terms("treatment prevention screening adult adults childhood children child type types"))
 
 
+# a title listing growths that share one name ("Ovarian, Fallopian Tube, and Primary Peritoneal Cancer"): each is
+# the page's condition
+_LISTED = re.compile(r",\s*(?:(?:and|or)\s+)?")
+
+
 def names_focus(title: str, asked: str) -> bool:
     """Whether ``asked`` (a question and the names of its concepts) names the condition of a page titled ``title``:
-    every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial) and, for a growth, a
-    growth's name; a title of common words only ("I-Cell Disease") by all of its words but the page's kind."""
-    named = set(content_terms(re.sub(r"\(PDQ\)", " ", title)))
+    every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial), or of one of the growths
+    it lists, and, for a growth, a growth's name; a title of common words only ("I-Cell Disease") by all of its words
+    but the page's kind."""
+    title = re.sub(r"\(PDQ\)", " ", title)
+    named = set(content_terms(title))
     words = set(content_terms(asked))
     distinctive = named - _GENERIC
     if not distinctive:
         return bool(named - _PAGE_KIND) and named - _PAGE_KIND <= words
-    return distinctive <= words and (not named & _GROWTH or bool(words & _GROWTH))
+    if named & _GROWTH and not words & _GROWTH:
+        return False
+    listed = _LISTED.split(title) if named & _GROWTH and re.search(r",\s*(?:and|or)\s", title) else [title]
+    return any(part and part <= words for part in (set(content_terms(p)) - _GENERIC for p in listed))
 
 
 def asked_with_names(question: str, concepts) -> str:

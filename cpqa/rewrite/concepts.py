@@ -41,6 +41,11 @@ person place play population possible potential predict present problem provide 
 reduce relation relationship relevant result risk role safe same scale should significant similar specific
 still study subset suggest take there time truly type use used useful using value way well what work worth
 year
+"""
+    # light verbs: "does being overweight make you more likely to ..." asks about being overweight, not making
+    """
+make makes made making give gives gave given go goes went gone come comes came keep keeps kept put seem become
+became bring brought
 """.split()
 )
 
