@@ -11,6 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared
+from cpqa.documents.page_focus import asked_with_names, names_focus
+from cpqa.rewrite.concepts import process_question
+from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary
 from cpqa.documents.patient_search import PatientIndex, PatientSearch, bm25_text, dense_text, saved_state
 from cpqa.evaluation.data.splits import MEDQUAD_SPLITS, load_splits
 from cpqa.passages.patient import section_chunks
@@ -229,6 +232,17 @@ def test_a_page_about_the_condition_asked_comes_before_another_condition_s_secti
         assert search.search(question, k=1, kinds=kinds, pool=10)[0].section.key == other.key  # the kind alone
         found = search.search(question, k=1, kinds=kinds, pool=10, asked=f"{question} Testicular Neoplasms")
         assert found[0].section.key == asked.key
+
+
+def test_a_page_is_matched_against_the_conditions_a_question_names_not_a_symptom_s_clinical_terms():
+    vocabulary = Vocabulary(BUILTIN)
+    question = "painless lump in my neck, is that how lymphoma cancer starts"
+    asked = asked_with_names(question, process_question(question, vocabulary).concepts)
+    assert names_focus("Lymphoma", asked) and not names_focus("Thyroid Cancer", asked)  # "lump in neck": thyroid nodule
+    question = "first signs of womb cancer"
+    assert names_focus(
+        "Endometrial Cancer", asked_with_names(question, process_question(question, vocabulary).concepts)
+    )
 
 
 def test_ingest_medquad_end_to_end_and_again(patient_home, medquad):

@@ -46,11 +46,14 @@ def names_focus(title: str, asked: str) -> bool:
 
 
 def asked_with_names(question: str, concepts) -> str:
-    """``question`` with every name of its concepts (their phrases, synonyms and MeSH heading): what a page's title is
-    matched against, so "womb cancer" names the page "Endometrial Cancer"."""
+    """``question`` with every name of its conditions and treatments (their phrases, synonyms and MeSH heading): what
+    a page's title is matched against, so "womb cancer" names the page "Endometrial Cancer". A symptom's clinical
+    terms are not a condition the question names: "lump in my neck" may be read as "thyroid nodule", but "is that
+    how lymphoma starts?" is not about thyroid cancer."""
     names = [
         name
         for c in concepts
+        if c.kind in ("disease", "treatment")
         for name in (c.text, *c.phrases, *c.synonyms, *([c.mesh] if c.mesh else []))
         if name and name.strip()
     ]
