@@ -40,7 +40,8 @@ def _lists_joined(lines: list[str]) -> list[str]:
         if item and out and _OPEN_END.search(out[-1]) and not _ITEM.match(out[-1]):
             out[-1] += ":"  # "It is more common in men who" introduces its list as "... who:" would
         if item and out and (out[-1].endswith(":") or out[-1].endswith(";")):
-            out[-1] = f"{out[-1]} {item};"
+            joined = out[-1][:-1] if out[-1].endswith((" or;", " and;")) else out[-1]  # "...; or" joins the next
+            out[-1] = f"{joined} {item};"
         else:
             if out and out[-1].endswith(";") and ":" in out[-1]:
                 out[-1] = out[-1][:-1] + "."
