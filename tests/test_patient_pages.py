@@ -133,9 +133,7 @@ def test_a_list_is_one_sentence_with_the_line_that_introduces_it():
         "Signs include: fever; feeling tired. It is also more common in men who: Have had X; Smoke. Other."
     ]
     either = "In stage IIIA:\n- It has spread to 3 nodes; or\n- It has spread to 4 nodes"
-    assert section_chunks(either, 100) == [
-        "In stage IIIA: Cancer has spread to 3 nodes; or Cancer has spread to 4 nodes."
-    ]
+    assert section_chunks(either, 100) == ["In stage IIIA: It has spread to 3 nodes; or It has spread to 4 nodes."]
     key_points = "Key Points\n- Testicular cancer can usually be cured.\n- It is rare."
     assert section_chunks(key_points, 100) == ["Testicular cancer can usually be cured. It is rare."]  # sentences
 
