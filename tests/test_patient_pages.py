@@ -232,8 +232,21 @@ def test_a_page_about_the_condition_asked_comes_before_another_condition_s_secti
         question = "how common is testicular cancer in men"
         kinds = frozenset({"frequency"})
         assert search.search(question, k=1, kinds=kinds, pool=10)[0].section.key == other.key  # the kind alone
-        found = search.search(question, k=1, kinds=kinds, pool=10, asked=f"{question} Testicular Neoplasms")
+        found = search.search(
+            question, k=1, kinds=kinds, pool=10, asked=f"{question} Testicular Neoplasms", focus_pool=10
+        )
         assert found[0].section.key == asked.key
+    # a question about a growth: the growth's page before another page about the same organ
+    disease = page(
+        "cdc-0000003-1", "Kidney Disease", "prevention", "Smoking raises the risk of kidney disease; stop smoking."
+    )
+    cancer = page("cdc-0000004-1", "Kidney Cancer", "information", "Kidney cancer forms in the kidney.")
+    with PatientStore(tmp_path / "kidney.sqlite") as store:
+        store.upsert([disease, cancer])
+        search = PatientSearch.build(store, None, tmp_path / "kidney")
+        question = "does stopping smoking lower the risk of kidney cancer"
+        assert search.search(question, k=1)[0].section.key == disease.key
+        assert search.search(question, k=1, asked=question, focus_pool=10)[0].section.key == cancer.key
 
 
 def test_a_page_is_matched_against_the_conditions_a_question_names_not_a_symptom_s_clinical_terms():

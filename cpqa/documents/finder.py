@@ -34,14 +34,16 @@ class DocumentFinder:
         if self.patient is None or PATIENT_INFORMATION not in documents.sources:
             return found
         with found.stage("patient_information") as record:
-            searched_for = patient_query(query)
-            concepts = query.rewrite.concepts if query.rewrite is not None else []
+            rewrite = query.rewrite
+            # the question as asked names its conditions: the search intent also glosses a symptom's clinical terms
+            asked = asked_with_names(rewrite.question, rewrite.concepts) if rewrite is not None else query.query_str
             found.patient = self.patient.search(
-                searched_for,
+                patient_query(query),
                 documents.patient_sections,
                 query.section_kinds,
                 documents.patient_pool,
-                asked=asked_with_names(searched_for, concepts),
+                asked=asked,
+                focus_pool=documents.patient_focus_pool,
             )
             record.info["sections"] = len(found.patient)
         if not self.patient.ready:

@@ -45,6 +45,15 @@ def names_focus(title: str, asked: str) -> bool:
     return any(part and part <= words for part in (set(content_terms(p)) - _GENERIC for p in listed))
 
 
+def focus_tier(title: str, asked: str) -> int:
+    """How closely a page titled ``title`` is about what ``asked`` names: 0 its condition, and a growth when it asks
+    about one ("kidney cancer": "Kidney Cancer", not "Kidney Disease"); 1 its condition otherwise; 2 another."""
+    if not names_focus(title, asked):
+        return 2
+    asks_growth = bool(set(content_terms(asked)) & _GROWTH)
+    return 1 if asks_growth and not set(content_terms(title)) & _GROWTH else 0
+
+
 def asked_with_names(question: str, concepts) -> str:
     """``question`` with every name of its conditions and treatments (their phrases, synonyms and MeSH heading): what
     a page's title is matched against, so "womb cancer" names the page "Endometrial Cancer". A symptom's clinical
@@ -60,4 +69,4 @@ def asked_with_names(question: str, concepts) -> str:
     return " ".join([question, *names])
 
 
-__all__ = ["asked_with_names", "names_focus"]
+__all__ = ["asked_with_names", "focus_tier", "names_focus"]

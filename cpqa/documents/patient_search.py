@@ -29,7 +29,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from cpqa.options import DocumentOptions
 from cpqa.config import Settings
 from cpqa.fusion import rrf_fuse
-from cpqa.documents.page_focus import names_focus
+from cpqa.documents.page_focus import focus_tier
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.sources.patient_store import PatientStore
 from cpqa.types import PatientHit, PatientSection
@@ -215,29 +215,38 @@ class PatientSearch(BaseRetriever):
         return rrf_fuse(rankings, k=self.rrf_k, weights=self.weights)
 
     def search(
-        self, query: str, k: int = 10, kinds: frozenset[str] = frozenset(), pool: int = 0, asked: str = ""
+        self,
+        query: str,
+        k: int = 10,
+        kinds: frozenset[str] = frozenset(),
+        pool: int = 0,
+        asked: str = "",
+        focus_pool: int = 0,
     ) -> list[PatientHit]:
-        """The ``k`` best sections for ``query``, fused by reciprocal rank. Of the first ``pool``, those of a page
-        whose condition ``asked`` names (``names_focus``: the question with its concepts' names) come first, and
-        within each, those of one of ``kinds`` (the kinds of section the question asks for): a testicular cancer
-        page's sections before another condition's "how common is it?"."""
+        """The ``k`` best sections for ``query``, fused by reciprocal rank. Of the first ``focus_pool``, those of a page
+        whose condition ``asked`` names (``focus_tier``: the question with its conditions' names) come first, and
+        within each tier, those of one of ``kinds`` (the kinds of section the question asks for) among the first
+        ``pool`` or on such a page: a testicular cancer page's sections before another condition's "how common is
+        it?"."""
         if not query.strip():
             return []
-        fused = self.fuse(self.rankings(query, max(k, pool, self.depth)))[: max(k, pool)]
+        depth = max(k, pool, focus_pool if asked else 0)
+        fused = self.fuse(self.rankings(query, max(depth, self.depth)))[:depth]
         sections = self.store.get(key for key, _, _ in fused)
         hits = [
             PatientHit(section=sections[key], score=score, bm25_rank=ranks.get("bm25"), dense_rank=ranks.get("dense"))
             for key, score, ranks in fused
             if key in sections  # a key the store lost since the index was opened
         ]
-        if kinds or asked:  # stable: the fused order within each
-            hits.sort(
-                key=lambda hit: (
-                    bool(asked) and not names_focus(hit.section.title, asked),
-                    hit.section.kind not in kinds,
-                )
-            )
-        return hits[:k]
+        if not (kinds or asked):
+            return hits[:k]
+
+        def order(place: int) -> tuple[int, bool]:
+            section = hits[place].section
+            tier = focus_tier(section.title, asked) if asked and place < focus_pool else 2
+            return tier, not ((place < pool or tier < 2) and section.kind in kinds)
+
+        return [hits[i] for i in sorted(range(len(hits)), key=order)][:k]  # stable: the fused order within each
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [patient_node(hit) for hit in self.search(query_bundle.query_str)]

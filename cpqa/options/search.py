@@ -140,6 +140,13 @@ class DocumentOptions(_Section):
         description="D4: of the sections found first, those of a kind the question asks for (its signs, outlook, "
         "treatment...) are preferred",
     )
+    patient_focus_pool: int = Field(
+        default=50,
+        ge=0,
+        description="D4: of the sections found first, those of a page about the condition the question names come "
+        "first, a growth's page first for a question about a growth (12, the kind's pool, missed cancer.gov's and "
+        "MedlinePlus's kidney cancer pages at 21 and 23 for a question about smoking and kidney cancer)",
+    )
     # D4's own fusion, chosen on the cancer.gov questions of MedQuAD's tuning and train pages (539; eval pages
     # untouched): equal weights gave recall@1/@3 0.48/0.86, below dense alone (0.69/0.92; BM25 alone 0.24/0.60);
     # BM25 at 0.3 gave 0.69/0.91 (docs/results.md, issue 35).
