@@ -45,13 +45,31 @@ def names_focus(title: str, asked: str) -> bool:
     return any(part and part <= words for part in (set(content_terms(p)) - _GENERIC for p in listed))
 
 
-def focus_tier(title: str, asked: str) -> int:
-    """How closely a page titled ``title`` is about what ``asked`` names: 0 its condition, and a growth when it asks
-    about one ("kidney cancer": "Kidney Cancer", not "Kidney Disease"); 1 its condition otherwise; 2 another."""
+def focus_tier(title: str, asked: str, growths: str = "") -> int:
+    """How closely a page titled ``title`` is about what ``asked`` names: 0 its condition; 1 the organ of a growth it
+    asks about (``growths``: the growths' names), not the growth ("kidney cancer": "Kidney Disease" after "Kidney
+    Cancer"; "Hepatitis B" is a condition of its own); 2 another condition."""
     if not names_focus(title, asked):
         return 2
-    asks_growth = bool(set(content_terms(asked)) & _GROWTH)
-    return 1 if asks_growth and not set(content_terms(title)) & _GROWTH else 0
+    named = set(content_terms(title))
+    if not growths or named & _GROWTH:
+        return 0
+    return 1 if named - _GENERIC <= set(content_terms(growths)) else 0
+
+
+def condition_names(concept) -> list[str]:
+    """A concept's names: its words as asked, phrases, synonyms and MeSH heading."""
+    return [
+        n
+        for n in (concept.text, *concept.phrases, *concept.synonyms, *([concept.mesh] if concept.mesh else []))
+        if n.strip()
+    ]
+
+
+def growth_names(concepts) -> str:
+    """The names of the growths among ``concepts`` (a disease named as a cancer, tumour ...)."""
+    names = [condition_names(c) for c in concepts if c.kind == "disease"]
+    return " ".join(n for found in names if any(set(content_terms(n)) & _GROWTH for n in found) for n in found)
 
 
 def asked_with_names(question: str, concepts) -> str:
@@ -59,14 +77,8 @@ def asked_with_names(question: str, concepts) -> str:
     a page's title is matched against, so "womb cancer" names the page "Endometrial Cancer". A symptom's clinical
     terms are not a condition the question names: "lump in my neck" may be read as "thyroid nodule", but "is that
     how lymphoma starts?" is not about thyroid cancer."""
-    names = [
-        name
-        for c in concepts
-        if c.kind in ("disease", "treatment")
-        for name in (c.text, *c.phrases, *c.synonyms, *([c.mesh] if c.mesh else []))
-        if name and name.strip()
-    ]
+    names = [name for c in concepts if c.kind in ("disease", "treatment") for name in condition_names(c)]
     return " ".join([question, *names])
 
 
-__all__ = ["asked_with_names", "focus_tier", "names_focus"]
+__all__ = ["asked_with_names", "condition_names", "focus_tier", "growth_names", "names_focus"]
