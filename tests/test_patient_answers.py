@@ -28,6 +28,7 @@ OPTIONS = PipelineOptions.of(chooser=False)  # the rule alone: deterministic wit
         ("Does breast cancer run in families?", "inheritance"),
         ("What stage is my lymphoma if it is in my chest and neck?", "stages"),
         ("What is Hodgkin lymphoma?", "information"),
+        ("How can you lower your chances of getting liver cancer?", "prevention"),
     ],
 )
 def test_a_question_asks_for_the_sections_its_wording_names(question, kind):
@@ -49,6 +50,9 @@ def test_a_page_about_a_cancer_needs_a_cancer_named_and_a_title_of_common_words_
     listed = "Ovarian Epithelial, Fallopian Tube, and Primary Peritoneal Cancer Treatment (PDQ)"  # three growths
     assert names_focus(listed, "early signs of ovarian cancer") and not names_focus(listed, "ovarian cysts")
     assert not names_focus("Ichthyosis, leukocyte vacuoles, alopecia, and sclerosing cholangitis", "alopecia")
+    bracketed = "Liver (Hepatocellular) Cancer Prevention (PDQ)"  # another name in brackets
+    assert names_focus(bracketed, "liver cancer") and names_focus(bracketed, "hepatocellular carcinoma")
+    assert names_focus("Plasma Cell Neoplasms (Including Multiple Myeloma) Treatment (PDQ)", "multiple myeloma tumor")
 
 
 def test_the_kinds_a_question_names_come_before_those_its_needs_allow():

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared
-from cpqa.documents.page_focus import asked_with_names, focus_tier, names_focus
+from cpqa.documents.page_focus import asked_with_names, focus_tier, growth_names, names_focus
 from cpqa.rewrite.concepts import process_question
 from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary
 from cpqa.documents.patient_search import PatientIndex, PatientSearch, bm25_text, dense_text, saved_state
@@ -258,9 +258,9 @@ def test_a_page_is_matched_against_the_conditions_a_question_names_not_a_symptom
     asked = asked_with_names(question, process_question(question, vocabulary).concepts)
     assert names_focus("Lymphoma", asked) and not names_focus("Thyroid Cancer", asked)  # "lump in neck": thyroid nodule
     question = "first signs of womb cancer"
-    assert names_focus(
-        "Endometrial Cancer", asked_with_names(question, process_question(question, vocabulary).concepts)
-    )
+    concepts = process_question(question, vocabulary).concepts
+    assert names_focus("Endometrial Cancer", asked_with_names(question, concepts))
+    assert "endometrial cancer" in growth_names(concepts) and "signs" not in growth_names(concepts)
 
 
 def test_ingest_medquad_end_to_end_and_again(patient_home, medquad):

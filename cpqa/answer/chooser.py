@@ -60,7 +60,14 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
         re.compile(r"\binherit\w*|\bhereditary\b|\brun in (?:the )?famil\w*|\bpass(?:ed)? (?:on|down)", _I),
     ),
     ("genetic changes", re.compile(r"\bgene(?:s|tic)?\b|\bmutation|\bchromosom\w*", _I)),
-    ("prevention", re.compile(r"\bprevent\w*|\bavoid\w*|\breduce (?:my|the) risk\b|\blower (?:my|the) risk\b", _I)),
+    (
+        "prevention",
+        re.compile(
+            r"\bprevent\w*|\bavoid\w*|\b(?:reduce|lower|cut|decrease)\w* (?:my|the|your|their|his|her|our) "
+            r"(?:risk|chances?|odds)\b",
+            _I,
+        ),
+    ),
     ("research", re.compile(r"\bclinical trials?\b|\bresearch\b|\bnew treatments?\b|\bstud(?:y|ies) (?:on|of)\b", _I)),
     ("support groups", re.compile(r"\bsupport groups?\b|\bwho can help\b", _I)),
 )

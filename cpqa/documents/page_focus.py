@@ -25,14 +25,16 @@ _PAGE_KIND = frozenset(content_terms("treatment prevention screening adult adult
 
 # a title listing growths that share one name ("Ovarian, Fallopian Tube, and Primary Peritoneal Cancer"): each is
 # the page's condition
+_BRACKETED = re.compile(r"\(([^()]*)\)")
+_INCLUDING = re.compile(r"^\s*(?:including|such as|also called)\s+", re.IGNORECASE)
 _LISTED = re.compile(r",\s*(?:(?:and|or)\s+)?")
 
 
 def names_focus(title: str, asked: str) -> bool:
     """Whether ``asked`` (a question and the names of its concepts) names the condition of a page titled ``title``:
-    every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial), or of one of the growths
-    it lists, and, for a growth, a growth's name; a title of common words only ("I-Cell Disease") by all of its words
-    but the page's kind."""
+    every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial), of one of the growths
+    it lists or of a name it gives in brackets, and, for a growth, a growth's name; a title of common words only
+    ("I-Cell Disease") by all of its words but the page's kind."""
     title = re.sub(r"\(PDQ\)", " ", title)
     named = set(content_terms(title))
     words = set(content_terms(asked))
@@ -41,8 +43,11 @@ def names_focus(title: str, asked: str) -> bool:
         return bool(named - _PAGE_KIND) and named - _PAGE_KIND <= words
     if named & _GROWTH and not words & _GROWTH:
         return False
-    listed = _LISTED.split(title) if named & _GROWTH and re.search(r",\s*(?:and|or)\s", title) else [title]
-    return any(part and part <= words for part in (set(content_terms(p)) - _GENERIC for p in listed))
+    # a name in brackets is another name ("Liver (Hepatocellular) Cancer", "Hematuria (Blood in the Urine)")
+    outside = _BRACKETED.sub(" ", title)
+    listed = _LISTED.split(outside) if named & _GROWTH and re.search(r",\s*(?:and|or)\s", outside) else [outside]
+    names = [*listed, *(_INCLUDING.sub("", inside) for inside in _BRACKETED.findall(title))]
+    return any(part and part <= words for part in (set(content_terms(n)) - _GENERIC for n in names))
 
 
 def focus_tier(title: str, asked: str, growths: str = "") -> int:
