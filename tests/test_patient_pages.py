@@ -134,6 +134,10 @@ def test_a_list_is_one_sentence_with_the_line_that_introduces_it():
     ]
     either = "In stage IIIA:\n- It has spread to 3 nodes; or\n- It has spread to 4 nodes"
     assert section_chunks(either, 100) == ["In stage IIIA: It has spread to 3 nodes; or It has spread to 4 nodes."]
+    nested = "Key Points\n- Avoid risks.\n- Risks include:\n- Hepatitis B\n- Protections include:\n- A vaccine"
+    assert section_chunks(nested, 100) == [
+        "Avoid risks.\n- Risks include: Hepatitis B; Protections include: A vaccine."
+    ]
     key_points = "Key Points\n- Testicular cancer can usually be cured.\n- It is rare."
     assert section_chunks(key_points, 100) == ["Testicular cancer can usually be cured. It is rare."]  # sentences
 

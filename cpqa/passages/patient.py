@@ -41,7 +41,7 @@ def _lists_joined(lines: list[str]) -> list[str]:
             out[-1] += ":"  # "It is more common in men who" introduces its list as "... who:" would
         if item and out and (out[-1].endswith(":") or out[-1].endswith(";")):
             joined = out[-1][:-1] if out[-1].endswith((" or;", " and;")) else out[-1]  # "...; or" joins the next
-            out[-1] = f"{joined} {item};"
+            out[-1] = f"{joined} {item}" if item.endswith(":") else f"{joined} {item};"  # a nested list's own lead
         else:
             if out and out[-1].endswith(";") and ":" in out[-1]:
                 out[-1] = out[-1][:-1] + "."
