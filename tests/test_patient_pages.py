@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared
-from cpqa.documents.page_focus import asked_with_names, focus_tier, growth_names, names_focus
+from cpqa.documents.page_focus import asked_with_names, focus_tier, names_focus
 from cpqa.rewrite.concepts import process_question
 from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary
 from cpqa.documents.patient_search import PatientIndex, PatientSearch, bm25_text, dense_text, saved_state
@@ -250,10 +250,9 @@ def test_a_page_about_the_condition_asked_comes_before_another_condition_s_secti
         search = PatientSearch.build(store, None, tmp_path / "kidney")
         question = "does stopping smoking lower the risk of kidney cancer"
         assert search.search(question, k=1)[0].section.key == disease.key
-        found = search.search(question, k=1, asked=question, focus_pool=10, growths="kidney cancer renal neoplasms")
-        assert found[0].section.key == cancer.key
-    assert focus_tier("Kidney Disease", question, "kidney cancer") == 1 and focus_tier("Kidney Cancer", question) == 0
-    assert focus_tier("Hepatitis B", "liver cancer with hepatitis b", "liver cancer liver neoplasms") == 0
+        assert search.search(question, k=1, asked=question, focus_pool=10)[0].section.key == cancer.key
+    assert focus_tier("Kidney Disease", question) == 1 and focus_tier("Kidney Cancer", question) == 0
+    assert focus_tier("Kidney Disease", "does smoking harm the kidneys?") == 0 and focus_tier("Lupus", question) == 2
 
 
 def test_a_page_is_matched_against_the_conditions_a_question_names_not_a_symptom_s_clinical_terms():
@@ -264,7 +263,6 @@ def test_a_page_is_matched_against_the_conditions_a_question_names_not_a_symptom
     question = "first signs of womb cancer"
     concepts = process_question(question, vocabulary).concepts
     assert names_focus("Endometrial Cancer", asked_with_names(question, concepts))
-    assert "endometrial cancer" in growth_names(concepts) and "signs" not in growth_names(concepts)
 
 
 def test_ingest_medquad_end_to_end_and_again(patient_home, medquad):

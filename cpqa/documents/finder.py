@@ -7,7 +7,7 @@ import re
 import time
 
 from cpqa.documents.hsrdr import PATIENT_INFORMATION, DocumentSearch, HSRDRRetriever
-from cpqa.documents.page_focus import asked_with_names, growth_names
+from cpqa.documents.page_focus import asked_with_names
 from cpqa.documents.patient_search import PatientSearch
 from cpqa.documents.path import DocumentQuery
 from cpqa.options import PipelineOptions
@@ -44,7 +44,6 @@ class DocumentFinder:
                 documents.patient_pool,
                 asked=asked,
                 focus_pool=documents.patient_focus_pool,
-                growths=growth_names(rewrite.concepts) if rewrite is not None else "",
             )
             record.info["sections"] = len(found.patient)
         if not self.patient.ready:

@@ -50,16 +50,14 @@ def names_focus(title: str, asked: str) -> bool:
     return any(part and part <= words for part in (set(content_terms(n)) - _GENERIC for n in names))
 
 
-def focus_tier(title: str, asked: str, growths: str = "") -> int:
-    """How closely a page titled ``title`` is about what ``asked`` names: 0 its condition; 1 the organ of a growth it
-    asks about (``growths``: the growths' names), not the growth ("kidney cancer": "Kidney Disease" after "Kidney
-    Cancer"; "Hepatitis B" is a condition of its own); 2 another condition."""
+def focus_tier(title: str, asked: str) -> int:
+    """How closely a page titled ``title`` is about what ``asked`` names: 0 its condition; 1 a condition it names
+    that is not a growth, when it asks about one ("kidney cancer": "Kidney Cancer" before "Kidney Disease", "liver
+    cancer if you have hepatitis B": the liver cancer pages before those on hepatitis B); 2 another condition."""
     if not names_focus(title, asked):
         return 2
-    named = set(content_terms(title))
-    if not growths or named & _GROWTH:
-        return 0
-    return 1 if named - _GENERIC <= set(content_terms(growths)) else 0
+    asks_growth = bool(set(content_terms(asked)) & _GROWTH)
+    return 1 if asks_growth and not set(content_terms(title)) & _GROWTH else 0
 
 
 def condition_names(concept) -> list[str]:
@@ -71,12 +69,6 @@ def condition_names(concept) -> list[str]:
     ]
 
 
-def growth_names(concepts) -> str:
-    """The names of the growths among ``concepts`` (a disease named as a cancer, tumour ...)."""
-    names = [condition_names(c) for c in concepts if c.kind == "disease"]
-    return " ".join(n for found in names if any(set(content_terms(n)) & _GROWTH for n in found) for n in found)
-
-
 def asked_with_names(question: str, concepts) -> str:
     """``question`` with every name of its conditions and treatments (their phrases, synonyms and MeSH heading): what
     a page's title is matched against, so "womb cancer" names the page "Endometrial Cancer". A symptom's clinical
@@ -86,4 +78,4 @@ def asked_with_names(question: str, concepts) -> str:
     return " ".join([question, *names])
 
 
-__all__ = ["asked_with_names", "condition_names", "focus_tier", "growth_names", "names_focus"]
+__all__ = ["asked_with_names", "condition_names", "focus_tier", "names_focus"]

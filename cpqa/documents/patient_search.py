@@ -222,11 +222,9 @@ class PatientSearch(BaseRetriever):
         pool: int = 0,
         asked: str = "",
         focus_pool: int = 0,
-        growths: str = "",
     ) -> list[PatientHit]:
         """The ``k`` best sections for ``query``, fused by reciprocal rank. Of the first ``focus_pool``, those of a page
-        whose condition ``asked`` names (``focus_tier``: the question with its conditions' names, ``growths`` those of
-        its growths) come first, and
+        whose condition ``asked`` names (``focus_tier``: the question with its conditions' names) come first, and
         within each tier, those of one of ``kinds`` (the kinds of section the question asks for) among the first
         ``pool`` or on such a page: a testicular cancer page's sections before another condition's "how common is
         it?"."""
@@ -245,7 +243,7 @@ class PatientSearch(BaseRetriever):
 
         def order(place: int) -> tuple[int, bool]:
             section = hits[place].section
-            tier = focus_tier(section.title, asked, growths) if asked and place < focus_pool else 2
+            tier = focus_tier(section.title, asked) if asked and place < focus_pool else 2
             return tier, not ((place < pool or tier < 2) and section.kind in kinds)
 
         return [hits[i] for i in sorted(range(len(hits)), key=order)][:k]  # stable: the fused order within each
