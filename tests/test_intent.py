@@ -46,6 +46,12 @@ def test_the_topic_does_not_answer_a_question_about_side_effects():
     assert rule.addresses("Radiotherapy for prostate cancer commonly causes urinary urgency and diarrhoea.")
 
 
+def test_an_able_adjective_is_named_by_its_verb():
+    rule = Addressing.of("Is bowel cancer treatable with surgery?")
+    assert rule.addresses("Colorectal cancer is often treated with surgery to remove the tumour.")
+    assert not rule.addresses("Colorectal cancer is often found with a colonoscopy.")
+
+
 def test_the_disease_may_be_named_by_the_record_but_the_treatment_by_the_sentence():
     rule = Addressing.of("Does tamoxifen reduce the risk of breast cancer recurrence?")
     record = "Adjuvant tamoxifen in early breast cancer: a randomised trial."

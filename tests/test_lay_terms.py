@@ -48,7 +48,8 @@ def _meshes(text: str) -> set[str | None]:
 def test_the_table_loads_and_every_entry_names_its_source():
     table = lay_table()
     assert 80 <= len(table.terms) <= 170
-    assert {t.kind for t in table.terms} == {"body part", "symptom", "disease", "treatment", "test", "function"}
+    kinds = {t.kind for t in table.terms}
+    assert kinds == {"body part", "symptom", "disease", "treatment", "test", "function", "person"}
     for term in table.terms:
         assert any(g in term.source for g in GLOSSARIES), term.lay
         assert all("," not in c for c in term.clinical), term.clinical  # MeSH's inverted forms are not search terms
@@ -106,6 +107,7 @@ def test_neoplasm_headings_are_meshs_own():
         ("I am going through the change and have hot flushes", "function", "menopause"),
         ("My periods are irregular", "function", "menstruation"),
         ("It stings when I wee", "function", "urination"),
+        ("What age do kids usually get leukemia?", "person", "children"),
     ],
 )
 def test_each_kind_maps_to_clinical_terms(text, kind, expected):
@@ -148,6 +150,7 @@ def test_determiners_inside_a_phrase_and_word_forms():
         ("Where is my belly button?", "Abdomen"),
         ("Is a boob job safe after cancer?", "Breast"),
         ("Can a ball hit to the chest cause cancer?", "Testis"),
+        ("Should doctors handle cancer patients with kid gloves?", "Child"),
     ],
 )
 def test_ordinary_english_is_not_a_medical_concept(text, not_heading):

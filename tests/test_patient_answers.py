@@ -29,6 +29,7 @@ OPTIONS = PipelineOptions.of(chooser=False)  # the rule alone: deterministic wit
         ("What stage is my lymphoma if it is in my chest and neck?", "stages"),
         ("What is Hodgkin lymphoma?", "information"),
         ("How can you lower your chances of getting liver cancer?", "prevention"),
+        ("My mum had breast cancer, does that mean it's in the family?", "inheritance"),
     ],
 )
 def test_a_question_asks_for_the_sections_its_wording_names(question, kind):

@@ -60,6 +60,8 @@ def test_concepts_stopwords_abbreviations_and_spelling():
         c.text: c for c in process_question("Does being overweight make you more likely to get it?", VOCAB).concepts
     }
     assert light["make"].weak and not light["overweight"].weak  # a light verb says nothing of the subject
+    anyone = {c.text: c for c in process_question("Can anyone get mesothelioma?", VOCAB).concepts}
+    assert anyone["anyone"].weak  # an indefinite pronoun names no one in particular
     fixed = process_question("side efects of pembrolizumub in lung cancr", VOCAB)
     assert fixed.corrections == {"efects": "effect", "pembrolizumub": "pembrolizumab", "cancr": "cancer"}
     assert fixed.intent == "side_effects"

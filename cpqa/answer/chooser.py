@@ -57,7 +57,11 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
     ("susceptibility", re.compile(r"\bcaus\w*|\brisk factors?\b|\bat (?:high |higher |more )?risk\b|\bwho gets\b", _I)),
     (
         "inheritance",
-        re.compile(r"\binherit\w*|\bhereditary\b|\brun in (?:the )?famil\w*|\bpass(?:ed)? (?:on|down)", _I),
+        re.compile(
+            r"\binherit\w*|\bhereditary\b|\b(?:runs?|running|it'?s|is) in (?:the |my |our |your )?famil\w*"
+            r"|\bpass(?:ed)? (?:on|down)",
+            _I,
+        ),
     ),
     ("genetic changes", re.compile(r"\bgene(?:s|tic)?\b|\bmutation|\bchromosom\w*", _I)),
     (

@@ -46,6 +46,10 @@ year
     """
 make makes made making give gives gave given go goes went gone come comes came keep keeps kept put seem become
 became bring brought
+"""
+    # indefinite pronouns: "can anyone get it?" asks about no one in particular
+    """
+anyone anybody anything everyone everybody everything someone somebody something nobody nothing
 """.split()
 )
 

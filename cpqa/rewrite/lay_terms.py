@@ -30,7 +30,7 @@ from cpqa.rewrite.vocabulary import Kind, Term, Vocabulary, phrase_key, tokenize
 from cpqa.rewrite.word_forms import normalize_word
 from cpqa.words import STOPWORDS
 
-LayKind = Literal["body part", "symptom", "disease", "treatment", "test", "function"]
+LayKind = Literal["body part", "symptom", "disease", "treatment", "test", "function", "person"]
 DETERMINERS = frozenset("a an the my his her their your our its this that these those some".split())
 SEARCHED = RewriteOptions().lay_searched  # clinical terms searched beside the lay words at every level
 GLOSSED = RewriteOptions().lay_glossed  # clinical terms the search intent names after a lay phrase
