@@ -16,6 +16,7 @@ from cpqa.types import Answer, Passage
     [
         ("What are the side effects of radiotherapy for prostate cancer?", "side_effects"),
         ("How common is lymphoedema after breast surgery?", "rate"),
+        ("What age do kids usually get leukemia?", "rate"),
         ("How does olaparib kill cancer cells?", "mechanism"),
         ("Does tamoxifen reduce the risk of breast cancer recurrence?", "effect"),
         ("What is water radiolysis?", "definition"),

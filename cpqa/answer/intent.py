@@ -63,7 +63,7 @@ _QUESTION_NEEDS: tuple[tuple[Need, re.Pattern], ...] = (
             r"\bwhat (?:percentage|proportion|fraction|share|number|are the (?:chances|odds))\b|\bpercent|"
             r"\b(?:survival|response|cure|recurrence|relapse|success|mortality|death|remission|incidence) rates?\b|"
             r"\bchances? (?:of|to|that)\b|\bodds of\b|\blife expectancy\b|\bprevalen\w*|\bincidence\b|\bfrequency\b|"
-            r"\bage (?:of|at) (?:onset|diagnosis)\b|\bonset age\b|\bat what age\b|\bhow old\b",
+            r"\bage (?:of|at) (?:onset|diagnosis)\b|\bonset age\b|\b(?:at )?what age\b|\bhow old\b",
             _I,
         ),
     ),
