@@ -103,7 +103,6 @@ def names_rare_word(text: str) -> bool:
     return any(len(w) > 2 and is_specialist(w) for w in _WORD.findall(text.lower()))
 
 
-@lru_cache(maxsize=65536)
 def able_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
     """A name's stems, and, where one is an "-able" adjective, the name by its verb as well: "treatable" is named by a
     sentence saying "treated", "curable" by one saying "cured" (Snowball stems "curable" curabl, "cured" cure)."""
@@ -114,6 +113,7 @@ def able_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
     return tuple(forms)
 
 
+@lru_cache(maxsize=65536)
 def is_specialist(word: str, rare_zipf: float = AnswerOptions().rare_word_zipf) -> bool:
     """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair"). Neither a
     measurement ("39c") nor a rare form of a common word ("shivery", "achy": a lay word for a sign) names one."""

@@ -23,10 +23,11 @@ _GENERIC = _GROWTH | frozenset(
 _PAGE_KIND = frozenset(content_terms("treatment prevention screening adult adults childhood children child type types"))
 
 
-# a title listing growths that share one name ("Ovarian, Fallopian Tube, and Primary Peritoneal Cancer"): each is
-# the page's condition
+# a name in brackets, less "including"
 _BRACKETED = re.compile(r"\(([^()]*)\)")
 _INCLUDING = re.compile(r"^\s*(?:including|such as|also called)\s+", re.IGNORECASE)
+# a title listing growths that share one name ("Ovarian, Fallopian Tube, and Primary Peritoneal Cancer"): each is
+# the page's condition
 _LISTED = re.compile(r",\s*(?:(?:and|or)\s+)?")
 
 
