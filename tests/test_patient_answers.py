@@ -48,6 +48,9 @@ def test_a_page_about_a_cancer_needs_a_cancer_named_and_a_title_of_common_words_
     assert names_focus("Endometrial Cancer Treatment (PDQ)", "first signs of womb endometrial neoplasms")
     assert not names_focus("I cell disease", "Please list symptoms of measles.")
     assert names_focus("Cell disease", "What are the symptoms of cell disease?")
+    assert not names_focus("CHILD syndrome", "List symptoms of the One-and-a-half syndrome.")  # an acronym is a name
+    assert names_focus("CHILD syndrome", "What causes CHILD syndrome?")
+    assert names_focus("Chronic Fatigue Syndrome (CFS)", "Is chronic fatigue syndrome inherited?")  # or by its name
     listed = "Ovarian Epithelial, Fallopian Tube, and Primary Peritoneal Cancer Treatment (PDQ)"  # three growths
     assert names_focus(listed, "early signs of ovarian cancer") and not names_focus(listed, "ovarian cysts")
     assert not names_focus("Ichthyosis, leukocyte vacuoles, alopecia, and sclerosing cholangitis", "alopecia")

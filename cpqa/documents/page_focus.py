@@ -39,7 +39,7 @@ def names_focus(title: str, asked: str) -> bool:
     title = re.sub(r"\(PDQ\)", " ", title)
     named = set(content_terms(title))
     words = set(content_terms(asked))
-    distinctive = named - _GENERIC
+    distinctive = _distinctive(title)
     if not distinctive:
         return bool(named - _PAGE_KIND) and named - _PAGE_KIND <= words
     if named & _GROWTH and not words & _GROWTH:
@@ -48,7 +48,13 @@ def names_focus(title: str, asked: str) -> bool:
     outside = _BRACKETED.sub(" ", title)
     listed = _LISTED.split(outside) if named & _GROWTH and re.search(r",\s*(?:and|or)\s", outside) else [outside]
     names = [*listed, *(_INCLUDING.sub("", inside) for inside in _BRACKETED.findall(title))]
-    return any(part and part <= words for part in (set(content_terms(n)) - _GENERIC for n in names))
+    return any(part and part <= words for part in map(_distinctive, names))
+
+
+def _distinctive(name: str) -> set[str]:
+    """The stems of ``name`` that are not generic; a word written in capitals is a name, however common its letters
+    ("CHILD syndrome" is not any syndrome)."""
+    return (set(content_terms(name)) - _GENERIC) | set(content_terms(" ".join(re.findall(r"\b[A-Z]{2,}\b", name))))
 
 
 def focus_tier(title: str, asked: str) -> int:
