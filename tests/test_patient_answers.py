@@ -194,6 +194,15 @@ def test_a_section_of_another_kind_answers_when_it_states_what_is_asked_after_th
     )  # fmt: skip
     answer = Answerer(options=OPTIONS).answer(question, [risk, frequency])
     assert "[NIH:ghr-0000999-2]" in answer.text and "[NIH:cancergov-0000020_1-2]" not in answer.text
+    # a question whose wording names no kind of section is answered only by a section of a kind its needs allow
+    vague = check_question("Does smoking raise the risk of testicular cancer?")
+    symptoms = risk.model_copy(
+        update={
+            "kind": "symptoms",
+            "text": "Smoking and testicular cancer were found in men with a raised risk of pain.",
+        }
+    )
+    assert "[NIH:" not in Answerer(options=OPTIONS).answer(vague, [symptoms]).text
 
 
 def test_a_page_s_sentence_is_quoted_whole_though_it_opens_like_a_structured_abstract_s_label():

@@ -200,10 +200,12 @@ def page_quotes(
         if addressing.asks_for and not any(addressing.names_asked(s.text, about) for s, _ in judged[i]):
             continue
         # A section of another kind answers when the rule accepts one of its sentences for a need the question's
-        # wording names (not a bare finding), after those of the kinds asked for: "how common is testicular cancer?"
-        # is answered by the risk section of cancer.gov's page ("... it is the most common cancer found in men
-        # between the ages of 15 and 34"), which has no frequency one.
-        states_asked = any(ok for _, ok in judged[i]) and (passage.kind in kinds or named_need)
+        # wording names (not a bare finding) and the wording names the kind of section it asks for, after those of
+        # the kinds asked for: "how common is testicular cancer?" (frequency) is answered by the risk section of
+        # cancer.gov's page ("... it is the most common cancer found in men between the ages of 15 and 34"), which has
+        # no frequency one; "does a head CT increase brain tumour risk?" names no kind, and a page's list of a child's
+        # symptoms that mentions the head does not answer it.
+        states_asked = any(ok for _, ok in judged[i]) and (passage.kind in kinds or (named_need and bool(named)))
         if passage.kind in named or states_asked:
             staged = any(addressing.names_stages(s.text) for s, _ in judged[i])  # "stage 3": Stage III's chunk
             answering.append((passage.kind in named, passage.kind in kinds, staged, -i, i))
