@@ -15,6 +15,7 @@ from cpqa.evaluation.evaluations.answers import (
     holds_snippet,
     matches,
     names_exact_answer,
+    read_answers,
     score_question,
     summarise,
 )
@@ -49,6 +50,16 @@ def test_a_sentence_matches_a_snippet_holding_six_tenths_of_its_words():
     assert not matches("Aromatase inhibitors cause joint pain and bone loss in women.", snippets)
     assert holds_snippet(["Hot flashes were the most common side effect of tamoxifen in the trial."], snippets)
     assert not holds_snippet(["Tamoxifen was given."], snippets)
+
+
+def test_answers_from_a_file_count_the_research_passages_as_the_pipeline_does(tmp_path):
+    # the gold snippets are PubMed's: five patient sections first do not push the record out of the top five
+    pages = [{"pmid": f"cancergov-{i}", "source": "D4", "text": "Tamoxifen is a drug."} for i in range(5)]
+    record = {"pmid": "1", "source": "D1", "text": GOLD.snippets[0].text}
+    line = {"index": 0, "answer": {"text": "x", "abstained": True}, "trace": {"passages": [*pages, record]}}
+    saved = tmp_path / "answers.jsonl"
+    saved.write_text(json.dumps(line) + "\n")
+    assert read_answers(saved, [GOLD], [GOLD.question])[0]["snippet_hit_at_5"]
 
 
 def test_scores_pool_sentences_and_count_abstentions():

@@ -281,7 +281,7 @@ def read_answers(path: Path, questions: Sequence[GoldQuestion], asked: Sequence[
                 gold,
                 str(answer.get("text", "")),
                 bool(answer.get("abstained", True)) or "error" in line,
-                [str(p.get("text", "")) for p in passages],
+                [str(p.get("text", "")) for p in passages if p.get("source") != "D4"],  # as the pipeline's rows
                 len(answer.get("removed_sentences") or []),
                 judge=judge_for(pipeline, gold.question) if pipeline is not None else None,
                 records=_records((str(p.get("pmid")), f"{p.get('title', '')} {p.get('text', '')}") for p in passages),
