@@ -121,6 +121,9 @@ def test_text_is_cleaned_lists_kept_sentences_whole(every_section):
         "Risk factors include:\n- being over 50\n- having fair skin"
     )
     assert clean_text("gums - like cavities. An ECG  -- a test") == "gums - like cavities. An ECG -- a test"
+    assert (
+        clean_text("Summary : Radiation therapy is a cancer treatment.") == "Radiation therapy is a cancer treatment."
+    )
     # MedlinePlus ends a list with a wide gap, not a full stop, before the next paragraph
     assert clean_text(
         "It is more common in men who       - Have had X    - Have a family history       Symptoms vary."

@@ -71,15 +71,16 @@ _BLOCK_GAP = re.compile(r"(?<=[.!?:])[ \t]{3,}(?=[A-Z0-9(\"'])")  # a wide gap a
 # a wide gap inside a list item before a capital: the item ended and the next paragraph began (MedlinePlus writes
 # "- Have a family history of the cancer       Symptoms include pain, ...")
 _ITEM_END = re.compile(r"(?<=[^\s-])[ \t]{3,}(?=[A-Z0-9(])")
+_TAB_LABEL = re.compile(r"\A\s*Summary\s*:\s*")  # MedlinePlus's page tab, scraped before each answer's text
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _NOISE_LINES = {"-", "Espaol", "Español"}  # an empty bullet; NHLBI's scraped link to the Spanish page
 
 
 def clean_text(raw: str) -> str:
     """MedQuAD's scraped whitespace made readable: list items as "- " lines, blocks as lines, spaces single, no run
-    of empty lines. Lines break only at list items, after a sentence's end and where a list item's text ends, so
-    sentences stay whole."""
-    text = _BULLET.sub("\n- ", raw.replace("\r\n", "\n").replace("\r", "\n"))
+    of empty lines, no "Summary :" tab label before the text. Lines break only at list items, after a sentence's end
+    and where a list item's text ends, so sentences stay whole."""
+    text = _BULLET.sub("\n- ", _TAB_LABEL.sub("", raw).replace("\r\n", "\n").replace("\r", "\n"))
     text = _BLOCK_GAP.sub("\n", text)
     text = "\n".join(_ITEM_END.sub("\n", line) if line.startswith("- ") else line for line in text.split("\n"))
     lines: list[str] = []
