@@ -25,6 +25,7 @@ from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.options import AnswerOptions, PassageOptions
 from cpqa.quotable import directs_treatment_change, unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
+from cpqa.rewrite.concepts import concept_names
 from cpqa.types import Passage
 from cpqa.words import SECTION_LABEL, content_terms, is_specialist, strip_labels
 
@@ -339,8 +340,7 @@ def unaddressed(
     text = " ".join(p.text for p in passages).lower()
     missing = []
     for concept in key_concepts(concepts, share, options):
-        names = {concept.text, *concept.phrases, *concept.synonyms, *([concept.mesh] if concept.mesh else [])}
-        if not any(_mentioned(name.lower(), text, options.distinctive_word_zipf) for name in names if name.strip()):
+        if not any(_mentioned(name.lower(), text, options.distinctive_word_zipf) for name in concept_names(concept)):
             missing.append(concept.text)
     return missing
 

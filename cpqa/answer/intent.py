@@ -37,6 +37,7 @@ from typing import Sequence
 
 from cpqa.answer.asked_type import AskedType, is_disorder, names_drug
 from cpqa.answer.statements import NEEDS, Need, names_beside, states
+from cpqa.rewrite.concepts import concept_names
 from cpqa.rewrite.stages import stage_marks
 from cpqa.types import Passage
 from cpqa.words import able_forms, content_terms, names_rare_word
@@ -199,8 +200,8 @@ def subjects_of(concepts: Sequence, needs: Sequence[Need] = ("finding",)) -> lis
             continue
         if concept.kind == "intent" and not set(needs) & set(_OUTCOME_NEEDS):
             continue
-        texts = {concept.text, *concept.phrases, *concept.synonyms, *([concept.mesh] if concept.mesh else [])}
-        names = tuple(form for t in texts if t.strip() for form in able_forms(frozenset(content_terms(t))) if form)
+        texts = set(concept_names(concept))
+        names = tuple(form for t in texts for form in able_forms(frozenset(content_terms(t))) if form)
         if names:
             kind = "other" if concept.kind == "intent" else concept.kind
             found.append(

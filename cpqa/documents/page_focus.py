@@ -5,7 +5,9 @@ testicular cancer page, not by the frequency section of a page about another con
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
+from cpqa.rewrite.concepts import concept_names
 from cpqa.words import content_terms
 
 # Words every condition's name may hold: a page is about a question's condition by the other words of its name.
@@ -31,14 +33,19 @@ _INCLUDING = re.compile(r"^\s*(?:including|such as|also called)\s+", re.IGNORECA
 _LISTED = re.compile(r",\s*(?:(?:and|or)\s+)?")
 
 
+@lru_cache(maxsize=8192)
+def _stems(text: str) -> frozenset[str]:
+    """``text``'s content stems, read once: a question is matched against up to 50 titles, a title by many questions."""
+    return frozenset(content_terms(text))
+
+
 def names_focus(title: str, asked: str) -> bool:
     """Whether ``asked`` (a question and the names of its concepts) names the condition of a page titled ``title``:
     every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial), of one of the growths
     it lists or of a name it gives in brackets, and, for a growth, a growth's name; a title of common words only
     ("I-Cell Disease") by all of its words but the page's kind."""
     title = re.sub(r"\(PDQ\)", " ", title)
-    named = set(content_terms(title))
-    words = set(content_terms(asked))
+    named, words = _stems(title), _stems(asked)
     distinctive = _distinctive(title)
     if not distinctive:
         return bool(named - _PAGE_KIND) and named - _PAGE_KIND <= words
@@ -51,10 +58,10 @@ def names_focus(title: str, asked: str) -> bool:
     return any(part and part <= words for part in map(_distinctive, names))
 
 
-def _distinctive(name: str) -> set[str]:
+def _distinctive(name: str) -> frozenset[str]:
     """The stems of ``name`` that are not generic; a word written in capitals is a name, however common its letters
     ("CHILD syndrome" is not any syndrome)."""
-    return (set(content_terms(name)) - _GENERIC) | set(content_terms(" ".join(re.findall(r"\b[A-Z]{2,}\b", name))))
+    return (_stems(name) - _GENERIC) | _stems(" ".join(re.findall(r"\b[A-Z]{2,}\b", name)))
 
 
 def focus_tier(title: str, asked: str) -> int:
@@ -63,17 +70,7 @@ def focus_tier(title: str, asked: str) -> int:
     cancer if you have hepatitis B": the liver cancer pages before those on hepatitis B); 2 another condition."""
     if not names_focus(title, asked):
         return 2
-    asks_growth = bool(set(content_terms(asked)) & _GROWTH)
-    return 1 if asks_growth and not set(content_terms(title)) & _GROWTH else 0
-
-
-def condition_names(concept) -> list[str]:
-    """A concept's names: its words as asked, phrases, synonyms and MeSH heading."""
-    return [
-        n
-        for n in (concept.text, *concept.phrases, *concept.synonyms, *([concept.mesh] if concept.mesh else []))
-        if n.strip()
-    ]
+    return 1 if _stems(asked) & _GROWTH and not _stems(title) & _GROWTH else 0
 
 
 def asked_with_names(question: str, concepts) -> str:
@@ -81,8 +78,8 @@ def asked_with_names(question: str, concepts) -> str:
     a page's title is matched against, so "womb cancer" names the page "Endometrial Cancer". A symptom's clinical
     terms are not a condition the question names: "lump in my neck" may be read as "thyroid nodule", but "is that
     how lymphoma starts?" is not about thyroid cancer."""
-    names = [name for c in concepts if c.kind in ("disease", "treatment") for name in condition_names(c)]
+    names = [name for c in concepts if c.kind in ("disease", "treatment") for name in concept_names(c)]
     return " ".join([question, *names])
 
 
-__all__ = ["asked_with_names", "condition_names", "focus_tier", "names_focus"]
+__all__ = ["asked_with_names", "focus_tier", "names_focus"]

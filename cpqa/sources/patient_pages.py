@@ -82,14 +82,19 @@ def clean_text(raw: str) -> str:
     and where a list item's text ends, so sentences stay whole."""
     text = _BULLET.sub("\n- ", _TAB_LABEL.sub("", raw).replace("\r\n", "\n").replace("\r", "\n"))
     text = _BLOCK_GAP.sub("\n", text)
-    text = "\n".join(_ITEM_END.sub("\n", line) if line.startswith("- ") else line for line in text.split("\n"))
     lines: list[str] = []
-    for line in text.split("\n"):
+    for line in (part for whole in text.split("\n") for part in _item_parts(whole)):
         line = _SPACES.sub(" ", line).strip()
         if line in _NOISE_LINES or (not line and (not lines or not lines[-1])):
             continue
         lines.append(line)
     return "\n".join(lines).strip()
+
+
+def _item_parts(line: str) -> list[str]:
+    """A list item's line, cut where its text ends and the next paragraph begins (``_ITEM_END``); any other line
+    whole."""
+    return _ITEM_END.split(line) if line.startswith("- ") else [line]
 
 
 def page_title(url: str, focus: str, collection: str) -> str:
