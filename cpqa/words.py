@@ -103,6 +103,13 @@ def names_rare_word(text: str) -> bool:
     return any(len(w) > 2 and is_specialist(w) for w in _WORD.findall(text.lower()))
 
 
+def concept_names(concept) -> list[str]:
+    """Every name of a concept (the rewrite's ``Concept``, or anything with its fields): its words as asked, its
+    phrases, synonyms and MeSH heading."""
+    names = (concept.text, *concept.phrases, *concept.synonyms, *([concept.mesh] if concept.mesh else []))
+    return [name for name in names if name.strip()]
+
+
 def able_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
     """A name's stems, and, where one is an "-able" adjective, the name by its verb as well: "treatable" is named by a
     sentence saying "treated", "curable" by one saying "cured" (Snowball stems "curable" curabl, "cured" cure)."""

@@ -25,9 +25,8 @@ from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.options import AnswerOptions, PassageOptions
 from cpqa.quotable import directs_treatment_change, unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
-from cpqa.rewrite.concepts import concept_names
 from cpqa.types import Passage
-from cpqa.words import SECTION_LABEL, content_terms, is_specialist, strip_labels
+from cpqa.words import SECTION_LABEL, concept_names, content_terms, is_specialist, strip_labels
 
 _TUNED = AnswerOptions()
 _MIN_WORDS = PassageOptions().min_sentence_words  # shorter pieces carry no claim to quote

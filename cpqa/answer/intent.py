@@ -37,10 +37,9 @@ from typing import Sequence
 
 from cpqa.answer.asked_type import AskedType, is_disorder, names_drug
 from cpqa.answer.statements import NEEDS, Need, names_beside, states
-from cpqa.rewrite.concepts import concept_names
 from cpqa.rewrite.stages import stage_marks
 from cpqa.types import Passage
-from cpqa.words import able_forms, content_terms, names_rare_word
+from cpqa.words import able_forms, concept_names, content_terms, names_rare_word
 
 _I = re.IGNORECASE
 

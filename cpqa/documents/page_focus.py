@@ -7,8 +7,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from cpqa.rewrite.concepts import concept_names
-from cpqa.words import content_terms
+from cpqa.words import concept_names, content_terms
 
 # Words every condition's name may hold: a page is about a question's condition by the other words of its name.
 # Of them, a growth's names are one class: a page about a cancer answers only a question that names one, in any of

@@ -100,13 +100,6 @@ class Concept(BaseModel):
     weak: bool = False  # too generic to require
 
 
-def concept_names(concept) -> list[str]:
-    """Every name of a concept (a ``Concept``, or anything with its fields): its words as asked, its phrases, synonyms
-    and MeSH heading."""
-    names = (concept.text, *concept.phrases, *concept.synonyms, *([concept.mesh] if concept.mesh else []))
-    return [name for name in names if name.strip()]
-
-
 class ProcessedQuestion(BaseModel):
     normalized: str
     concepts: list[Concept]
