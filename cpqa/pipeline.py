@@ -45,7 +45,15 @@ from cpqa.documents import (
 from cpqa.models.encoders import load_encoder
 from cpqa.models.providers import load_llm
 from cpqa.options import PipelineOptions
-from cpqa.passages import PASSAGES_FILE, PassageFinder, PassageRetriever, PassageStore, passage_segmenter
+from cpqa.passages import (
+    PASSAGES_FILE,
+    PassageFinder,
+    PassageRetriever,
+    PassageStore,
+    PatientSentenceVectors,
+    passage_segmenter,
+    patient_sentences_dir,
+)
 from cpqa.progress import Progress
 from cpqa.rewrite import AdaptiveRetrieval, Rewriter, RewriteResult, hyde_transform, load_vocabulary, pseudo_answer
 from cpqa.safety import MeaningTriage, ModelTriage, PendingTriage, Screen, Screened, TriagePass
@@ -147,9 +155,18 @@ class Pipeline:
         self.segments = passage_segmenter(
             settings, self.passage_store, self.options, vectors=self.passages.cache, sentence_encoder=sentence_encoder
         )
-        self.finder = PassageFinder(self.segments, self.passages)
-        # NIH patient information (D4), when the home holds it (``cpqa ingest medquad``), searched beside HSRDR.
+        # NIH patient information (D4), when the home holds it (``cpqa ingest medquad``), searched beside HSRDR; its
+        # sentences' stored vectors go to the answer's embedding cache with the sections a question found.
         self.patient = open_patient_search(settings, sentence_encoder, self.options.documents)
+        patient_vectors = None
+        if self.patient is not None:
+            patient_vectors = PatientSentenceVectors.open(
+                self.patient.store,
+                self.passages.cache.encoder.name,
+                self.options.passages.patient_passage_words,
+                patient_sentences_dir(settings),
+            )
+        self.finder = PassageFinder(self.segments, self.passages, patient_vectors)
         self.searcher = DocumentFinder(self.documents, self.patient)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
         self.answerer = Answerer(

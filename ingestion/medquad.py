@@ -2,7 +2,8 @@
 
 Every collection is read and checked before anything is written (a bad file changes nothing); sections are then
 upserted by content (a second run adds nothing), and the patient search index (``cpqa.documents.patient_search``)
-is built with the pipeline's sentence embedder unless it already matches the store. Prints a JSON summary.
+is built with the pipeline's sentence embedder unless it already matches the store, as are the stored vectors of
+the sections' sentences (``cpqa.passages.patient_vectors``, the passage embedder's). Prints a JSON summary.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def ingest_medquad(settings: Settings, paths: list[Path], index: bool = True) ->
         }
         if index:
             summary["index"] = build_patient_index(settings, store)
+            summary["sentence_vectors"] = build_patient_sentences(settings, store)
     summary["seconds"] = {
         "read": round(read_s, 2),
         "store": round(stored_s, 2),
@@ -67,9 +69,35 @@ def build_patient_index(settings: Settings, store: PatientStore) -> dict:
     }
 
 
+def build_patient_sentences(settings: Settings, store: PatientStore) -> dict:
+    """The stored vectors of the sections' sentences (``cpqa.passages.patient_vectors``), by the passage embedder,
+    rebuilt only when they no longer match (store, encoder or chunk size)."""
+    from cpqa.models.encoders import load_encoder
+    from cpqa.options import PassageOptions
+    from cpqa.passages.patient_vectors import PatientSentenceVectors, patient_sentences_dir
+
+    start = time.perf_counter()
+    encoder, choice = load_encoder("passage_retriever", settings)
+    directory, max_words = patient_sentences_dir(settings), PassageOptions().patient_passage_words
+    built = PatientSentenceVectors.open(store, encoder.name, max_words, directory)
+    rebuilt = built is None
+    if built is None:
+        built = PatientSentenceVectors.build(store, encoder, max_words, directory)
+    return {
+        "path": str(directory),
+        "sentences": built.state["sentences"],
+        "encoder": choice.model,
+        "rebuilt": rebuilt,
+        "bytes": sum(p.stat().st_size for p in directory.rglob("*") if p.is_file()),
+        "seconds": round(time.perf_counter() - start, 2),
+    }
+
+
 def ingest_medquad_command(
     paths: list[Path] = typer.Argument(..., help="MedQuAD collection folders (e.g. ../shared/data/medquad/*_QA*)"),
-    index: bool = typer.Option(True, "--index/--no-index", help="build the patient search index (default: yes)"),
+    index: bool = typer.Option(
+        True, "--index/--no-index", help="build the patient search index and sentence vectors (default: yes)"
+    ),
 ) -> None:
     """Load NIH patient pages (MedQuAD) into the patient store and index them for search (idempotent)."""
     from cpqa.cli.common import fail

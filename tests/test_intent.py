@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cpqa.answer.intent import Addressing, question_needs
+from cpqa.answer.intent import Addressing
+from cpqa.answer.needs import question_needs
 from cpqa.answer.verify import judged
 from cpqa.answer.messages import NOT_DIRECT
 from cpqa.types import Answer, Passage

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from cpqa.answer.answerer import Answerer
-from cpqa.answer.chooser import AnswerChooser, TRAINED_CHOOSER, section_kinds
+from cpqa.answer.chooser import AnswerChooser, TRAINED_CHOOSER, names_all, section_kinds
 from cpqa.documents.page_focus import names_focus
 from cpqa.answer.messages import RESEARCH_ADDS
 from cpqa.options import PipelineOptions
+from cpqa.rewrite.concepts import Concept
 from cpqa.types import Passage
 from cpqa.safety.screening import check_question
 
@@ -30,6 +31,10 @@ OPTIONS = PipelineOptions.of(chooser=False)  # the rule alone: deterministic wit
         ("What is Hodgkin lymphoma?", "information"),
         ("How can you lower your chances of getting liver cancer?", "prevention"),
         ("My mum had breast cancer, does that mean it's in the family?", "inheritance"),
+        ("if prostate cancer has gone into the bones does that mean it is terminal", "outlook"),
+        ("does sun cream stop you getting melanoma", "prevention"),
+        ("blood in my wee but no pain, could it be bladder cancer", "symptoms"),
+        ("is imatinib still the best drug for CML", "treatment"),
     ],
 )
 def test_a_question_asks_for_the_sections_its_wording_names(question, kind):
@@ -376,3 +381,44 @@ def test_a_stages_section_answers_a_stage_asked_about_only_when_its_quotes_name_
         update={"text": "In stage III colon cancer, cancer has spread to nearby lymph nodes but not to distant organs."}
     )
     assert Answerer(options=OPTIONS).answer(question, [third]).direct
+
+
+def test_a_condition_s_own_spelling_and_abbreviation_do_not_keep_its_page_from_answering():
+    """ "oesophageal" is a word general English rarely uses, but it names the condition, which the page names its own
+    way ("Esophageal Cancer"); a drug the question names must still be named by the page."""
+    symptoms = section(
+        "medlineplus-0000300-1",
+        text="Later, you may have symptoms such as: Painful or difficult swallowing; Weight loss; Coughing up blood.",
+        title="Esophageal Cancer",
+        section="What is Esophageal Cancer?",
+        site="MedlinePlus (NLM)",
+        kind="information",
+    )
+    # the rewrite's concept, by its names as MeSH gives them
+    named = [Concept(text="oesophageal cancer", kind="disease", synonyms=["esophageal cancer"])]
+    question = "My dad says food gets stuck when he swallows. Is that one of the signs of oesophageal cancer?"
+    answer = Answerer(options=OPTIONS).answer(check_question(question), [symptoms], concepts=named)
+    assert "[NIH:medlineplus-0000300-1]" in answer.text
+    drug = "Is imatinib one of the signs of oesophageal cancer treatment working?"
+    assert "[NIH:" not in Answerer(options=OPTIONS).answer(check_question(drug), [symptoms], concepts=named).text
+
+
+def test_a_gene_family_is_named_by_its_numbered_members():
+    assert names_all(["brca"], "Mutations in the BRCA1 and BRCA2 genes raise the risk.")
+    assert not names_all(["brca"], "Mutations in the BRCT domain raise the risk.")
+    assert not names_all(["brca2"], "Mutations in the BRCA1 gene raise the risk.")
+
+
+def test_a_sentence_a_section_repeats_is_quoted_once():
+    """PDQ summaries repeat a section's lead as its first bullet: "There are different types of treatment ..." twice."""
+    lead = "There are different types of treatment for patients with adult primary liver cancer."
+    treatment = section(
+        "cancergov-0000034_1-7",
+        text=f"{lead} Patients are treated by a team of specialists.\n- Patients may want to think about taking "
+        f"part in a clinical trial.\n{lead}",
+        title="Adult Primary Liver Cancer Treatment (PDQ)",
+        section="Treatment",
+        kind="treatment",
+    )
+    answer = Answerer(options=OPTIONS).answer(check_question("How is liver cancer treated?"), [treatment])
+    assert answer.text.count(lead) == 1

@@ -278,6 +278,42 @@ def test_ingest_medquad_end_to_end_and_again(patient_home, medquad):
     assert again["store"]["sections"] == 999
 
 
+def test_the_sections_sentences_are_stored_once_and_handed_to_the_answer_s_cache(patient_home):
+    """``cpqa ingest medquad`` stores the passage embedder's vectors of every section's sentences, so a question's
+    patient chunks are ranked without embedding them live; vectors of another encoder or chunk size are not used."""
+    import numpy as np
+
+    from cpqa.models.encoders import EmbeddingCache, load_encoder, unit_rows
+    from cpqa.options import PassageOptions
+    from cpqa.passages.patient import section_sentences
+    from cpqa.passages.patient_vectors import PatientSentenceVectors, patient_sentences_dir
+    from cpqa.types import PatientHit
+
+    home, summary = patient_home
+    stored = summary["sentence_vectors"]
+    assert stored["rebuilt"] and stored["sentences"] > 999 and stored["bytes"] > 0
+    settings, words = _settings(home), PassageOptions().patient_passage_words
+    encoder, _ = load_encoder("passage_retriever", settings)
+    directory = patient_sentences_dir(settings)
+    with PatientStore(settings.patient_store_path) as store:
+        vectors = PatientSentenceVectors.open(store, encoder.name, words, directory)
+        assert vectors is not None and PatientSentenceVectors.open(store, "another encoder", words, directory) is None
+        section = store.get(["cancergov-0000025_1-3"])["cancergov-0000025_1-3"]
+        hit = PatientHit(section=section, score=1.0)
+        cache = EmbeddingCache(encoder)
+        assert vectors.remember([hit], cache, words + 1) == 0  # chunks cut to another size: other sentences
+        texts = section_sentences(section.text, words)
+        assert vectors.remember([hit], cache, words) == len(texts) > 3
+        handed = cache.encode(texts)
+        assert cache.misses == 0  # nothing embedded live
+        live = unit_rows(encoder.encode(texts))
+        assert np.min(np.sum(unit_rows(handed) * live, axis=1)) > 0.99  # int8 rows: a cosine moves by about 1e-3
+        store.upsert([section.model_copy(update={"text": section.text + " Ask your doctor."})])
+        assert PatientSentenceVectors.open(store, encoder.name, words, directory) is None  # the store changed
+        store.upsert([section])  # as the module's other tests read it
+        assert PatientSentenceVectors.open(store, encoder.name, words, directory) is not None
+
+
 def test_cancer_gov_questions_find_their_section(patient_home):
     from cpqa.documents.patient_search import patient_index_dir
     from cpqa.models.encoders import load_encoder

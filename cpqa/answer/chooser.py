@@ -8,7 +8,7 @@ sentences the embedding similarity ranks first (``chooser_candidates``): 16 pair
 is off: at sentence level it measured no better than similarity (docs/results.md, issue 35), and a patient page's
 chunks are chosen by the kind of section the question asks for, in the search's order (``page_quotes``).
 
-The kinds of section a question asks for (``section_kinds``) come from its wording, as ``intent.question_needs``
+The kinds of section a question asks for (``section_kinds``) come from its wording, as ``needs.question_needs``
 reads needs: "signs" asks for the symptoms section, "how common" for frequency or the outlook, "how is it treated"
 for treatment; a page's section of that kind, about the question's condition, answers it.
 """
@@ -23,7 +23,8 @@ from typing import Sequence
 import numpy as np
 
 from cpqa.answer.extractive import Sentence, passage_sentences
-from cpqa.answer.intent import Addressing, question_needs, record_text, without_names
+from cpqa.answer.intent import Addressing, record_text
+from cpqa.answer.needs import question_needs, without_names
 from cpqa.documents.page_focus import names_focus
 from cpqa.models.cross_encoder import PairScorer
 from cpqa.options import AnswerOptions
@@ -49,7 +50,9 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
     (
         "outlook",
         re.compile(
-            r"\boutlook\b|\bprognos\w*|\bsurviv\w*|\blife expectancy\b|\bdie\b|\bfatal\b|\bspread\w*|\bquickly\b", _I
+            r"\boutlook\b|\bprognos\w*|\bsurviv\w*|\blife expectancy\b|\bdie\b|\bfatal\b|\bterminal\b|\bspread\w*"
+            r"|\bquickly\b",
+            _I,
         ),
     ),
     ("causes", re.compile(r"\bcaus\w*|\bwhy\b|\bwhat makes\b|\bget it\b", _I)),
@@ -68,7 +71,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
         "prevention",
         re.compile(
             r"\bprevent\w*|\bavoid\w*|\b(?:reduce|lower|cut|decrease)\w* (?:my|the|your|their|his|her|our) "
-            r"(?:risk|chances?|odds)\b",
+            r"(?:risk|chances?|odds)\b|\bstop\w* (?:you|me|us|people|them|him|her|someone|anyone) (?:from )?getting\b",
             _I,
         ),
     ),
@@ -130,9 +133,30 @@ def specialist_words(question: str) -> list[str]:
 
 
 def names_all(words: Sequence[str], text: str) -> bool:
-    """Whether ``text`` names every one of ``words`` (by stem)."""
+    """Whether ``text`` names every one of ``words`` (by stem); a family of genes is named by a numbered member ("BRCA"
+    by "BRCA1")."""
     stems = set(content_terms(text))
-    return all(set(content_terms(w)) <= stems for w in words)
+    members = {stem.rstrip("0123456789") for stem in stems if stem[-1:].isdigit()}
+    return all(set(content_terms(w)) <= stems | members for w in words)
+
+
+def page_specifics(question: str, addressing: Addressing) -> list[str]:
+    """The words of ``question`` a patient page's chunk must name to answer it: a drug, gene or test named by name, not
+    the asker's story ("grandad"), an abbreviation the question spells out by its long form ("GBS"); a word of a
+    condition's name is not one (``Addressing.names_condition`` reads the condition by all its names: "oesophageal"
+    is named by "Esophageal Cancer", "CML" by "Chronic Myelogenous Leukemia")."""
+    spelled_out = defined_abbreviations(question)
+    conditions = [name for s in addressing.subjects if s.kind == "disease" for name in s.names]
+
+    def names_condition(word: str) -> bool:
+        stems = frozenset(content_terms(word))
+        return bool(stems) and any(stems <= name for name in conditions)
+
+    return [
+        spelled_out.get(word, word)
+        for word in specialist_words(question)
+        if not story_word(word, question) and not names_condition(word)
+    ]
 
 
 def rescored(
@@ -174,10 +198,7 @@ def page_quotes(
     kinds, named = section_kinds(wording), section_kinds(wording, named_only=True)
     if not kinds:
         return []
-    # a drug, gene or test named by name, not the asker's story ("grandad"); an abbreviation the question spells out
-    # is named by its long form ("GBS")
-    spelled_out = defined_abbreviations(question)
-    specifics = [spelled_out.get(w, w) for w in specialist_words(question) if not story_word(w, question)]
+    specifics = page_specifics(question, addressing)
     # each chunk's sentences (best by similarity first) and whether the rule accepts each: judged once
     judged: dict[int, list[tuple[Sentence, bool]]] = {i: [] for i in chunks}
     for sentence in ranked:
@@ -213,11 +234,12 @@ def page_quotes(
         return []
     best = max(answering)[-1]  # a section of the kind the question names first ("gene": genetic changes)
     # stable: by similarity, the rule's first, then those naming the stage asked about
-    addressing_first = [
-        s for s, _ in sorted(judged[best], key=lambda item: (not item[1], not addressing.names_stages(item[0].text)))
-    ]
+    addressing_first: dict[str, Sentence] = {}  # by text: a sentence the section repeats is quoted once
+    for sentence, _ in sorted(judged[best], key=lambda item: (not item[1], not addressing.names_stages(item[0].text))):
+        addressing_first.setdefault(sentence.text, sentence)
     order = {text: place for place, text in enumerate(passage_sentences(passages[best]))}
-    quotes = sorted(addressing_first[: options.quotes_per_record], key=lambda s: order.get(s.text, len(order)))
+    best_quotes = list(addressing_first.values())[: options.quotes_per_record]
+    quotes = sorted(best_quotes, key=lambda s: order.get(s.text, len(order)))
     accepted = {s.text for s, ok in judged[best] if ok}
     if quotes and quotes[0].text not in accepted:
         lead = next((s for s in quotes if s.text in accepted), None)

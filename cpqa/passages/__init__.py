@@ -2,7 +2,8 @@
 (``BaseNodePostprocessor``) and the postprocessors that shape the answerer's context.
 
 Front: ``PassageFinder`` (``run(DocumentSearch, options) -> PassageFinding``) and its result
-``PassageFinding``; the parts it is built from (``PassageRetriever``, ``PassageStore``, ``passage_segmenter``).
+``PassageFinding``; the parts it is built from (``PassageRetriever``, ``PassageStore``, ``passage_segmenter``,
+``PatientSentenceVectors``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,19 @@ _EXPORTS = {
     "PassageStore": "cpqa.passages.passage_store",
     "PASSAGES_FILE": "cpqa.passages.passage_store",
     "passage_segmenter": "cpqa.passages.bulk",
+    "PatientSentenceVectors": "cpqa.passages.patient_vectors",
+    "patient_sentences_dir": "cpqa.passages.patient_vectors",
 }
-__all__ = ["passage_segmenter", "PassageFinder", "PassageFinding", "PassageRetriever", "PASSAGES_FILE", "PassageStore"]
+__all__ = [
+    "passage_segmenter",
+    "PassageFinder",
+    "PassageFinding",
+    "PassageRetriever",
+    "PASSAGES_FILE",
+    "PassageStore",
+    "PatientSentenceVectors",
+    "patient_sentences_dir",
+]
 __getattr__ = lazy_front(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
@@ -27,3 +39,4 @@ if TYPE_CHECKING:
     from cpqa.passages.dense import PassageRetriever
     from cpqa.passages.finder import PassageFinder, PassageFinding
     from cpqa.passages.passage_store import PASSAGES_FILE, PassageStore
+    from cpqa.passages.patient_vectors import PatientSentenceVectors, patient_sentences_dir

@@ -69,6 +69,11 @@ def section_chunks(text: str, max_words: int) -> list[str]:
     return [_joined(chunk) for chunk in chunks if chunk]
 
 
+def section_sentences(text: str, max_words: int) -> list[str]:
+    """The sentences of each of the section's chunks (``section_chunks``), in order, as the answer cuts a chunk."""
+    return [chunk[s.start : s.end] for chunk in section_chunks(text, max_words) for s in split_sentences(chunk)]
+
+
 def _joined(pieces: list[str]) -> str:
     """Sentences joined by spaces, list items on lines of their own."""
     text = ""
@@ -116,4 +121,4 @@ def patient_passages(hits: Sequence[PatientHit], question: str, max_words: int) 
     return passages
 
 
-__all__ = ["patient_passages", "section_chunks"]
+__all__ = ["patient_passages", "section_chunks", "section_sentences"]

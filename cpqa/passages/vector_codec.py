@@ -14,14 +14,21 @@ import numpy as np
 _HEADER = struct.Struct("<II")  # rows, dimensions
 
 
+def quantized(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``vectors`` (rows x dim, float) as each row's float32 scale and its int8 codes."""
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim != 2 or not len(array):
+        return np.zeros(0, dtype=np.float32), np.zeros((0, array.shape[-1] if array.ndim == 2 else 0), np.int8)
+    scales = (np.abs(array).max(axis=1) / 127.0).astype(np.float32)
+    safe = np.where(scales > 0, scales, 1.0).astype(np.float32)
+    return scales, np.clip(np.rint(array / safe[:, None]), -127, 127).astype(np.int8)
+
+
 def encode(vectors: np.ndarray) -> bytes:
     """``vectors`` (rows x dim, float) as a header, the rows' scales and their int8 codes."""
-    array = np.asarray(vectors, dtype=np.float32)
-    rows, dim = array.shape if array.ndim == 2 else (0, 0)
-    scales = np.abs(array).max(axis=1) / 127.0 if rows else np.zeros(0, dtype=np.float32)
-    safe = np.where(scales > 0, scales, 1.0).astype(np.float32)
-    codes = np.clip(np.rint(array / safe[:, None]), -127, 127).astype(np.int8) if rows else np.zeros(0, np.int8)
-    return _HEADER.pack(rows, dim) + scales.astype(np.float32).tobytes() + codes.tobytes()
+    scales, codes = quantized(vectors)
+    rows, dim = codes.shape
+    return _HEADER.pack(rows, dim) + scales.tobytes() + codes.tobytes()
 
 
 def shape(blob: bytes) -> tuple[int, int]:
