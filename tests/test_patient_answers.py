@@ -422,3 +422,7 @@ def test_a_sentence_a_section_repeats_is_quoted_once():
     )
     answer = Answerer(options=OPTIONS).answer(check_question("How is liver cancer treated?"), [treatment])
     assert answer.text.count(lead) == 1
+    # ... and placed where the page first says it: before the sentences that follow it there
+    second = "Patients are treated by a team of specialists."
+    if second in answer.text:
+        assert answer.text.index(lead) < answer.text.index(second)

@@ -237,7 +237,9 @@ def page_quotes(
     addressing_first: dict[str, Sentence] = {}  # by text: a sentence the section repeats is quoted once
     for sentence, _ in sorted(judged[best], key=lambda item: (not item[1], not addressing.names_stages(item[0].text))):
         addressing_first.setdefault(sentence.text, sentence)
-    order = {text: place for place, text in enumerate(passage_sentences(passages[best]))}
+    order: dict[str, int] = {}  # a sentence the section repeats (a PDQ summary's key points): where it is first
+    for place, text in enumerate(passage_sentences(passages[best])):
+        order.setdefault(text, place)
     best_quotes = list(addressing_first.values())[: options.quotes_per_record]
     quotes = sorted(best_quotes, key=lambda s: order.get(s.text, len(order)))
     accepted = {s.text for s, ok in judged[best] if ok}

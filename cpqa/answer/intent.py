@@ -3,7 +3,7 @@
 "What are the side effects of radiotherapy for prostate cancer?" is not answered by a sentence about patients'
 treatment preferences that names the same treatment. The rule, published in docs/results.md ("Answers that answer"):
 
-1. **The question's needs** (``question_needs``): the kinds of statement that answer it, read from its wording:
+1. **The question's needs** (``needs.question_needs``): the kinds of statement that answer it, read from its wording:
    side effects, symptoms, a rate, a mechanism, a recommendation, an effect, a risk, another name (what an
    abbreviation stands for, a drug's brand or generic name), a definition (only when nothing else is asked), or
    (none of these) any finding about its subject.
