@@ -50,9 +50,8 @@ from cpqa.passages import (
     PassageFinder,
     PassageRetriever,
     PassageStore,
-    PatientSentenceVectors,
+    open_patient_vectors,
     passage_segmenter,
-    patient_sentences_dir,
 )
 from cpqa.progress import Progress
 from cpqa.rewrite import AdaptiveRetrieval, Rewriter, RewriteResult, hyde_transform, load_vocabulary, pseudo_answer
@@ -158,14 +157,9 @@ class Pipeline:
         # NIH patient information (D4), when the home holds it (``cpqa ingest medquad``), searched beside HSRDR; its
         # sentences' stored vectors go to the answer's embedding cache with the sections a question found.
         self.patient = open_patient_search(settings, sentence_encoder, self.options.documents)
-        patient_vectors = None
-        if self.patient is not None:
-            patient_vectors = PatientSentenceVectors.open(
-                self.patient.store,
-                self.passages.cache.encoder.name,
-                self.options.passages.patient_passage_words,
-                patient_sentences_dir(settings),
-            )
+        patient_vectors = open_patient_vectors(
+            settings, self.patient, self.passages.cache, self.options.passages.patient_passage_words
+        )
         self.finder = PassageFinder(self.segments, self.passages, patient_vectors)
         self.searcher = DocumentFinder(self.documents, self.patient)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).

@@ -20,6 +20,7 @@ _EXPORTS = {
     "PASSAGES_FILE": "cpqa.passages.passage_store",
     "passage_segmenter": "cpqa.passages.bulk",
     "PatientSentenceVectors": "cpqa.passages.patient_vectors",
+    "open_patient_vectors": "cpqa.passages.patient_vectors",
     "patient_sentences_dir": "cpqa.passages.patient_vectors",
 }
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "PASSAGES_FILE",
     "PassageStore",
     "PatientSentenceVectors",
+    "open_patient_vectors",
     "patient_sentences_dir",
 ]
 __getattr__ = lazy_front(__name__, _EXPORTS)
@@ -39,4 +41,4 @@ if TYPE_CHECKING:
     from cpqa.passages.dense import PassageRetriever
     from cpqa.passages.finder import PassageFinder, PassageFinding
     from cpqa.passages.passage_store import PASSAGES_FILE, PassageStore
-    from cpqa.passages.patient_vectors import PatientSentenceVectors, patient_sentences_dir
+    from cpqa.passages.patient_vectors import PatientSentenceVectors, open_patient_vectors, patient_sentences_dir

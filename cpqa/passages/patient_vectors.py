@@ -27,7 +27,7 @@ import numpy as np
 from cpqa.config import Settings
 from cpqa.models.encoders import EmbeddingCache, TextEncoder, unit_rows
 from cpqa.passages.patient import section_sentences
-from cpqa.passages.vector_codec import quantized
+from cpqa.passages.vector_codec import dequantized, quantized
 from cpqa.sources.patient_store import PatientStore
 from cpqa.types import PatientHit
 
@@ -110,7 +110,7 @@ class PatientSentenceVectors:
         if end - start != len(texts):
             return None
         rows = np.asarray(self.rows[start:end])
-        return self.codes[rows].astype(np.float32) * self.scales[rows][:, None]
+        return dequantized(self.scales[rows], self.codes[rows])
 
     def remember(self, hits: Sequence[PatientHit], cache: EmbeddingCache, max_words: int) -> int:
         """Give ``cache`` the stored vectors of the found sections' sentences; returns the sentences handed over.
@@ -127,4 +127,12 @@ class PatientSentenceVectors:
         return handed
 
 
-__all__ = ["PatientSentenceVectors", "patient_sentences_dir"]
+def open_patient_vectors(settings: Settings, patient, cache: EmbeddingCache, max_words: int):
+    """The data home's stored sentence vectors for ``patient`` (a ``PatientSearch``, or None), built with ``cache``'s
+    encoder and chunk size ``max_words``; None when there are none or they are stale."""
+    if patient is None:
+        return None
+    return PatientSentenceVectors.open(patient.store, cache.encoder.name, max_words, patient_sentences_dir(settings))
+
+
+__all__ = ["PatientSentenceVectors", "open_patient_vectors", "patient_sentences_dir"]

@@ -42,6 +42,11 @@ def decode(blob: bytes) -> np.ndarray:
     offset = _HEADER.size
     scales = np.frombuffer(blob, dtype=np.float32, count=rows, offset=offset)
     codes = np.frombuffer(blob, dtype=np.int8, count=rows * dim, offset=offset + 4 * rows).reshape(rows, dim)
+    return dequantized(scales, codes)
+
+
+def dequantized(scales: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The float32 rows of ``quantized``'s scales and codes."""
     return codes.astype(np.float32) * scales[:, None]
 
 
