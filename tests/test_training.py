@@ -102,6 +102,24 @@ def test_encoder_data_on_the_sample_home(indexed_home, tmp_path):
         assert manifest["per_source"]["medquad"] == 3
 
 
+def test_skipped_negatives_are_taken_past_the_best_non_gold_records(indexed_home, tmp_path):
+    from cpqa.evaluation.training.encoder_data import EncoderDataOptions, build_encoder_data
+
+    def first_negatives(skip: int) -> dict[str, list[str]]:
+        options = EncoderDataOptions(limit=3, title_pairs=0, medquad=False, skip=skip)
+        out = tmp_path / f"skip{skip}"
+        build_encoder_data(indexed_home, out, options, passages_path=tmp_path / "p.sqlite")
+        found: dict[str, list[str]] = {}
+        for e in _rows(out / "triples.jsonl.gz"):
+            found.setdefault(e["a"], e["n"])  # an anchor's first triple: its negatives in mined order
+        return found
+
+    plain, skipped = first_negatives(0), first_negatives(2)
+    compared = [a for a in plain if len(plain[a]) == 5 and a in skipped]
+    assert compared
+    for anchor in compared:
+        assert skipped[anchor][:3] == plain[anchor][2:]
+
 @pytest.mark.slow
 def test_chooser_data_on_the_sample_home(indexed_home, tmp_path):
     from cpqa.evaluation.training.chooser_data import ChooserDataOptions, build_chooser_data

@@ -64,6 +64,7 @@ def encoder_data(
     home: Optional[Path] = HOME,
     medquad: bool = MEDQUAD,
     negatives: int = typer.Option(5, "--negatives", min=0, help="hard negatives per question"),
+    skip: int = typer.Option(0, "--skip-negatives", min=0, help="the best non-gold records passed over first"),
     title_pairs: int = typer.Option(12000, "--title-pairs", min=0, help="title -> abstract pairs at most"),
     limit: Optional[int] = LIMIT,
     cmmqa: Optional[Path] = CMMQA,
@@ -73,7 +74,9 @@ def encoder_data(
     from cpqa.evaluation.training.encoder_data import EncoderDataOptions, build_encoder_data
 
     found = _home(home)
-    options = EncoderDataOptions(negatives=negatives, title_pairs=title_pairs, medquad=medquad, limit=limit)
+    options = EncoderDataOptions(
+        negatives=negatives, skip=skip, title_pairs=title_pairs, medquad=medquad, limit=limit
+    )
     manifest = build_encoder_data(
         found, out, options, cmmqa=_cmmqa(found, cmmqa), passages_path=_passages(found), progress=typer.echo
     )

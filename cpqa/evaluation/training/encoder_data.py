@@ -4,7 +4,7 @@ Each example is ``{"a": anchor, "p": positive, "n": [hard negatives], "s": sourc
 (``texts.jsonl.gz``); ``fit`` trains with the in-batch negatives plus one of ``n`` per epoch, in turn. Sources:
 - ``bioasq``: train-split questions (``common.Guard``) -> each gold record in the store, as E1 embeds it ("title.
   abstract", id ``d:PMID``); negatives: the best records of the product's E1 and BM25 paths (the same
-  ``DocumentQuery`` a user's question gets), interleaved, that are not gold;
+  ``DocumentQuery`` a user's question gets), interleaved, that are not gold (past the first ``skip`` of them);
 - ``pubmedqa``: PubMedQA questions but the excluded ones -> their abstract (``d:PMID``), negatives as above;
 - ``title-abstract``: a record's title -> its abstract (``t:PMID`` -> ``ab:PMID``), weak supervision from the corpus
   alone; negatives: plain BM25's best other abstracts for the title;
@@ -43,6 +43,9 @@ Progress = Callable[[str], None]
 class EncoderDataOptions:
     negatives: int = 5  # hard negatives kept per question (BioASQ, PubMedQA, MedQuAD)
     depth: int = 20  # ranks of E1 and of BM25 mined for them
+    # the best non-gold records passed over before negatives are taken: once E1 is trained on these questions, its
+    # very top non-gold records are often relevant records BioASQ's list lacks (unlabelled positives)
+    skip: int = 0
     title_pairs: int = 12000  # title -> abstract pairs at most (a seeded sample of the records with both)
     title_negatives: int = 2
     medquad: bool = True
@@ -83,7 +86,7 @@ def question_source(
             counts["questions_without_gold_record"] += 1
             continue
         hits = miner.document_hits(question, options.depth)
-        pool = [p for p in guard.allowed(interleave(hits["E1"], hits["BM25"])) if p not in set(gold)]
+        pool = [p for p in guard.allowed(interleave(hits["E1"], hits["BM25"])) if p not in set(gold)][options.skip :]
         negatives = _with_text(miner, pool[: 2 * options.negatives], record_text)
         chosen = [p for p in pool if p in negatives][: options.negatives]
         counts["negatives_from_e1"] += sum(p in hits["E1"] for p in chosen)
