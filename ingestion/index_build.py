@@ -3,7 +3,8 @@
 MedCPT article encoder (paper profile): [title, abstract] pairs, 512 tokens. MiniLM (offline): "title. abstract".
 Resumable: records whose PMID is already in the index are skipped, and rows are flushed as they are written. A record
 revised since the index last covered the store (a PubMed update file, a re-read under a new cleaning:
-``IndexMeta.store_updated``) is embedded again, its new vector in place of the old.
+``IndexMeta.store_updated``) is embedded again, its new vector in place of the old. An index another encoder built
+(a new revision of the encoder trained here, another ``CPQA_OFFLINE_ENCODER``) is emptied and built again.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class BuildSummary:
     learned_terms: int = 0  # local Automatic Term Mapping links learned from the records (ingestion.term_links)
     passages: dict | None = None  # the eager passage build (--passages): ingestion.passage_build.PassageBuildSummary
     device: str = "cpu"  # where the encoders ran
+    replaced: str | None = None  # the encoder of an index built before by another one, emptied and built again
 
 
 def article_text(article: Article, encoder_name: str) -> str:
@@ -65,6 +67,9 @@ def build_index(
     total = store.count()
     through = store.last_update()  # read first: a record revised while this build runs is embedded next time
     built = _last_built(settings)  # before opening, which writes the metadata again
+    previous = _built_by(settings)
+    if previous is not None and previous != (encoder.name, encoder.dim):
+        summary.replaced = previous[0]
     with open_index(settings, create=meta) as index, _bar(progress, total) as advance:
         present = index.id_set()
         since = index.meta.store_updated if index.meta.store_updated is not None else built
@@ -104,6 +109,14 @@ def build_index(
     if index_kind == "ivfpq":
         build_ivfpq(settings.index_dir, **ivfpq_options)
     return summary
+
+
+def _built_by(settings: Settings) -> tuple[str, int] | None:
+    path = settings.index_dir / META_FILE
+    if not path.exists():
+        return None
+    meta = IndexMeta.load(settings.index_dir)
+    return meta.model, meta.dim
 
 
 def _last_built(settings: Settings) -> float | None:

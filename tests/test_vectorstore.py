@@ -151,6 +151,27 @@ def test_index_build_reload_and_resume(settings):
     assert hits[0][0] == "101" and hits[0][1] > hits[1][1]
 
 
+def test_an_index_an_earlier_trained_encoder_built_is_built_again(settings):
+    from cpqa.documents.vector_index import IndexMeta
+    from cpqa.sources.store import Store
+    from ingestion.index_build import build_index
+
+    earlier = "cpqa-biomed-minilm (an earlier revision)"
+    with Store(settings.store_path) as store:
+        store.upsert([(a, None) for a in _articles()])
+        assert build_index(settings, store).replaced is None
+        meta = IndexMeta.load(settings.index_dir)
+        meta.model = earlier
+        meta.save(settings.index_dir)
+        again = build_index(settings, store)
+        assert (again.replaced, again.model, again.embedded, again.total_in_index) == (earlier, TRAINED, 3, 3)
+        assert open_index(settings).meta.model == TRAINED and len(open_index(settings)) == 3
+        minilm = settings.model_copy(update={"cpqa_offline_encoder": "minilm"})
+        with pytest.raises(ValueError, match="remove it or use another index folder"):
+            build_index(minilm, store)  # not a revision of the trained encoder: refused, nothing emptied
+    assert len(open_index(settings)) == 3
+
+
 def test_faiss_and_milvus_lite_same_top_k(tmp_path, monkeypatch):
     pytest.importorskip("pymilvus")
     from cpqa.config import get_settings

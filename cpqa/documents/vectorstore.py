@@ -25,6 +25,7 @@ import numpy as np
 from cpqa.options import DocumentOptions
 from cpqa.config import Settings
 from cpqa.documents.vector_index import META_FILE, Hits, IndexMeta, VectorIndex, as_matrix, pmid_ints
+from cpqa.models.encoders import trained_revision
 
 if TYPE_CHECKING:
     import faiss
@@ -308,17 +309,24 @@ def milvus_uri(settings: Settings) -> str:
 
 
 def open_index(settings: Settings, *, create: IndexMeta | None = None, directory: Path | None = None) -> VectorIndex:
-    """Open the configured index. With ``create``, open it for writing (creating it when absent; an existing
-    index must have been built by the same encoder, else the build would mix vector spaces)."""
+    """Open the configured index. With ``create``, open it for writing (creating it when absent). An existing
+    index built by another encoder would mix vector spaces: one an earlier revision of the encoder trained here
+    built (FAISS) is emptied, to be built again from the store; any other is refused (imported MedCPT vectors
+    cannot be made again offline)."""
     directory = Path(directory or settings.index_dir)
     if create is not None:
-        if (directory / META_FILE).exists():
-            existing = IndexMeta.load(directory)
-            if (existing.model, existing.dim) != (create.model, create.dim):
+        existing = IndexMeta.load(directory) if (directory / META_FILE).exists() else None
+        if existing is not None and (existing.model, existing.dim) != (create.model, create.dim):
+            rebuildable = trained_revision(existing.model) and trained_revision(create.model)
+            if not rebuildable or "milvus" in (existing.backend, settings.cpqa_vector_store):
                 raise ValueError(
                     f"the index in {directory} was built by {existing.model} ({existing.dim}-d), "
                     f"not {create.model} ({create.dim}-d): remove it or use another index folder"
                 )
+            for name in (FLAT_FILE, IDS_FILE, IVFPQ_FILE, META_FILE):
+                (directory / name).unlink(missing_ok=True)
+            existing = None
+        if existing is not None:
             meta = existing
             meta.kind = "flat"
             meta.ivfpq = None

