@@ -120,6 +120,7 @@ def test_skipped_negatives_are_taken_past_the_best_non_gold_records(indexed_home
     for anchor in compared:
         assert skipped[anchor][:3] == plain[anchor][2:]
 
+
 @pytest.mark.slow
 def test_chooser_data_on_the_sample_home(indexed_home, tmp_path):
     from cpqa.evaluation.training.chooser_data import ChooserDataOptions, build_chooser_data

@@ -46,6 +46,7 @@ def trained_revision(model: str) -> bool:
     """Whether ``model`` names a revision of the encoder trained here (an index it built can be built again)."""
     return model.startswith(TRAINED_FAMILY)
 
+
 FUSION_RERANKER = "BM25 + dense fusion (no cross-encoder weights offline)"
 
 PAPER_MODELS = {

@@ -74,9 +74,7 @@ def encoder_data(
     from cpqa.evaluation.training.encoder_data import EncoderDataOptions, build_encoder_data
 
     found = _home(home)
-    options = EncoderDataOptions(
-        negatives=negatives, skip=skip, title_pairs=title_pairs, medquad=medquad, limit=limit
-    )
+    options = EncoderDataOptions(negatives=negatives, skip=skip, title_pairs=title_pairs, medquad=medquad, limit=limit)
     manifest = build_encoder_data(
         found, out, options, cmmqa=_cmmqa(found, cmmqa), passages_path=_passages(found), progress=typer.echo
     )
