@@ -9,7 +9,7 @@ from pathlib import Path
 
 TRAINED = Path(__file__).resolve().parents[2] / "models" / "trained"
 TITLES = {
-    "encoder": "bi-encoder (E1, passages): multiple-negatives ranking loss",
+    "encoder": "bi-encoder (E1), round 2: multiple-negatives ranking loss",
     "chooser": "answer chooser: binary cross-entropy",
 }
 
