@@ -4,7 +4,7 @@ loading code runs up to the load (it fails here with a clear error because the h
 import numpy as np
 import pytest
 
-from cpqa.models import encoders
+from cpqa.models import encoders, names
 from cpqa.config import get_settings
 
 
@@ -51,7 +51,7 @@ def test_paper_cross_encoder_fails_clearly_offline(home, monkeypatch):
 
 def test_offline_cross_encoder_is_none_with_the_fusion_choice(settings):
     model, choice = encoders.load_cross_encoder(settings)
-    assert model is None and choice.model == encoders.FUSION_RERANKER
+    assert model is None and choice.model == names.FUSION_RERANKER
 
 
 def test_minilm_embeds_unit_vectors_and_ranks_sensibly(settings):

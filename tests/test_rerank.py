@@ -9,7 +9,8 @@ import pytest
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from cpqa.models.encoders import FUSION_RERANKER, MEDCPT_CROSS, ModelUnavailable
+from cpqa.models.encoders import ModelUnavailable
+from cpqa.models.names import FUSION_RERANKER, MEDCPT_CROSS
 from cpqa.passages.rerank import CrossEncoderReranker, FusionReranker, bm25_scores, load_reranker
 
 PASSAGES = [

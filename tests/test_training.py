@@ -192,6 +192,7 @@ def _fit(kind: str, tmp_path: Path, *more: str) -> tuple[dict, Path]:
     out = tmp_path / "out"
     argv = [kind, "--data", str(tmp_path / "data"), "--out", str(out), "--device", "cpu"]
     argv += ["--batch-size", "4", "--max-length", "64", "--log-every", "1", "--bundle", str(tmp_path / "bundle")]
+    argv += ["--sources"]  # every source (the encoder's default leaves out all but BioASQ, PubMedQA and titles)
     manifest = main([*argv, *more])
     assert manifest is not None
     log = json.loads((out / "training_log.json").read_text())
@@ -205,6 +206,15 @@ def _fit(kind: str, tmp_path: Path, *more: str) -> tuple[dict, Path]:
     with tarfile.open(fileobj=io.BytesIO(parts)) as tar:
         assert f"{kind}/onnx/model-int8.onnx" in tar.getnames()
     return manifest, out
+
+
+def test_fit_trains_the_encoder_on_its_sources_and_says_when_the_data_has_none(tmp_path):
+    from cpqa.evaluation.training.fit import main
+
+    _tiny(tmp_path / "data", "encoder")  # source "tiny": not one the encoder trains on by default
+    argv = ["encoder", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "out"), "--device", "cpu"]
+    with pytest.raises(SystemExit, match=r"no training examples of the sources \['bioasq'.*\['tiny'\]"):
+        main(argv)
 
 
 @pytest.mark.slow

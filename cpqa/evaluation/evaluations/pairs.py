@@ -19,7 +19,6 @@ from pydantic import BaseModel
 
 from cpqa.config import Settings
 from cpqa.models.encoders import (
-    MEDCPT_CROSS,
     MINILM,
     PUBMEDBERT_MATRYOSHKA,
     EmbeddingCache,
@@ -27,6 +26,7 @@ from cpqa.models.encoders import (
     hub_reachable,
     weights_cached,
 )
+from cpqa.models.names import MEDCPT_CROSS
 from cpqa.words import passage_bm25_tokens
 
 BM25 = "none"  # the embedder slot of the BM25-only row

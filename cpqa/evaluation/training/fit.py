@@ -23,8 +23,8 @@ times, steps, throughput, the held-out check before and after training, and int8
 the float model, ``OUT/onnx`` the shipped one (``fit_export``); ``--bundle DIR`` also packs it for the trip back.
 
 CPU recipe (``CPU_RATES``, measured on this project's 2-core machine, torch 2.13: encoder 2.9 triples/s, chooser
-10.7 pairs/s): the defaults on ``cpu`` take a seeded sample of 15,000 triples (encoder, batch 16; its sources hold 9,068,
-so all of them, about 52 minutes) or 50,000 pairs (chooser, batch 32, pairs of about one length batched together)
+10.7 pairs/s): the defaults on ``cpu`` take a seeded sample of 15,000 triples (encoder, batch 16; its sources hold
+9,068, so all of them, about 52 minutes) or 50,000 pairs (chooser, batch 32, pairs of about one length batched together)
 for one epoch (the chooser's 80-90 minutes), and stop at
 ``--budget-minutes`` (105) whatever is left, so a run with its checks and export finishes within two hours. On
 ``cuda``: every example, 5 epochs (encoder, batch 128) or 2 (chooser, batch 128), within a 4.5- / 4-minute budget.
@@ -106,6 +106,9 @@ def fit(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     data = load_data(args.data, kind)
     train_set, held = split_check(data, cap=args.check_examples)
     train_set = sample(select(train_set, args.sources), args.max_examples, args.seed)
+    if not train_set:
+        found = sorted({e["s"] for e in data.examples})
+        raise SystemExit(f"no training examples of the sources {args.sources} (the data holds {found}): see --sources")
     model, tokenizer = load_model(kind, args.base, args.layers)
     model.to(args.device)
     before = check(kind, model, tokenizer, data, held, args)
