@@ -3,8 +3,8 @@
 MedCPT article encoder (paper profile): [title, abstract] pairs, 512 tokens. MiniLM (offline): "title. abstract".
 Resumable: records whose PMID is already in the index are skipped, and rows are flushed as they are written. A record
 revised since the index last covered the store (a PubMed update file, a re-read under a new cleaning:
-``IndexMeta.store_updated``) is embedded again, its new vector in place of the old. An index another encoder built
-(a new revision of the encoder trained here, another ``CPQA_OFFLINE_ENCODER``) is emptied and built again.
+``IndexMeta.store_updated``) is embedded again, its new vector in place of the old. An index an earlier revision of
+the encoder trained here built is emptied and built again (``BuildSummary.replaced``); another encoder's is refused.
 """
 
 from __future__ import annotations
