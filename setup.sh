@@ -49,8 +49,9 @@ if [ "$DATA" = 1 ]; then
         cpqa ingest medquad --no-index "$SHARED/medquad"/*_QA*
         cpqa index build --no-passages
         # Not needed for a first answer: the patient pages' search index (questions search them once it is built)
-        # and sentence vectors, and the passage layer (SEOS layouts and vectors of every record; a question segments its few records on
-        # first sight). Both resumable, built now with --wait, else in the background at low priority.
+        # and sentence vectors, and the passage layer (SEOS layouts and vectors of every record; a question segments
+        # its few records on first sight). Both resumable, built now with --wait, else in the background at low
+        # priority.
         LATER=(cpqa ingest medquad "$SHARED/medquad"/*_QA*)
         if [ "$WAIT" = 1 ]; then
             "${LATER[@]}"

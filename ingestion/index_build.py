@@ -66,10 +66,9 @@ def build_index(
     meta = IndexMeta(model=encoder.name, dim=encoder.dim, normalize=encoder.normalize)
     total = store.count()
     through = store.last_update()  # read first: a record revised while this build runs is embedded next time
-    built = _last_built(settings)  # before opening, which writes the metadata again
-    previous = _built_by(settings)
-    if previous is not None and previous != (encoder.name, encoder.dim):
-        summary.replaced = previous[0]
+    previous, built = _previous_build(settings)  # before opening, which writes the metadata again
+    if previous is not None and (previous.model, previous.dim) != (encoder.name, encoder.dim):
+        summary.replaced = previous.model  # open_index empties it (or refuses it, and nothing is built)
     with open_index(settings, create=meta) as index, _bar(progress, total) as advance:
         present = index.id_set()
         since = index.meta.store_updated if index.meta.store_updated is not None else built
@@ -111,18 +110,13 @@ def build_index(
     return summary
 
 
-def _built_by(settings: Settings) -> tuple[str, int] | None:
+def _previous_build(settings: Settings) -> tuple[IndexMeta | None, float | None]:
+    """The index's metadata, if any, and when it was last written: for an index that predates
+    ``IndexMeta.store_updated``, when it last covered the store."""
     path = settings.index_dir / META_FILE
     if not path.exists():
-        return None
-    meta = IndexMeta.load(settings.index_dir)
-    return meta.model, meta.dim
-
-
-def _last_built(settings: Settings) -> float | None:
-    """When an index that predates ``IndexMeta.store_updated`` last covered the store: its metadata's last write."""
-    path = settings.index_dir / META_FILE
-    return path.stat().st_mtime if path.exists() else None
+        return None, None
+    return IndexMeta.load(settings.index_dir), path.stat().st_mtime
 
 
 class _bar:
