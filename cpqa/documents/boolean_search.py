@@ -179,14 +179,14 @@ class BooleanLadderRetriever(DocumentPath):
         self, rewrite: RewriteResult, options: DocumentOptions
     ) -> Callable[[list[str]], dict[str, float]] | None:
         """Field-weighted BM25 of the question's words (the rewrite's bag-of-words level) on a backend that scores
-        (the local store); None on E-utilities, whose levels come in Best Match order already."""
-        score = getattr(self.backend, "score", None)
+        (the local store; its ranked pass starts now, beside the ladder); None on E-utilities, whose levels come in
+        Best Match order already."""
+        score_soon = getattr(self.backend, "score_soon", None)
         expression = rewrite.ranking or (rewrite.ladder[-1] if rewrite.ladder else "")
-        if score is None or not expression:
+        if score_soon is None or not expression or options.ladder_ranking != "bestmatch":
             return None
         title, abstract, mesh = options.ladder_field_weights
-        weights = (title, abstract, abstract, mesh, mesh / 2, abstract / 2)  # FTS_COLUMNS order
-        return lambda pmids: score(expression, pmids, weights=weights)
+        return score_soon(expression, weights=(title, abstract, abstract, mesh, mesh / 2, abstract / 2))  # FTS_COLUMNS
 
 
 __all__ = ["BooleanLadderRetriever", "DocumentQuery", "LadderResult", "TermSearch", "run_ladder", "uses_local_store"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from cpqa.documents.hsrdr import PATIENT_INFORMATION, DocumentSearch, HSRDRRetriever
 from cpqa.documents.page_focus import asked_with_names
@@ -25,30 +26,40 @@ class DocumentFinder:
         self.hsrdr, self.patient = hsrdr, patient
 
     def run(self, query: DocumentQuery, options: PipelineOptions) -> DocumentSearch:
+        """HSRDR's search, with the patient search beside it in a thread of its own (it needs only the query, and
+        takes the core E2's ladder leaves free)."""
         documents = options.documents
-        started = time.perf_counter()
-        found = self.hsrdr.search(query, documents)
-        searched = StageRecord(ms=(time.perf_counter() - started) * 1000.0, info={"kept": len(found.documents)})
-        found.stages = {"documents": searched, **found.stages}  # the whole search first, then its steps
-        found.query = query
-        if self.patient is None or PATIENT_INFORMATION not in documents.sources:
-            return found
-        with found.stage("patient_information") as record:
-            rewrite = query.rewrite
-            # the question as asked names its conditions: the search intent also glosses a symptom's clinical terms
-            asked = asked_with_names(rewrite.question, rewrite.concepts) if rewrite is not None else query.query_str
-            found.patient = self.patient.search(
-                patient_query(query),
-                documents.patient_sections,
-                query.section_kinds,
-                documents.patient_pool,
-                asked=asked,
-                focus_pool=documents.patient_focus_pool,
-            )
-            record.info["sections"] = len(found.patient)
-        if not self.patient.ready:
+        wanted = self.patient is not None and PATIENT_INFORMATION in documents.sources
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            patient = pool.submit(self._patient_sections, query, options) if wanted else None
+            started = time.perf_counter()
+            found = self.hsrdr.search(query, documents)
+            searched = StageRecord(ms=(time.perf_counter() - started) * 1000.0, info={"kept": len(found.documents)})
+            found.stages = {"documents": searched, **found.stages}  # the whole search first, then its steps
+            found.query = query
+            if patient is None:
+                return found
+            found.patient, found.stages["patient_information"] = patient.result()
+        if not self.patient.ready:  # type: ignore[union-attr]
             found.warn(PATIENT_NOT_READY)
         return found
+
+    def _patient_sections(self, query: DocumentQuery, options: PipelineOptions) -> tuple[list, StageRecord]:
+        """The patient sections for ``query`` and the step's record."""
+        assert self.patient is not None
+        documents, rewrite = options.documents, query.rewrite
+        started = time.perf_counter()
+        # the question as asked names its conditions: the search intent also glosses a symptom's clinical terms
+        asked = asked_with_names(rewrite.question, rewrite.concepts) if rewrite is not None else query.query_str
+        sections = self.patient.search(
+            patient_query(query),
+            documents.patient_sections,
+            query.section_kinds,
+            documents.patient_pool,
+            asked=asked,
+            focus_pool=documents.patient_focus_pool,
+        )
+        return sections, StageRecord(ms=(time.perf_counter() - started) * 1000.0, info={"sections": len(sections)})
 
 
 def patient_query(query: DocumentQuery) -> str:

@@ -15,10 +15,11 @@ import hashlib
 import sqlite3
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from cpqa.sources.boolean import parse, to_query
 from cpqa.sources.clean_text import CLEANING
@@ -350,19 +351,37 @@ class Store(StoreReads):
         """Field-weighted BM25 of each of ``pmids`` for the text terms of ``term`` (higher is better; one weight
         per FTS column, ``FTS_COLUMNS`` order). PMIDs matching none of the terms are left out, and on FTS5 those
         outside the best ``depth`` matches too."""
+        return self.score_soon(term, weights, depth, start=False)(pmids)
+
+    def score_soon(
+        self, term: str, weights: Sequence[float] = BM25_WEIGHTS, depth: int = 10_000, start: bool = True
+    ) -> Callable[[Sequence[str]], dict[str, float]]:
+        """``score(term, pmids, weights, depth)`` as a function of ``pmids``, its ranked pass begun now in a thread of
+        its own where the engine ranks without the rows wanted (FTS5): E2 scores its ladder's union while the ladder
+        runs."""
         node = parse(term)
-        wanted = sorted(set(pmids))
-        if not wanted:
-            return {}
-        with self._read() as conn:
-            ids = {
-                row_id: pmid
-                for chunk in id_chunks(wanted)
-                for row_id, pmid in conn.execute(
-                    f"SELECT id, pmid FROM articles WHERE pmid IN ({', '.join('?' * len(chunk))})", chunk
-                )
-            }
-            return self._text.score(conn, node, ids, weights, depth)
+
+        def ranked() -> dict[int, float] | None:
+            with self._read() as conn:
+                return self._text.ranked(conn, node, weights, depth)
+
+        early = None
+        if start:
+            pool = ThreadPoolExecutor(max_workers=1)
+            early = pool.submit(ranked)
+            pool.shutdown(wait=False)  # its thread ends with the pass; nobody waits here
+
+        def scores(pmids: Sequence[str]) -> dict[str, float]:
+            if not (wanted := sorted(set(pmids))):
+                return {}
+            with self._read() as conn:
+                ids = self._row_ids(conn, wanted)
+                rows = early.result() if early is not None else self._text.ranked(conn, node, weights, depth)
+                if rows is None:
+                    return self._text.score(conn, node, ids, weights, depth)
+            return {pmid: rows[row_id] for row_id, pmid in ids.items() if row_id in rows}
+
+        return scores
 
 
 def open_text_index(engine: str, store_path: Path) -> TextIndex:

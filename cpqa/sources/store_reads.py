@@ -35,6 +35,17 @@ class StoreReads:
         ).fetchall():
             yield rid, merge_parts(unpack(pm), unpack(pmc))
 
+    @staticmethod
+    def _row_ids(conn: sqlite3.Connection, pmids: list[str]) -> dict[int, str]:
+        """Row id -> PMID of the stored ``pmids``."""
+        return {
+            row_id: pmid
+            for chunk in id_chunks(pmids)
+            for row_id, pmid in conn.execute(
+                f"SELECT id, pmid FROM articles WHERE pmid IN ({', '.join('?' * len(chunk))})", chunk
+            )
+        }
+
     def get(self, pmid: str) -> Article | None:
         return self.get_many([pmid]).get(str(pmid))
 

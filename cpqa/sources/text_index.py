@@ -62,6 +62,14 @@ class TextIndex:
         text terms, higher is better; rows matching none are left out."""
         raise NotImplementedError
 
+    def ranked(
+        self, conn: sqlite3.Connection, node: Node, weights: Sequence[float], depth: int
+    ) -> dict[int, float] | None:
+        """``score``'s scores of every row among the best ``depth`` matches (row id -> score), for an engine that
+        ranks without being told the rows wanted, so the pass can start before they are known; None for an engine
+        that scores given rows only."""
+        return None
+
     def needs_rebuild(self, conn: sqlite3.Connection) -> bool:
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (self.version_key,)).fetchone()
         return row is None or row[0] != self.version
