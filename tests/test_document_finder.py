@@ -22,11 +22,11 @@ class _Patient:
 
 
 class _Hsrdr:
-    def __init__(self, patient: _Patient):
-        self.patient, self.saw_patient = patient, False
+    def __init__(self, patient: _Patient, wait: float = 5.0):
+        self.patient, self.wait, self.saw_patient = patient, wait, False
 
     def search(self, query, options):
-        self.saw_patient = self.patient.searching.wait(timeout=5)  # only true when the other search runs meanwhile
+        self.saw_patient = self.patient.searching.wait(timeout=self.wait)  # only true when the other search runs meanwhile
         return DocumentSearch()
 
 
@@ -42,5 +42,5 @@ def test_the_patient_pages_are_searched_while_hsrdr_searches():
 def test_without_patient_information_among_the_sources_only_hsrdr_searches():
     patient = _Patient()
     options = PipelineOptions.of(sources=["D1"])
-    found = DocumentFinder(_Hsrdr(patient), patient).run(DocumentQuery(query_str="q"), options)  # type: ignore[arg-type]
+    found = DocumentFinder(_Hsrdr(patient, wait=0.0), patient).run(DocumentQuery(query_str="q"), options)  # type: ignore[arg-type]
     assert not patient.searching.is_set() and "patient_information" not in found.stages
