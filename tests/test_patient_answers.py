@@ -307,6 +307,24 @@ def test_a_section_of_the_kind_named_still_leads_when_the_question_names_only_it
     assert answer.text.index("[NIH:gard-0000309-7]") < answer.text.index("[PMID:18367867]")
 
 
+def test_a_word_naming_another_kind_of_section_is_not_excused_by_this_one():
+    """ "outlook" names the outlook section, which need not repeat it; a definition section does not answer the
+    outlook directly (before, a page's "What is ...?" section was called an answer to "What is the outlook for
+    ...?")."""
+    defining = section(
+        "cancergov-0000027_1-1",
+        title="Breast Cancer Treatment (PDQ)",
+        section="What is breast cancer?",
+        kind="information",
+        text="Breast cancer is a disease in which malignant (cancer) cells form in the tissues of the breast.",
+    )
+    question = check_question("What is the outlook for breast cancer?")
+    answer = Answerer(options=OPTIONS).answer(question, [defining])
+    assert "[NIH:cancergov-0000027_1-1]" in answer.text and not answer.direct
+    outlook = defining.model_copy(update={"pmid": "cancergov-0000027_1-7", "section": "Outlook", "kind": "outlook"})
+    assert Answerer(options=OPTIONS).answer(question, [outlook]).direct
+
+
 def test_the_sentence_of_the_section_that_answers_leads_its_quotes():
     """A section's quotes keep the page's order, but when the page's first does not state what was asked and another
     quote does, that one leads: the treatment section's line naming methotrexate before its general lead."""

@@ -252,17 +252,25 @@ def page_quotes(
 
 def page_states_asked(quotes: Sequence[Sentence], passages: Sequence[Passage], addressing: Addressing) -> bool:
     """Whether a page section's ``quotes`` (``page_quotes``) state what was asked, not only its topic: the rule accepts
-    one of them (they come first), or the section names every thing the question asks about but the words naming a
-    kind of section ("outlook", "diagnose"), and the quotes name the stage asked about ("stage 3": not a list of
-    stages). A treatment section listing riluzole does not say whether lithium helps ALS; "What is the outlook for
-    pseudotumor cerebri?" is answered by its page's outlook section."""
+    one of them (they come first), or the section names every thing the question asks about but the words naming its
+    own kind ("outlook" for an outlook section, "diagnose" for exams and tests), and the quotes name the stage asked
+    about ("stage 3": not a list of stages). A treatment section listing riluzole does not say whether lithium helps
+    ALS; "What is the outlook for pseudotumor cerebri?" is answered by its page's outlook section; an inheritance
+    section saying most breast cancers are not inherited does not say whether breast cancer's prognosis is."""
     if not quotes:
         return False
     if any(addressing.addresses(s.text, record_text(passages[s.rank])) for s in quotes):
         return True
-    section = frozenset(content_terms(record_text(passages[quotes[0].rank])))
+    passage = passages[quotes[0].rank]
+    section = frozenset(content_terms(record_text(passage)))
     wording = addressing.wording
-    kind_words = frozenset(t for _, cue in _KIND_WORDS for m in cue.finditer(wording) for t in content_terms(m[0]))
+    kind_words = frozenset(
+        t
+        for kind, cue in _KIND_WORDS
+        if kind == passage.kind
+        for m in cue.finditer(wording)
+        for t in content_terms(m[0])
+    )
     named = all(s.named_in(section) or s.named_in(kind_words) for s in addressing.subjects if s.kind != "stage")
     return named and addressing.names_stages(" ".join(s.text for s in quotes))
 
