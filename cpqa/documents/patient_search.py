@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from cpqa.options import DocumentOptions
 from cpqa.config import Settings
 from cpqa.fusion import rrf_fuse
+from cpqa.looked_for import LOOK_EVERY_S, LookedFor
 from cpqa.documents.page_focus import focus_tier
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.sources.patient_store import PatientStore
@@ -173,26 +173,23 @@ class PatientSearch(BaseRetriever):
         self.rrf_k, self.depth = options.patient_rrf_k, options.patient_depth
         self.weights = {"bm25": options.patient_bm25_weight, "dense": options.patient_dense_weight}
         self.build_missing = build_missing
-        self._index: PatientIndex | None = None
-        self._next_look = 0.0
-        self._lock = threading.Lock()
+        self._index: LookedFor[PatientIndex] = LookedFor(self._opened, every=0.0 if build_missing else LOOK_EVERY_S)
 
     @classmethod
     def build(cls, store: PatientStore, encoder: Encoder | None, directory: Path, **options: Any) -> "PatientSearch":
         """Build (and save) the index now, e.g. after ``cpqa ingest medquad``."""
         search = cls(store, directory, encoder, **options)
-        search._index = PatientIndex.build(store, encoder, directory)
+        search._index.set(PatientIndex.build(store, encoder, directory))
         return search
+
+    def _opened(self) -> PatientIndex | None:
+        if self.build_missing or saved_state(self.store, self.encoder, self.directory) is not None:
+            return PatientIndex.open(self.store, self.encoder, self.directory)
+        return None
 
     @property
     def index(self) -> PatientIndex | None:
-        with self._lock:
-            if self._index is None and (self.build_missing or time.monotonic() >= self._next_look):
-                if self.build_missing or saved_state(self.store, self.encoder, self.directory) is not None:
-                    self._index = PatientIndex.open(self.store, self.encoder, self.directory)
-                else:
-                    self._next_look = time.monotonic() + 60.0
-            return self._index
+        return self._index.get()
 
     @property
     def ready(self) -> bool:

@@ -14,6 +14,7 @@ from cpqa.options import PipelineOptions
 from cpqa.passages.context import apply, context_postprocessors
 from cpqa.passages.dense import PassageRetriever
 from cpqa.passages.patient import patient_passages
+from cpqa.looked_for import LookedFor
 from cpqa.passages.patient_vectors import PatientSentenceVectors
 from cpqa.passages.segments import SegmentCache
 from cpqa.passages.small_to_big import article_sources, node_spans
@@ -34,10 +35,13 @@ class PassageFinder:
     """The passages of a question's documents: ``run`` returns them with the answerer's context."""
 
     def __init__(
-        self, segments: SegmentCache, retriever: PassageRetriever, patient_vectors: PatientSentenceVectors | None = None
+        self,
+        segments: SegmentCache,
+        retriever: PassageRetriever,
+        patient_vectors: LookedFor[PatientSentenceVectors] | None = None,
     ):
-        """``patient_vectors``: the patient sections' stored sentence vectors, handed to the answer's embedding cache
-        for the sections a question found (``cpqa.passages.patient_vectors``)."""
+        """``patient_vectors``: the patient sections' stored sentence vectors (once built), handed to the answer's
+        embedding cache for the sections a question found (``cpqa.passages.patient_vectors``)."""
         self.segments, self.retriever, self.patient_vectors = segments, retriever, patient_vectors
 
     def run(
@@ -77,8 +81,9 @@ class PassageFinder:
         search = self.retriever.search(search_intent, nodes, options.passages, variants, demotion, ranks)
         finding.absorb(search)
         pages = patient_passages(patient, search_intent, options.passages.patient_passage_words)
-        if self.patient_vectors is not None and pages:
-            self.patient_vectors.remember(patient, self.retriever.cache, options.passages.patient_passage_words)
+        stored = self.patient_vectors.get() if self.patient_vectors is not None and pages else None
+        if stored is not None:
+            stored.remember(patient, self.retriever.cache, options.passages.patient_passage_words)
         if urgent:
             human = [p for p in search.passages if p.evidence_type not in PRECLINICAL]
             search.passages = human[: options.passages.urgent_top_n]

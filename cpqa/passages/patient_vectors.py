@@ -9,7 +9,8 @@ as its chunks cut them (``section_sentences``); a sentence's vector is stored on
 (``vector_codec``'s scheme: a cosine moves by about 1e-3). At question time ``remember`` hands the found sections'
 vectors to the embedding cache by text, as ``SegmentCache`` does for a record's stored passages; a sentence the
 answer cuts otherwise is embedded live as before. A set built on another store, encoder or chunk size is not used
-(``open`` gives None) until ``cpqa ingest medquad`` builds it again; a question never builds it.
+(``open`` gives None) until ``cpqa ingest medquad`` builds it again; a question never builds it, and a running
+pipeline looks for it again at most once a minute (``open_patient_vectors``).
 
 Files under ``$CPQA_HOME/index/patient_sentences``: ``codes.npy`` (int8, unique sentences x dim), ``scales.npy``,
 ``rows.npy`` (each section's sentences in order: their unique row), ``offsets.npy`` (a section's first place in
@@ -25,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from cpqa.config import Settings
+from cpqa.looked_for import LookedFor
 from cpqa.models.encoders import EmbeddingCache, TextEncoder, unit_rows
 from cpqa.passages.patient import section_sentences
 from cpqa.passages.vector_codec import dequantized, quantized
@@ -127,12 +129,17 @@ class PatientSentenceVectors:
         return handed
 
 
-def open_patient_vectors(settings: Settings, patient, cache: EmbeddingCache, max_words: int):
-    """The data home's stored sentence vectors for ``patient`` (a ``PatientSearch``, or None), built with ``cache``'s
-    encoder and chunk size ``max_words``; None when there are none or they are stale."""
+def open_patient_vectors(
+    settings: Settings, patient, cache: EmbeddingCache, max_words: int
+) -> LookedFor[PatientSentenceVectors] | None:
+    """The data home's stored sentence vectors for ``patient`` (a ``PatientSearch``, or None: then None), built with
+    ``cache``'s encoder and chunk size ``max_words``; while there are none or they are stale (setup's background
+    build has not made them yet), looked for again at most once a minute, so a server started early uses them
+    without a restart."""
     if patient is None:
         return None
-    return PatientSentenceVectors.open(patient.store, cache.encoder.name, max_words, patient_sentences_dir(settings))
+    directory = patient_sentences_dir(settings)
+    return LookedFor(lambda: PatientSentenceVectors.open(patient.store, cache.encoder.name, max_words, directory))
 
 
 __all__ = ["PatientSentenceVectors", "open_patient_vectors", "patient_sentences_dir"]
