@@ -325,6 +325,23 @@ def test_a_word_naming_another_kind_of_section_is_not_excused_by_this_one():
     assert Answerer(options=OPTIONS).answer(question, [outlook]).direct
 
 
+def test_a_question_asking_only_yes_or_no_is_not_answered_by_a_section_of_its_kind_alone():
+    """ "Can breast cancer be cured?" asks for a verdict: a treatment section listing that treatments exist does not
+    give one, so the answer says it does not answer directly; asked beside "how is it treated?", the section answers."""
+    treatment = section(
+        "cancergov-0000027_1-8",
+        title="Breast Cancer Treatment (PDQ)",
+        section="Treatment",
+        kind="treatment",
+        text="There are different types of treatment for patients with breast cancer. Six types of standard treatment "
+        "are used.",
+    )
+    verdict = Answerer(options=OPTIONS).answer(check_question("Can breast cancer be cured?"), [treatment])
+    assert "[NIH:cancergov-0000027_1-8]" in verdict.text and not verdict.direct
+    both = check_question("Can breast cancer be cured? How is it treated?")
+    assert Answerer(options=OPTIONS).answer(both, [treatment]).direct
+
+
 def test_the_sentence_of_the_section_that_answers_leads_its_quotes():
     """A section's quotes keep the page's order, but when the page's first does not state what was asked and another
     quote does, that one leads: the treatment section's line naming methotrexate before its general lead."""

@@ -78,6 +78,12 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
     ("research", re.compile(r"\bclinical trials?\b|\bresearch\b|\bnew treatments?\b|\bstud(?:y|ies) (?:on|of)\b", _I)),
     ("support groups", re.compile(r"\bsupport groups?\b|\bwho can help\b", _I)),
 )
+# A question answered yes or no: it opens (or a clause of it opens) with an auxiliary verb; one that also asks what,
+# how, which ... ("can men get breast cancer? how rare is it") asks for more than a verdict.
+_YES_OR_NO = re.compile(
+    r"(?:^|[,.;:!?]\s*)(?:is|are|was|were|do|does|did|can|could|should|will|would|has|have|had|may|might|must)\b", _I
+)
+_WH = re.compile(r"\b(?:what|which|how|where|when|who|whom|whose|why)\b", _I)
 _KINDS_BY_NEED = {
     "symptoms": {"symptoms"},
     "side_effects": {"complications", "treatment"},
@@ -261,6 +267,8 @@ def page_states_asked(quotes: Sequence[Sentence], passages: Sequence[Passage], a
         return False
     if any(addressing.addresses(s.text, record_text(passages[s.rank])) for s in quotes):
         return True
+    if _YES_OR_NO.search(addressing.wording) and not _WH.search(addressing.wording):
+        return False  # only a verdict is asked for ("can it be cured?"): the section's kind alone does not give one
     passage = passages[quotes[0].rank]
     section = frozenset(content_terms(record_text(passage)))
     wording = addressing.wording
