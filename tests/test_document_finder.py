@@ -26,7 +26,8 @@ class _Hsrdr:
         self.patient, self.wait, self.saw_patient = patient, wait, False
 
     def search(self, query, options):
-        self.saw_patient = self.patient.searching.wait(timeout=self.wait)  # only true when the other search runs meanwhile
+        # true only when the patient search runs meanwhile
+        self.saw_patient = self.patient.searching.wait(timeout=self.wait)
         return DocumentSearch()
 
 
