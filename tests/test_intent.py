@@ -21,6 +21,8 @@ from cpqa.types import Answer, Passage
         ("How does olaparib kill cancer cells?", "mechanism"),
         ("Does tamoxifen reduce the risk of breast cancer recurrence?", "effect"),
         ("What is water radiolysis?", "definition"),
+        ("What are the different types of breast cancer?", "types"),
+        ("How many kinds of skin cancer are there?", "types"),
         ("Which molecule is targeted by camrelizumab?", "finding"),
     ],
 )
@@ -40,6 +42,20 @@ def test_a_word_inside_a_condition_s_name_is_not_a_cue():
     assert Addressing.of("What is hereditary angioedema?", named).wording == "What is it?"
     assert section_kinds("What is hereditary angioedema?", concepts=named) == frozenset({"information"})
     assert "risk" in question_needs("Is breast cancer hereditary?", [Concept(text="breast cancer", kind="disease")])
+
+
+def test_a_question_about_the_kinds_of_a_thing_is_answered_by_a_sentence_listing_them():
+    """ "What are the types of lung cancer?" is not answered by what lung cancer is, nor by its being one type of
+    cancer; "What type of cancer is mesothelioma?" still asks what it is."""
+    assert question_needs("What are the types of lung cancer?") == ("types",)
+    assert question_needs("What type of cancer is mesothelioma?") == ("definition",)
+    rule = Addressing.of("What are the types of lung cancer?")
+    assert rule.addresses("The two main types of lung cancer are small cell and non-small cell lung cancer.")
+    assert rule.addresses(
+        "There are four types of lung cancer: adenocarcinoma, squamous cell, large cell and small cell."
+    )
+    assert not rule.addresses("Lung cancer is a disease in which malignant cells form in the tissues of the lung.")
+    assert not rule.addresses("Lung cancer is the most common type of cancer in smokers.")
 
 
 def test_the_topic_does_not_answer_a_question_about_side_effects():

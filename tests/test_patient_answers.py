@@ -307,17 +307,20 @@ def test_a_section_of_the_kind_named_still_leads_when_the_question_names_only_it
     assert answer.text.index("[NIH:gard-0000309-7]") < answer.text.index("[PMID:18367867]")
 
 
+BREAST_WHAT_IS = section(
+    "cancergov-0000027_1-1",
+    title="Breast Cancer Treatment (PDQ)",
+    section="What is breast cancer?",
+    kind="information",
+    text="Breast cancer is a disease in which malignant (cancer) cells form in the tissues of the breast.",
+)
+
+
 def test_a_word_naming_another_kind_of_section_is_not_excused_by_this_one():
     """ "outlook" names the outlook section, which need not repeat it; a definition section does not answer the
     outlook directly (before, a page's "What is ...?" section was called an answer to "What is the outlook for
     ...?")."""
-    defining = section(
-        "cancergov-0000027_1-1",
-        title="Breast Cancer Treatment (PDQ)",
-        section="What is breast cancer?",
-        kind="information",
-        text="Breast cancer is a disease in which malignant (cancer) cells form in the tissues of the breast.",
-    )
+    defining = BREAST_WHAT_IS
     question = check_question("What is the outlook for breast cancer?")
     answer = Answerer(options=OPTIONS).answer(question, [defining])
     assert "[NIH:cancergov-0000027_1-1]" in answer.text and not answer.direct
@@ -340,6 +343,23 @@ def test_a_question_asking_only_yes_or_no_is_not_answered_by_a_section_of_its_ki
     assert "[NIH:cancergov-0000027_1-8]" in verdict.text and not verdict.direct
     both = check_question("Can breast cancer be cured? How is it treated?")
     assert Answerer(options=OPTIONS).answer(both, [treatment]).direct
+
+
+def test_a_section_answers_which_kinds_a_condition_comes_in_only_by_listing_them():
+    """A page's definition section is quoted for "What are the types of breast cancer?" as the closest evidence, said
+    so; one whose sentence lists the types answers."""
+    defining = BREAST_WHAT_IS
+    question = check_question("What are the types of breast cancer?")
+    said = Answerer(options=OPTIONS).answer(question, [defining])
+    assert "[NIH:cancergov-0000027_1-1]" in said.text and not said.direct
+    listing = defining.model_copy(
+        update={
+            "text": f"{defining.text} The most common types of breast cancer are ductal carcinoma and lobular "
+            "carcinoma."
+        }
+    )
+    answer = Answerer(options=OPTIONS).answer(question, [listing])
+    assert answer.direct and answer.text.index("ductal carcinoma") < answer.text.index("is a disease")
 
 
 def test_the_sentence_of_the_section_that_answers_leads_its_quotes():

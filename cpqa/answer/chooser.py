@@ -94,6 +94,7 @@ _KINDS_BY_NEED = {
     "mechanism": {"causes", "genetic changes", "information"},
     "name": {"information"},
     "definition": {"information"},
+    "types": {"information"},
 }
 
 
@@ -267,6 +268,8 @@ def page_states_asked(quotes: Sequence[Sentence], passages: Sequence[Passage], a
         return False
     if any(addressing.addresses(s.text, record_text(passages[s.rank])) for s in quotes):
         return True
+    if "types" in addressing.needs:
+        return False  # which kinds a condition comes in is said by a sentence listing them, never by a section's kind
     if _YES_OR_NO.search(addressing.wording) and not _WH.search(addressing.wording):
         return False  # only a verdict is asked for ("can it be cured?"): the section's kind alone does not give one
     passage = passages[quotes[0].rank]

@@ -86,6 +86,16 @@ _QUESTION_NEEDS: tuple[tuple[Need, re.Pattern], ...] = (
         ),
     ),
     (
+        # which kinds a thing comes in: "what are the types of leukemia?", "how many kinds of skin cancer are there?"
+        # ("what type of cancer is mesothelioma?" asks what it is: a definition)
+        "types",
+        re.compile(
+            r"\b(?:types|kinds|forms|subtypes|categories|classes|varieties|sorts) of\b|"
+            r"\bhow many (?:types|kinds|forms|subtypes)\b|\b(?:types|kinds|forms) (?:are there|exist)\b",
+            _I,
+        ),
+    ),
+    (
         "name",
         re.compile(
             r"\bstands? for\b|\b(?:another|other|alternative|generic|brand|trade|proprietary|commercial|full|common)"

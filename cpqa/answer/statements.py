@@ -5,14 +5,11 @@ name, a classification, a recommendation (rule 2b of the addressing rule, ``cpqa
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from cpqa.words import content_terms
 
 Need = Literal[
-    "side_effects", "symptoms", "rate", "mechanism", "recommendation", "effect", "risk", "name", "definition", "finding"
-]
-NEEDS: tuple[str, ...] = (
     "side_effects",
     "symptoms",
     "rate",
@@ -20,10 +17,12 @@ NEEDS: tuple[str, ...] = (
     "recommendation",
     "effect",
     "risk",
+    "types",
     "name",
     "definition",
     "finding",
-)
+]
+NEEDS: tuple[str, ...] = get_args(Need)
 _I = re.IGNORECASE
 
 # A sentence that reports what a study found: a result, an effect, a comparison, a conclusion.
@@ -109,6 +108,13 @@ _STATEMENTS: dict[str, re.Pattern] = {
         rf"\((?![^()]*(?:\d[.,]\d|[%;=<>]))[^()]*[A-Za-z]{{2}}[^()]{{0,60}}\)|\b(?:{_ALIAS})\b|"
         r"\b(?:brand|trade|generic|proprietary) names?\b|[®™]|"
         r"\b(?:stands?|short) for\b|\babbreviat\w*|\bacronym\b|\bsynonym\w*",
+        _I,
+    ),
+    # the kinds of a thing, listed: "There are four types of headache: vascular, ...", "The two main types of lung
+    # cancer are ...", "Types of breast cancer include ..."; not "the most common type of blood cancer" (what it is)
+    "types": re.compile(
+        r"\b(?:types|kinds|forms|subtypes|categories|classes|varieties)\b[^.;]{0,80}?(?::|\binclud\w*|\bare\b)|"
+        r"\bclassified (?:as|into)\b|\bdivided into\b",
         _I,
     ),
     "definition": re.compile(
