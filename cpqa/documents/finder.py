@@ -40,7 +40,7 @@ class DocumentFinder:
             if patient is None:
                 return found
             found.patient, found.stages["patient_information"] = patient.result()
-        if not self.patient.ready:  # type: ignore[union-attr]
+        if self.patient is not None and not self.patient.ready:
             found.warn(PATIENT_NOT_READY)
         return found
 
