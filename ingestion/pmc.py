@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import typer
 
@@ -12,7 +13,7 @@ from cpqa.sources.store import Store, UpsertSummary
 from ingestion.xml_files import ingest_xml_files, report
 
 
-def ingest_pmc_files(store: Store, paths: list[str | Path], progress: bool = False) -> UpsertSummary:
+def ingest_pmc_files(store: Store, paths: Sequence[str | Path], progress: bool = False) -> UpsertSummary:
     """Upsert every JATS article in ``paths`` (merged into the PubMed row with the same PMID)."""
     return ingest_xml_files(store, paths, lambda fh, _deleted: iter_pmc_records(fh), "pmc", progress=progress)
 

@@ -30,17 +30,17 @@ def ingest_xml_files(
     update applied before an earlier one would leave the older version of its records. ``on_done(path)`` is
     called after each file loaded whole."""
     summary = UpsertSummary()
-    paths = [Path(p) for p in paths]
+    files = [Path(p) for p in paths]
     bar = _progress_bar() if progress else None
     with bar or nullcontext():
-        for number, path in enumerate(paths, 1):
+        for number, path in enumerate(files, 1):
             failed = len(summary.skipped)
             if not path.is_file():
                 summary.skipped.append((str(path), "file not found"))
                 if in_order:
                     break
                 continue
-            label = f"{path.name} ({number}/{len(paths)})" if len(paths) > 1 else path.name
+            label = f"{path.name} ({number}/{len(files)})" if len(files) > 1 else path.name
             task = bar.add_task(label, total=path.stat().st_size) if bar else None
             deleted: list[str] = []
             with path.open("rb") as fh:
