@@ -20,6 +20,7 @@ SCHEMA = f"""CREATE VIRTUAL TABLE IF NOT EXISTS articles_fts USING fts5(
 
 class Fts5Index(TextIndex):
     name = "fts5"
+    ranks_alone = True
     version = "1"
     version_key = "fts_version"
 

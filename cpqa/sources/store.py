@@ -366,7 +366,7 @@ class Store(StoreReads):
                 return self._text.ranked(conn, node, weights, depth)
 
         early = None
-        if start:
+        if start and self._text.ranks_alone:  # tantivy scores the rows asked for, once they are known
             pool = ThreadPoolExecutor(max_workers=1)
             early = pool.submit(ranked)
             pool.shutdown(wait=False)  # its thread ends with the pass; nobody waits here

@@ -38,6 +38,7 @@ class TextIndex:
 
     name = ""
     version = ""
+    ranks_alone = False  # ``ranked`` scores the best matches without being told the rows wanted
     version_key = ""  # the store meta key holding the version this index was built with
 
     def add(self, conn: sqlite3.Connection, rows: Sequence[IndexedRow]) -> None:
