@@ -57,6 +57,34 @@ def test_a_question_about_the_kinds_of_a_thing_is_answered_by_a_sentence_listing
     assert not rule.addresses("Lung cancer is a disease in which malignant cells form in the tissues of the lung.")
     assert not rule.addresses("Lung cancer is the most common type of cancer in smokers.")
 
+    listed = "Anti-tumour antibodies come in several formats, including single-targeted, bispecific and conjugated ones."
+    assert Addressing.of("What are the types of anti-tumour antibodies?").addresses(listed)
+    assert not rule.addresses("Lung cancer is common in smokers, including former smokers.")  # one named: no list
+
+
+def test_a_question_asking_for_a_counted_set_asks_for_a_list():
+    """ "What are the 5 common nail problems?" asks for the problems, not what a nail problem is."""
+    assert question_needs("What are the 5 common nail problems?") == ("types",)
+    assert question_needs("What are the three most common signs of breast cancer?") == ("symptoms",)
+    assert question_needs("What is a nail problem?") == ("definition",)
+    rule = Addressing.of("What are the 5 common nail problems?")
+    assert rule.addresses("Common nail problems include fungal infections, ingrown nails, brittle nails and ridges.")
+    assert not rule.addresses("Nail problems are changes in the colour or shape of the nails.")
+
+
+def test_life_expectancy_is_answered_by_an_age_that_does_not_say_life():
+    """ "Life expectancy" asks how long: "die by age 4" answers it though it never says "life"."""
+    rule = Addressing.of("What is the life expectancy of Tay-Sachs disease?")
+    assert rule.addresses("Children with Tay-Sachs disease usually die by age 4, from recurring infection.")
+    assert not rule.addresses("Tay-Sachs disease destroys nerve cells in the brain and spinal cord.")
+
+
+def test_a_cause_said_in_other_words_states_a_risk():
+    rule = Addressing.of("What is the most common cause of cholesteatoma?")
+    assert rule.addresses("A cholesteatoma usually occurs because of poor eustachian tube function.")
+    assert rule.addresses("Cholesteatoma often results from repeated middle ear infections.")
+    assert not rule.addresses("A cholesteatoma is a skin growth in the middle ear behind the eardrum.")
+
 
 def test_the_topic_does_not_answer_a_question_about_side_effects():
     rule = Addressing.of("What are the side effects of radiotherapy for prostate cancer?")

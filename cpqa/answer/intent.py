@@ -70,6 +70,7 @@ _NEED_WORDS = frozenset(
         "define definition mean meaning kind type effect effective efficacy benefit benefits outcome outcomes impact "
         "help helps improve reduce lower prevent increase expect happen first early earliest initial main typical "
         "usual inheritance inherited inherit hereditary genetic mode pattern onset age origin done explain explained "
+        "life "  # "life expectancy": how long, not a subject a sentence must name
         # a condition's class: a sentence from the condition's record names the condition, not its class
         "disease diseases disorder disorders syndrome syndromes condition conditions illness "
         # asking for another name ("what does FBDD stand for?", "the trade name of apixaban")

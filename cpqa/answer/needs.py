@@ -114,6 +114,12 @@ _QUESTION_NEEDS: tuple[tuple[Need, re.Pattern], ...] = (
 )
 
 
+# A question asking for a counted set of things ("what are the 5 common nail problems?", "the three main ...").
+_COUNTED = re.compile(
+    r"\bwhat are (?:the |some )?(?:\d+|two|three|four|five|six|seven|eight|nine|ten|several)\b(?! (?:percent|%))", _I
+)
+
+
 def without_names(question: str, concepts: Sequence = ()) -> str:
     """``question`` with the name of each condition it asks about said as "it": a word inside a disease's name
     ("hereditary angioedema", "HPV-associated cancer") names the disease; it does not ask for a risk."""
@@ -132,4 +138,7 @@ def question_needs(question: str, concepts: Sequence = ()) -> tuple[Need, ...]:
     needs = [need for need, pattern in _QUESTION_NEEDS if pattern.search(wording)]
     if len(needs) > 1 and "definition" in needs:
         needs.remove("definition")
+    if needs == ["definition"] and _COUNTED.search(wording):
+        needs = ["types"]  # "what are the 5 common nail problems?" asks for a list of them, not what one is
     return tuple(needs) or ("finding",)
+

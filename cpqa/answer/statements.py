@@ -74,7 +74,9 @@ _STATEMENTS: dict[str, re.Pattern] = {
     "risk": re.compile(
         r"\b(?:risks?|associat\w*|odds|hazard|incidence|link(?:ed|s)?|caus\w*|factors?|correlat\w*|increas\w*|"
         r"decreas\w*|higher|lower|elevated|predispos\w*|susceptib\w*|carriers?|mutations?|exposure|likely|"
-        r"contribut\w*|protective|reduc\w*|HR|OR|RR|inherit\w*|autosomal|x-linked|recessive|dominant)\b",
+        r"contribut\w*|protective|reduc\w*|HR|OR|RR|inherit\w*|autosomal|x-linked|recessive|dominant|"
+        # a cause said in other words: "occurs because of poor eustachian tube function", "arises from"
+        r"because of|due to|result(?:s|ed|ing)? from|aris(?:e|es|ing) from|stem(?:s|med)? from|triggered by)\b",
         _I,
     ),
     "rate": re.compile(
@@ -85,7 +87,7 @@ _STATEMENTS: dict[str, re.Pattern] = {
         r"\b(?:half|third|quarter|fifth|tenth)s?\b|\bratio\b|\bfrequency\b|"
         # an age: when a disease begins or is found ("onset in the second decade", "diagnosed in childhood")
         r"\bdecades?\b|\b(?:infancy|childhood|adolescence|adulthood|middle age|old age)\b|\byears? (?:of age|old)\b|"
-        r"\bage[sd]? (?:of |at )?\d+",
+        r"\bage[sd]? (?:of |at )?\d+|\bby (?:the )?age (?:of )?\d+",
         _I,
     ),
     "side_effects": re.compile(rf"\b(?:{_AE_TERMS})", _I),  # or a generic word with a finding (``states``)
@@ -112,9 +114,12 @@ _STATEMENTS: dict[str, re.Pattern] = {
     ),
     # the kinds of a thing, listed: "There are four types of headache: vascular, ...", "The two main types of lung
     # cancer are ...", "Types of breast cancer include ..."; not "the most common type of blood cancer" (what it is)
+    # or a list of three or more named after "include", "including", "such as" ("antibodies, including single-targeted
+    # antibodies, bispecific antibodies and ADCs"; "Common nail problems include ...")
     "types": re.compile(
         r"\b(?:types|kinds|forms|subtypes|categories|classes|varieties)\b[^.;]{0,80}?(?::|\binclud\w*|\bare\b)|"
-        r"\bclassified (?:as|into)\b|\bdivided into\b",
+        r"\bclassified (?:as|into)\b|\bdivided into\b|"
+        r"\b(?:includ(?:e|es|ing)|such as|namely)\b[^.;:]{1,80}?,[^.;:]{1,80}?\b(?:and|or)\b",
         _I,
     ),
     "definition": re.compile(
