@@ -57,7 +57,7 @@ def test_a_question_about_the_kinds_of_a_thing_is_answered_by_a_sentence_listing
     assert not rule.addresses("Lung cancer is a disease in which malignant cells form in the tissues of the lung.")
     assert not rule.addresses("Lung cancer is the most common type of cancer in smokers.")
 
-    listed = "Anti-tumour antibodies come in several formats, including single-targeted, bispecific and conjugated ones."
+    listed = "Anti-tumour antibodies come in several formats, including single-targeted, bispecific and conjugated."
     assert Addressing.of("What are the types of anti-tumour antibodies?").addresses(listed)
     assert not rule.addresses("Lung cancer is common in smokers, including former smokers.")  # one named: no list
 

@@ -141,4 +141,3 @@ def question_needs(question: str, concepts: Sequence = ()) -> tuple[Need, ...]:
     if needs == ["definition"] and _COUNTED.search(wording):
         needs = ["types"]  # "what are the 5 common nail problems?" asks for a list of them, not what one is
     return tuple(needs) or ("finding",)
-
