@@ -78,6 +78,15 @@ def test_an_abbreviation_the_question_defines_spans_the_words_ab3p_finds():
     assert "therapy" in concepts
 
 
+def test_a_name_ending_in_a_number_keeps_its_bracketed_abbreviation():
+    """ "receptor kinase 1 (GRK1)": the symbol, the most telling word for the search, was lost with the number."""
+    question = "Which disorder is caused by mutations in G-protein coupled receptor kinase 1 (GRK1)?"
+    concepts = {c.text: c for c in process_question(question, Vocabulary(BUILTIN)).concepts}
+    assert concepts["g-protein coupled receptor kinase 1"].phrases[-1] == "GRK1"
+    numbers = {c.text for c in process_question("Is stage 2 breast cancer curable in 5 years?", VOCAB).concepts}
+    assert not {"2", "5"} & numbers  # a number with no abbreviation after it is still no concept
+
+
 def test_every_pubmedqa_ladder_parses_and_has_three_levels():
     for question in pubmedqa_questions():
         ladder = build_ladder(process_question(question, VOCAB).concepts)

@@ -123,17 +123,27 @@ def detect_intent(text: str) -> Intent:
 
 
 def _runs(question: str) -> list[list[tuple[str, str | None]]]:
-    """Runs of (word, abbreviation-following-it) between stopwords and punctuation."""
+    """Runs of (word, abbreviation-following-it) between stopwords, numbers and punctuation; a number just before a
+    bracketed abbreviation ends the name it abbreviates ("receptor kinase 1 (GRK1)")."""
     runs: list[list[tuple[str, str | None]]] = [[]]
+    number = ""  # a number right after a run's word, kept only if an abbreviation follows it
     for m in _TOKEN.finditer(question):
         abbr, word, _ = m.groups()
         if abbr and runs[-1]:
+            if number:
+                runs[-1].append((number, None))
             runs[-1][-1] = (runs[-1][-1][0], abbr)
             runs.append([])
+        elif word and word.isdigit() and runs[-1] and not number:
+            number = word
+            continue
         elif word and word.lower() not in STOPWORDS and not word.isdigit():
+            if number:
+                runs.append([])
             runs[-1].append((word, None))
         elif runs[-1]:
             runs.append([])
+        number = ""
     return [r for r in runs if r]
 
 
