@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cpqa.evaluation.evaluations.patient import first_quote, led_by_patient_information, patient_answers
+from cpqa.evaluation.evaluations.patient import first_quote, led_by_patient_information, patient_answers, in_section
 from cpqa.trace import Result, RetrievalTrace
 from cpqa.types import Answer, PatientHit, PatientSection
 
@@ -54,3 +54,12 @@ def test_each_question_is_scored_against_its_own_section():
     assert scores["first_quote_in_gold"] == 1.0 and scores["led_by_patient_information"] == 1.0
     wrong = patient_answers(ask, [OTHER])["all"]
     assert wrong["gold_at_1"] == 1.0 and wrong["first_quote_in_gold"] == 0.0
+
+
+def test_a_quote_of_the_gold_section_counts_by_its_key_or_its_text():
+    """The store keeps a page's bulleted list as "Surgery; Radiation therapy; ..."; a quote of it cited by the gold
+    section's key is of the gold section, and a section repeated on another page counts by its text."""
+    listed = GOLD.model_copy(update={"text": "Treatments:\n- Surgery\n- Radiation therapy.\n- Chemotherapy."})
+    assert in_section((GOLD.key, "Treatments: Surgery; Radiation therapy; Chemotherapy."), listed)
+    assert in_section(("cancergov-0000099_1-2", "Signs of anal cancer include bleeding from the anus or rectum."), GOLD)
+    assert not in_section((OTHER.key, "Treatments: Surgery; Radiation therapy; Chemotherapy."), listed)

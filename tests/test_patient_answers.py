@@ -481,3 +481,26 @@ def test_a_sentence_a_section_repeats_is_quoted_once():
     second = "Patients are treated by a team of specialists."
     if second in answer.text:
         assert answer.text.index(lead) < answer.text.index(second)
+
+
+def test_a_list_item_is_its_own_sentence_and_a_sentence_stating_what_is_asked_leads_the_topic():
+    """PDQ's key points put a list on its own line after a sentence: "... experts in treating liver cancer.\n- Seven
+    types of standard treatment are used: ...". The item is quoted alone, without its bullet; and though the rule
+    accepts no sentence of the section (none repeats "adult"), the one naming treatments leads the one restating the
+    topic."""
+    lead = "There are different types of treatment for patients with adult primary liver cancer."
+    listed = "Seven types of standard treatment are used: Surveillance; Surgery; Liver transplant; Ablation therapy."
+    treatment = section(
+        "cancergov-0000007_1-8",
+        text=f"{lead} Patients with liver cancer are treated by a team of specialists.\n- {listed}\n{lead}",
+        title="Adult Primary Liver Cancer Treatment (PDQ)",
+        section="Treatment",
+        kind="treatment",
+    )
+    from cpqa.answer.extractive import passage_sentences
+
+    assert listed in passage_sentences(treatment)
+    question = check_question("What are the treatments for adult primary liver cancer?")
+    answer = Answerer(options=OPTIONS).answer(question, [treatment])
+    assert f'"{listed}"' in answer.text
+    assert lead not in answer.text or answer.text.index(listed) < answer.text.index(lead)

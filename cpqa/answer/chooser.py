@@ -25,6 +25,7 @@ import numpy as np
 from cpqa.answer.extractive import Sentence, passage_sentences
 from cpqa.answer.intent import Addressing, record_text
 from cpqa.answer.needs import question_needs, without_names
+from cpqa.answer.statements import states
 from cpqa.documents.page_focus import names_focus
 from cpqa.models.cross_encoder import PairScorer
 from cpqa.options import AnswerOptions
@@ -240,20 +241,27 @@ def page_quotes(
     if not answering:
         return []
     best = max(answering)[-1]  # a section of the kind the question names first ("gene": genetic changes)
-    # stable: by similarity, the rule's first, then those naming the stage asked about
+    # The section is about the question's condition, so a sentence stating what is asked (a need's statement, rule
+    # 2b) answers where it leaves the subject to the section ("Four types of standard treatment are used:
+    # Chemotherapy; ..." in Adult ALL's treatment section, which never repeats "adult"): after the rule's sentences,
+    # before those restating the topic ("There are different types of treatment for patients with adult ALL.").
+    # (A definition's cue words are no such sign: a section's lead says what a condition is, whatever its verb.)
+    needs = [need for need in addressing.needs if need not in ("finding", "definition")]
+    tier = {s.text: 0 if ok else 1 if any(states(s.text, need) for need in needs) else 2 for s, ok in judged[best]}
+    # stable: by similarity, the rule's first, then those stating a need, then those naming the stage asked about
     addressing_first: dict[str, Sentence] = {}  # by text: a sentence the section repeats is quoted once
-    for sentence, _ in sorted(judged[best], key=lambda item: (not item[1], not addressing.names_stages(item[0].text))):
+    for sentence, _ in sorted(
+        judged[best], key=lambda item: (tier[item[0].text], not addressing.names_stages(item[0].text))
+    ):
         addressing_first.setdefault(sentence.text, sentence)
     order: dict[str, int] = {}  # a sentence the section repeats (a PDQ summary's key points): where it is first
     for place, text in enumerate(passage_sentences(passages[best])):
         order.setdefault(text, place)
     best_quotes = list(addressing_first.values())[: options.quotes_per_record]
     quotes = sorted(best_quotes, key=lambda s: order.get(s.text, len(order)))
-    accepted = {s.text for s, ok in judged[best] if ok}
-    if quotes and quotes[0].text not in accepted:
-        lead = next((s for s in quotes if s.text in accepted), None)
-        if lead is not None:
-            quotes = [lead, *(s for s in quotes if s is not lead)]
+    lead = min(quotes, key=lambda s: tier[s.text], default=None)  # the best tier's first in the page's order
+    if lead is not None and tier[lead.text] < tier[quotes[0].text]:
+        quotes = [lead, *(s for s in quotes if s is not lead)]
     return quotes
 
 

@@ -47,12 +47,15 @@ def split_sentences(text: str) -> tuple[str, ...]:
 
 
 def passage_sentences(passage: Passage) -> tuple[str, ...]:
-    """The passage's sentences of four words or more: those its segmenter recorded, else split now. A decimal that
-    the record itself breaks ("59. 3 percent") is mended, so no sentence ends inside a number."""
+    """The passage's sentences of four words or more: those its segmenter recorded, else split now, each line apart (a
+    patient page's list item is no part of the sentence before it: "... experts in treating liver cancer.\n- Seven
+    types of standard treatment are used: ..."), a list item without its bullet. A decimal that the record itself
+    breaks ("59. 3 percent") is mended, so no sentence ends inside a number."""
     if not passage.sentences:
-        pieces = list(split_sentences(passage.text))
+        spans = list(split_sentences(passage.text))
     else:
-        pieces = [passage.text[a:b].strip() for a, b in passage.sentences]
+        spans = [passage.text[a:b] for a, b in passage.sentences]
+    pieces = [line for span in spans for line in (_BULLET.sub("", part).strip() for part in span.split("\n")) if line]
     mended: list[str] = []
     for piece in pieces:
         if mended and _BROKEN_NUMBER.search(mended[-1]) and piece[:1].isdigit():
@@ -63,6 +66,7 @@ def passage_sentences(passage: Passage) -> tuple[str, ...]:
 
 
 _BROKEN_NUMBER = re.compile(r"\d\.$")
+_BULLET = re.compile(r"^\s*[-\u2022*]\s+")
 
 
 class Similarity:

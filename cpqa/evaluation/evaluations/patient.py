@@ -36,6 +36,13 @@ def first_quote(answer: Answer) -> tuple[str, str] | None:
     return None
 
 
+def in_section(quoted: tuple[str, str], section: PatientSection) -> bool:
+    """Whether a quote (cited key, text) is of ``section``: cited by its key (a quote is checked against the passage it
+    cites), or by its text (a few sections are repeated word for word on another page: a PDQ summary's two versions;
+    a list the store keeps as "Surgery; Radiation therapy; ..." reads as the page's bullets)."""
+    return quoted[0] == section.key or _flat(quoted[1]).rstrip(".") in _flat(section.text)
+
+
 def _flat(text: str) -> str:
     return " ".join(re.sub(r"[^\w%.,]+", " ", text.lower()).split())
 
@@ -64,8 +71,7 @@ def patient_answers(
         row = {
             "gold_at_1": section.key in found[:1],
             "gold_at_3": section.key in found[:3],
-            # by its text: a few sections are repeated word for word on another page (a PDQ summary's two versions)
-            "first_quote_in_gold": quoted is not None and _flat(quoted[1]).rstrip(".") in _flat(section.text),
+            "first_quote_in_gold": quoted is not None and in_section(quoted, section),
             "led_by_patient_information": led_by_patient_information(answer),
             "direct": bool(answer.direct) and not answer.abstained,
             "abstained": answer.abstained,
