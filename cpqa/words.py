@@ -120,6 +120,26 @@ def able_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
     return tuple(forms)
 
 
+# Who a question is about, said as a person or as an adjective: "can men get breast cancer?" is answered by "Male
+# breast cancer represents less than 1 percent ...", a question about children by a childhood or paediatric figure.
+_PEOPLE: dict[str, tuple[str, ...]] = {
+    "man": ("male",),
+    "male": ("man",),
+    "woman": ("femal",),
+    "femal": ("woman",),
+    "child": ("childhood", "pediatr", "paediatr"),
+    "kid": ("child", "childhood", "pediatr", "paediatr"),
+}
+
+
+def person_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
+    """A name's stems, and the name with a person said the other way (``_PEOPLE``: "men" by "male")."""
+    forms = [stems]
+    for stem in stems & _PEOPLE.keys():
+        forms += [(stems - {stem}) | {other} for other in _PEOPLE[stem]]
+    return tuple(forms)
+
+
 @lru_cache(maxsize=65536)
 def is_specialist(word: str, rare_zipf: float = AnswerOptions().rare_word_zipf) -> bool:
     """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair"). Neither a

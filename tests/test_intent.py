@@ -271,3 +271,14 @@ def test_signs_of_the_nervous_system_and_a_treatment_said_to_work_best_are_state
     treat = Addressing.of("What is the treatment for trichotillomania?")
     assert treat.addresses("Behavioral treatment seems to be the most powerful treatment for trichotillomania.")
     assert not treat.addresses("Trichotillomania usually begins in childhood.")
+
+
+def test_a_person_is_named_as_a_person_or_by_the_adjective():
+    """ "can men get breast cancer? how rare is it" is answered by "Male breast cancer represents less than 1 percent
+    ...", not by the figure for women."""
+    rule = Addressing.of("can men get breast cancer? how rare is it")
+    assert rule.addresses("Male breast cancer represents less than 1 percent of all breast cancer diagnoses.")
+    assert not rule.addresses("Breast cancer is the second most commonly diagnosed cancer in women.")
+    assert Addressing.of("How common is leukemia in children?").addresses(
+        "Leukemia is the most common childhood cancer."
+    )

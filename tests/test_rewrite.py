@@ -62,6 +62,8 @@ def test_concepts_stopwords_abbreviations_and_spelling():
     assert light["make"].weak and not light["overweight"].weak  # a light verb says nothing of the subject
     anyone = {c.text: c for c in process_question("Can anyone get mesothelioma?", VOCAB).concepts}
     assert anyone["anyone"].weak  # an indefinite pronoun names no one in particular
+    told = {c.text: c for c in process_question("what if they say you cant have surgery", VOCAB).concepts}
+    assert told["cant"].weak and told["say"].weak and not told["surgery"].weak  # the asking, not the subject
     fixed = process_question("side efects of pembrolizumub in lung cancr", VOCAB)
     assert fixed.corrections == {"efects": "effect", "pembrolizumub": "pembrolizumab", "cancr": "cancer"}
     assert fixed.intent == "side_effects"

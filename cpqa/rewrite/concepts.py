@@ -50,6 +50,11 @@ became bring brought
     # indefinite pronouns: "can anyone get it?" asks about no one in particular
     """
 anyone anybody anything everyone everybody everything someone somebody something nobody nothing
+"""
+    # a negated auxiliary, typed with or without its apostrophe ("if they say you cant have surgery"), and "say"
+    """
+can't cant cannot don't dont doesn't doesnt didn't didnt won't wont isn't isnt aren't arent wasn't wasnt
+shouldn't shouldnt couldn't couldnt wouldn't wouldnt haven't havent hasn't hasnt say says said saying
 """.split()
 )
 
