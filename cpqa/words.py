@@ -110,7 +110,13 @@ def concept_names(concept) -> list[str]:
     return [name for name in names if name.strip()]
 
 
-def able_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
+def name_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
+    """The ways a sentence may say a name (its stems): as asked, with a person said the other way (``_person_forms``:
+    "men" by "male") and with an "-able" adjective said by its verb (``_able_forms``: "curable" by "cured")."""
+    return tuple(form for person in _person_forms(stems) for form in _able_forms(person))
+
+
+def _able_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
     """A name's stems, and, where one is an "-able" adjective, the name by its verb as well: "treatable" is named by a
     sentence saying "treated", "curable" by one saying "cured" (Snowball stems "curable" curabl, "cured" cure)."""
     forms = [stems]
@@ -132,7 +138,7 @@ _PEOPLE: dict[str, tuple[str, ...]] = {
 }
 
 
-def person_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
+def _person_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
     """A name's stems, and the name with a person said the other way (``_PEOPLE``: "men" by "male")."""
     forms = [stems]
     for stem in stems & _PEOPLE.keys():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cpqa.evaluation.evaluations.patient import first_quote, led_by_patient_information, patient_answers, in_section
+from cpqa.evaluation.evaluations.patient import first_quote, in_section, led_by_patient_information, patient_answers
 from cpqa.trace import Result, RetrievalTrace
 from cpqa.types import Answer, PatientHit, PatientSection
 

@@ -7,6 +7,7 @@ import pytest
 
 from cpqa.answer.answerer import Answerer
 from cpqa.answer.chooser import AnswerChooser, TRAINED_CHOOSER, names_all, section_kinds
+from cpqa.answer.extractive import passage_sentences
 from cpqa.documents.page_focus import names_focus
 from cpqa.answer.messages import RESEARCH_ADDS
 from cpqa.options import PipelineOptions
@@ -497,8 +498,6 @@ def test_a_list_item_is_its_own_sentence_and_a_sentence_stating_what_is_asked_le
         section="Treatment",
         kind="treatment",
     )
-    from cpqa.answer.extractive import passage_sentences
-
     assert listed in passage_sentences(treatment)
     question = check_question("What are the treatments for adult primary liver cancer?")
     answer = Answerer(options=OPTIONS).answer(question, [treatment])

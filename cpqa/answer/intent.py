@@ -40,7 +40,7 @@ from cpqa.answer.needs import question_needs, without_names
 from cpqa.answer.statements import NEEDS, Need, names_beside, states
 from cpqa.rewrite.stages import stage_marks
 from cpqa.types import Passage
-from cpqa.words import able_forms, concept_names, content_terms, names_rare_word, person_forms
+from cpqa.words import concept_names, content_terms, name_forms, names_rare_word
 
 _I = re.IGNORECASE
 
@@ -97,8 +97,7 @@ def subjects_of(concepts: Sequence, needs: Sequence[Need] = ("finding",)) -> lis
         if concept.kind == "intent" and not set(needs) & set(_OUTCOME_NEEDS):
             continue
         texts = set(concept_names(concept))
-        stems = (frozenset(content_terms(t)) for t in texts)
-        names = tuple(form for name in stems for person in person_forms(name) for form in able_forms(person) if form)
+        names = tuple(form for t in texts for form in name_forms(frozenset(content_terms(t))) if form)
         if names:
             kind = "other" if concept.kind == "intent" else concept.kind
             found.append(
