@@ -100,6 +100,19 @@ def test_an_abbreviation_the_quoted_record_defines_names_its_long_form():
     assert not names_exact_answer("Givosiran lowers ALA in adults.", exact, record)  # AHP itself must be used
 
 
+def test_an_answer_written_with_its_other_name_in_brackets_is_named_by_either():
+    types = [["myotonic dystrophy type 1 (DM1)"], ["myotonic dystrophy type 2 (DM2)"]]
+    assert names_exact_answer("There are two types: myotonic dystrophy type 1 and myotonic dystrophy type 2.", types)
+    assert names_exact_answer("Patients with DM1 were enrolled.", types)
+    assert names_exact_answer("The DMD gene, located on Xp21, is large.", [["X chromosome (Xp21)"]])
+    assert names_exact_answer("It models multiple sclerosis in mice.", [["Model of MS (Multiple Sclerosis)"]])
+    nested = [["mutations in SMN1 (encoding survival motor neuron protein (SMN))"]]
+    assert names_exact_answer("SMA is caused by mutations in SMN1.", nested)
+    assert not names_exact_answer("SMN protein levels were measured.", nested)  # a bracket holding one: no name
+    assert not names_exact_answer("The M (male) group.", [["Mx (M)"]])  # a short form under 3 characters is not one
+    assert not names_exact_answer("Patients with DM1 were enrolled.", types, other_forms=False)  # the recipes' labels
+
+
 def test_a_quote_naming_an_exact_answer_is_counted_against_the_answers_opening():
     exact = [["PD-1", "programmed death 1"]]
     assert names_exact_answer("Camrelizumab is a humanised anti-PD-1 antibody.", exact)
