@@ -17,7 +17,7 @@ from cpqa.rewrite.vocabulary import BUILTIN, Vocabulary
 from cpqa.documents.patient_search import PatientIndex, PatientSearch, bm25_text, dense_text, saved_state
 from cpqa.evaluation.data.splits import MEDQUAD_SPLITS, load_splits
 from cpqa.passages.patient import section_chunks
-from cpqa.sources.patient_pages import HEADINGS, clean_text, page_title, read_medquad
+from cpqa.sources.patient_pages import HEADINGS, clean_text, page_title, phenotype_lists, read_medquad
 from cpqa.sources.patient_store import PatientStore
 from cpqa.types import PatientSection
 from ingestion.cli import ingest_app
@@ -128,6 +128,34 @@ def test_text_is_cleaned_lists_kept_sentences_whole(every_section):
     assert clean_text(
         "It is more common in men who       - Have had X    - Have a family history       Symptoms vary."
     ) == ("It is more common in men who\n- Have had X\n- Have a family history\nSymptoms vary.")
+
+
+def test_gard_s_phenotype_table_is_read_as_lines_a_patient_can_use(every_section):
+    raw = (
+        "What are the signs and symptoms of X syndrome? The Human Phenotype Ontology provides the following list of "
+        "signs and symptoms for X syndrome. If the information is available, the table below includes how often the "
+        "symptom is seen in people with this condition. You can use the MedlinePlus Medical Dictionary to look up the "
+        "definitions for these medical terms. Signs and Symptoms Approximate number of patients (when available) "
+        "Hearing impairment 90% Short nose 90% Ptosis 7.5% Cataract 3/4 Autosomal dominant inheritance - Scoliosis - "
+        "The Human Phenotype Ontology (HPO) has collected information on how often a sign or symptom occurs in a "
+        "condition. In these cases, the sign or symptom may be rare or common."
+    )
+    assert phenotype_lists(raw).split("\n") == [
+        "What are the signs and symptoms of X syndrome?",
+        "Signs and symptoms seen in about 90% of people with X syndrome (Human Phenotype Ontology): Hearing impairment;"
+        " Short nose.",
+        "Signs and symptoms seen in about 7.5% of people with X syndrome (Human Phenotype Ontology): Ptosis.",
+        "Signs and symptoms seen in 3 of 4 people with X syndrome in one study (Human Phenotype Ontology): Cataract.",
+        "Other signs and symptoms of X syndrome, how often not known (Human Phenotype Ontology): Scoliosis.",
+        "Inheritance of X syndrome (Human Phenotype Ontology): Autosomal dominant inheritance.",
+    ]
+    assert phenotype_lists("Hearing loss is common. 90% have it.") == "Hearing loss is common. 90% have it."
+    gard = [s for s in every_section if s.collection == "2_GARD_QA" and s.kind == "symptoms"]
+    assert sum("(Human Phenotype Ontology)" in s.text for s in gard) == 2243  # every table MedQuAD holds
+    assert not any("table below" in s.text or "Ontology provides" in s.text for s in gard)
+    waardenburg = next(s.text for s in gard if s.key == "gard-0006380-2").split("\n")
+    assert waardenburg[1].startswith("Signs and symptoms seen in about 90% of people with Waardenburg syndrome")
+    assert "Heterochromia iridis; Hypopigmented skin patches" in waardenburg[1]
 
 
 def test_a_list_is_one_sentence_with_the_line_that_introduces_it():

@@ -91,6 +91,49 @@ def clean_text(raw: str) -> str:
     return "\n".join(lines).strip()
 
 
+def phenotype_lists(raw: str) -> str:
+    """GARD's symptom sections as a reader can use them. GARD shows the Human Phenotype Ontology's signs as a table
+    after three sentences pointing to it ("The Human Phenotype Ontology provides the following list ...", "the table
+    below includes how often ..."), and MedQuAD flattened the table to "Abnormal facial shape 90% Hearing impairment
+    90% ... Ptosis - ...". The pointing sentences and the note on reading frequencies go; the table becomes a line
+    per frequency, its signs as published ("Signs and symptoms seen in about 90% of people with Waardenburg syndrome
+    (Human Phenotype Ontology): Abnormal facial shape; Conductive hearing impairment; ..."), the mode of
+    inheritance it lists on a line of its own. Text without the table is returned as it is."""
+    match = _HPO_TABLE.search(raw)
+    if not match:
+        return raw
+    name, groups, inheritance = match["name"].strip(), dict[str, list[str]](), []
+    for cell in _HPO_CELL.finditer(match["table"]):
+        sign, often = " ".join(cell["sign"].split()), cell["often"]
+        if sign.lower().endswith(" inheritance"):
+            inheritance.append(sign)
+        else:
+            groups.setdefault(often, []).append(sign)
+    lines = [f"{_seen(often, name)} (Human Phenotype Ontology): {'; '.join(signs)}." for often, signs in groups.items()]
+    if inheritance:
+        lines.append(f"Inheritance of {name} (Human Phenotype Ontology): {'; '.join(inheritance)}.")
+    before, after = raw[: match.start()].strip(), raw[match.end() :].strip()
+    return "\n".join(part for part in (before, *lines, after) if part)
+
+
+def _seen(often: str, name: str) -> str:
+    if often.endswith("%"):  # HPO's share of a frequency class ("very frequent": 90%)
+        return f"Signs and symptoms seen in {'' if often == '100%' else 'about '}{often} of people with {name}"
+    if often[0].isdigit():  # "47/47", "3 of 4"
+        had, examined = re.split(r"/| of ", often)
+        return f"Signs and symptoms seen in {had} of {examined} people with {name} in one study"
+    return f"Other signs and symptoms of {name}, how often not known"
+
+
+_HPO_TABLE = re.compile(
+    r"The Human Phenotype Ontology provides the following list of signs and symptoms for (?P<name>[^\n]+?)\.\s+"
+    r"If the information is available, the table below .*?\(when available\)(?P<table>.*?)"
+    r"The Human Phenotype Ontology \(HPO\) has collected information .*?may be rare or common\.",
+    re.S,
+)
+_HPO_CELL = re.compile(r"\s*(?P<sign>\S.*?)\s+(?P<often>\d+(?:\.\d+)?%|\d+/\d+|\d+ of \d+|-)(?=\s|$)", re.S)
+
+
 def _item_parts(line: str) -> list[str]:
     """A list item's line, cut where its text ends and the next paragraph begins (``_ITEM_END``); any other line
     whole."""
@@ -148,7 +191,7 @@ def read_medquad_file(path: Path) -> Iterator[PatientSection]:
         question, answer = _child(pair, "question"), _child(pair, "answer")
         if question is None or answer is None:
             continue
-        text = clean_text(_text(answer))
+        text = clean_text(phenotype_lists(_text(answer)))
         if not text:
             continue
         qid, kind = question.get("qid") or "", (question.get("qtype") or "").strip().lower()
