@@ -142,19 +142,20 @@ def test_gard_s_phenotype_table_is_read_as_lines_a_patient_can_use(every_section
     )
     assert phenotype_lists(raw).split("\n") == [
         "What are the signs and symptoms of X syndrome?",
-        "Signs and symptoms seen in about 90% of people with X syndrome (Human Phenotype Ontology): Hearing impairment;"
-        " Short nose.",
-        "Signs and symptoms seen in about 7.5% of people with X syndrome (Human Phenotype Ontology): Ptosis.",
-        "Signs and symptoms seen in 3 of 4 people with X syndrome in one study (Human Phenotype Ontology): Cataract.",
-        "Other signs and symptoms of X syndrome, how often not known (Human Phenotype Ontology): Scoliosis.",
-        "Inheritance of X syndrome (Human Phenotype Ontology): Autosomal dominant inheritance.",
+        "Signs and symptoms seen in about 90% of people with this condition (Human Phenotype Ontology): Hearing "
+        "impairment; Short nose.",
+        "Signs and symptoms seen in about 7.5% of people with this condition (Human Phenotype Ontology): Ptosis.",
+        "Signs and symptoms seen in 3 of 4 people with this condition in one study (Human Phenotype Ontology): "
+        "Cataract.",
+        "Other signs and symptoms of this condition, how often not known (Human Phenotype Ontology): Scoliosis.",
+        "Inheritance of this condition (Human Phenotype Ontology): Autosomal dominant inheritance.",
     ]
     assert phenotype_lists("Hearing loss is common. 90% have it.") == "Hearing loss is common. 90% have it."
     gard = [s for s in every_section if s.collection == "2_GARD_QA" and s.kind == "symptoms"]
     assert sum("(Human Phenotype Ontology)" in s.text for s in gard) == 2243  # every table MedQuAD holds
     assert not any("table below" in s.text or "Ontology provides" in s.text for s in gard)
     waardenburg = next(s.text for s in gard if s.key == "gard-0006380-2").split("\n")
-    assert waardenburg[1].startswith("Signs and symptoms seen in about 90% of people with Waardenburg syndrome")
+    assert waardenburg[1].startswith("Signs and symptoms seen in about 90% of people with this condition")
     assert "Heterochromia iridis; Hypopigmented skin patches" in waardenburg[1]
 
 

@@ -96,37 +96,39 @@ def phenotype_lists(raw: str) -> str:
     after three sentences pointing to it ("The Human Phenotype Ontology provides the following list ...", "the table
     below includes how often ..."), and MedQuAD flattened the table to "Abnormal facial shape 90% Hearing impairment
     90% ... Ptosis - ...". The pointing sentences and the note on reading frequencies go; the table becomes a line
-    per frequency, its signs as published ("Signs and symptoms seen in about 90% of people with Waardenburg syndrome
-    (Human Phenotype Ontology): Abnormal facial shape; Conductive hearing impairment; ..."), the mode of
-    inheritance it lists on a line of its own. Text without the table is returned as it is."""
+    per frequency, its signs as published ("Signs and symptoms seen in about 90% of people with this condition
+    (Human Phenotype Ontology): Abnormal facial shape; Conductive hearing impairment; ..."), the mode of inheritance
+    it lists on a line of its own. "This condition", as GARD writes: the page names it (a name on every line would
+    weigh in the search as if the section were about nothing else). Text without the table is returned as it is."""
     match = _HPO_TABLE.search(raw)
     if not match:
         return raw
-    name, groups, inheritance = match["name"].strip(), dict[str, list[str]](), []
+    groups: dict[str, list[str]] = {}
+    inheritance = []
     for cell in _HPO_CELL.finditer(match["table"]):
         sign, often = " ".join(cell["sign"].split()), cell["often"]
         if sign.lower().endswith(" inheritance"):
             inheritance.append(sign)
         else:
             groups.setdefault(often, []).append(sign)
-    lines = [f"{_seen(often, name)} (Human Phenotype Ontology): {'; '.join(signs)}." for often, signs in groups.items()]
+    lines = [f"{_seen(often)} (Human Phenotype Ontology): {'; '.join(signs)}." for often, signs in groups.items()]
     if inheritance:
-        lines.append(f"Inheritance of {name} (Human Phenotype Ontology): {'; '.join(inheritance)}.")
+        lines.append(f"Inheritance of this condition (Human Phenotype Ontology): {'; '.join(inheritance)}.")
     before, after = raw[: match.start()].strip(), raw[match.end() :].strip()
     return "\n".join(part for part in (before, *lines, after) if part)
 
 
-def _seen(often: str, name: str) -> str:
+def _seen(often: str) -> str:
     if often.endswith("%"):  # HPO's share of a frequency class ("very frequent": 90%)
-        return f"Signs and symptoms seen in {'' if often == '100%' else 'about '}{often} of people with {name}"
+        return f"Signs and symptoms seen in {'' if often == '100%' else 'about '}{often} of people with this condition"
     if often[0].isdigit():  # "47/47", "3 of 4"
         had, examined = re.split(r"/| of ", often)
-        return f"Signs and symptoms seen in {had} of {examined} people with {name} in one study"
-    return f"Other signs and symptoms of {name}, how often not known"
+        return f"Signs and symptoms seen in {had} of {examined} people with this condition in one study"
+    return "Other signs and symptoms of this condition, how often not known"
 
 
 _HPO_TABLE = re.compile(
-    r"The Human Phenotype Ontology provides the following list of signs and symptoms for (?P<name>[^\n]+?)\.\s+"
+    r"The Human Phenotype Ontology provides the following list of signs and symptoms for [^\n]+?\.\s+"
     r"If the information is available, the table below .*?\(when available\)(?P<table>.*?)"
     r"The Human Phenotype Ontology \(HPO\) has collected information .*?may be rare or common\.",
     re.S,
