@@ -7,7 +7,7 @@ import pytest
 
 from cpqa.answer.answerer import Answerer
 from cpqa.answer.chooser import AnswerChooser, TRAINED_CHOOSER, names_all, section_kinds
-from cpqa.answer.extractive import passage_sentences
+from cpqa.answer.extractive import passage_sentences, points_ahead
 from cpqa.documents.page_focus import names_focus
 from cpqa.answer.messages import RESEARCH_ADDS
 from cpqa.options import PipelineOptions
@@ -503,3 +503,26 @@ def test_a_list_item_is_its_own_sentence_and_a_sentence_stating_what_is_asked_le
     answer = Answerer(options=OPTIONS).answer(question, [treatment])
     assert f'"{listed}"' in answer.text
     assert lead not in answer.text or answer.text.index(listed) < answer.text.index(lead)
+
+
+def test_a_sentence_pointing_to_what_follows_is_not_quoted_and_gard_s_signs_are():
+    """GARD introduces its phenotype table with "The Human Phenotype Ontology provides the following list of signs and
+    symptoms for X.": quoted alone it told a patient nothing. The signs themselves, a line per frequency, are quoted."""
+    pointer = "The Human Phenotype Ontology provides the following list of signs and symptoms for Waardenburg syndrome."
+    signs = (
+        "Signs and symptoms seen in about 90% of people with this condition (Human Phenotype Ontology): Hearing "
+        "impairment; Heterochromia iridis; White forelock."
+    )
+    symptoms = section(
+        "gard-0006380-2",
+        text=f"What are the signs and symptoms of Waardenburg syndrome? {pointer}\n{signs}",
+        title="Waardenburg syndrome",
+        section="Signs and symptoms",
+        kind="symptoms",
+    )
+    question = check_question("What are the symptoms of Waardenburg syndrome?")
+    answer = Answerer(options=OPTIONS).answer(question, [symptoms])
+    assert pointer not in answer.text and f'"{signs}"' in answer.text
+    assert points_ahead(pointer) and points_ahead("Symptoms are as follows.")
+    assert not points_ahead("The following stages are used for adult Hodgkin lymphoma: Stage I; Stage II.")
+    assert not points_ahead("Pain below the knee is common.")

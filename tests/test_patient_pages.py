@@ -141,7 +141,9 @@ def test_gard_s_phenotype_table_is_read_as_lines_a_patient_can_use(every_section
         "condition. In these cases, the sign or symptom may be rare or common."
     )
     assert phenotype_lists(raw).split("\n") == [
-        "What are the signs and symptoms of X syndrome?",
+        "What are the signs and symptoms of X syndrome? The Human Phenotype Ontology provides the following list of "
+        "signs and symptoms for X syndrome. You can use the MedlinePlus Medical Dictionary to look up the definitions "
+        "for these medical terms.",
         "Signs and symptoms seen in about 90% of people with this condition (Human Phenotype Ontology): Hearing "
         "impairment; Short nose.",
         "Signs and symptoms seen in about 7.5% of people with this condition (Human Phenotype Ontology): Ptosis.",
@@ -149,13 +151,16 @@ def test_gard_s_phenotype_table_is_read_as_lines_a_patient_can_use(every_section
         "Cataract.",
         "Other signs and symptoms of this condition, how often not known (Human Phenotype Ontology): Scoliosis.",
         "Inheritance of this condition (Human Phenotype Ontology): Autosomal dominant inheritance.",
+        "The Human Phenotype Ontology (HPO) has collected information on how often a sign or symptom occurs in a "
+        "condition. In these cases, the sign or symptom may be rare or common.",
     ]
     assert phenotype_lists("Hearing loss is common. 90% have it.") == "Hearing loss is common. 90% have it."
     gard = [s for s in every_section if s.collection == "2_GARD_QA" and s.kind == "symptoms"]
     assert sum("(Human Phenotype Ontology)" in s.text for s in gard) == 2243  # every table MedQuAD holds
-    assert not any("table below" in s.text or "Ontology provides" in s.text for s in gard)
+    assert not any("table below" in s.text or "(when available)" in s.text for s in gard)
     waardenburg = next(s.text for s in gard if s.key == "gard-0006380-2").split("\n")
     assert waardenburg[1].startswith("Signs and symptoms seen in about 90% of people with this condition")
+    assert waardenburg[-1].startswith("The Human Phenotype Ontology (HPO) has collected information")
     assert "Heterochromia iridis; Hypopigmented skin patches" in waardenburg[1]
 
 

@@ -93,13 +93,13 @@ def clean_text(raw: str) -> str:
 
 def phenotype_lists(raw: str) -> str:
     """GARD's symptom sections as a reader can use them. GARD shows the Human Phenotype Ontology's signs as a table
-    after three sentences pointing to it ("The Human Phenotype Ontology provides the following list ...", "the table
-    below includes how often ..."), and MedQuAD flattened the table to "Abnormal facial shape 90% Hearing impairment
-    90% ... Ptosis - ...". The pointing sentences and the note on reading frequencies go; the table becomes a line
-    per frequency, its signs as published ("Signs and symptoms seen in about 90% of people with this condition
-    (Human Phenotype Ontology): Abnormal facial shape; Conductive hearing impairment; ..."), the mode of inheritance
-    it lists on a line of its own. "This condition", as GARD writes: the page names it (a name on every line would
-    weigh in the search as if the section were about nothing else). Text without the table is returned as it is."""
+    ("the table below includes how often the symptom is seen"), and MedQuAD flattened it to "Signs and Symptoms
+    Approximate number of patients (when available) Abnormal facial shape 90% Hearing impairment 90% ... Ptosis - ...".
+    The table becomes a line per frequency, its signs as published ("Signs and symptoms seen in about 90% of people
+    with this condition (Human Phenotype Ontology): Abnormal facial shape; Conductive hearing impairment; ..."), the
+    mode of inheritance it lists on a line of its own, and the sentence naming a table no longer there goes; GARD's
+    other words stay as written. "This condition", as GARD writes: the page names it (a name on every line would weigh
+    in the search as if the section were about nothing else). Text without the table is returned as it is."""
     match = _HPO_TABLE.search(raw)
     if not match:
         return raw
@@ -114,8 +114,8 @@ def phenotype_lists(raw: str) -> str:
     lines = [f"{_seen(often)} (Human Phenotype Ontology): {'; '.join(signs)}." for often, signs in groups.items()]
     if inheritance:
         lines.append(f"Inheritance of this condition (Human Phenotype Ontology): {'; '.join(inheritance)}.")
-    before, after = raw[: match.start()].strip(), raw[match.end() :].strip()
-    return "\n".join(part for part in (before, *lines, after) if part)
+    told = _TABLE_BELOW.sub("", raw[: match.start()]).strip()  # the sentences before the table, but the one naming it
+    return "\n".join(part for part in (told, *lines, raw[match.end() :].strip()) if part)
 
 
 def _seen(often: str) -> str:
@@ -128,10 +128,13 @@ def _seen(often: str) -> str:
 
 
 _HPO_TABLE = re.compile(
-    r"The Human Phenotype Ontology provides the following list of signs and symptoms for [^\n]+?\.\s+"
-    r"If the information is available, the table below .*?\(when available\)(?P<table>.*?)"
-    r"The Human Phenotype Ontology \(HPO\) has collected information .*?may be rare or common\.",
+    r"Signs and Symptoms Approximate number of patients \(when available\)(?P<table>.*?)(?=The Human "
+    r"Phenotype Ontology \(HPO\) has collected information)",
     re.S,
+)
+_TABLE_BELOW = re.compile(
+    r"\s*If the information is available, the table below includes how often the symptom is seen "
+    r"in people with this condition\."
 )
 _HPO_CELL = re.compile(r"\s*(?P<sign>\S.*?)\s+(?P<often>\d+(?:\.\d+)?%|\d+/\d+|\d+ of \d+|-)(?=\s|$)", re.S)
 
