@@ -194,7 +194,7 @@ def test_the_pipeline_answers_through_the_local_model(llama, sample_settings):
     with Pipeline(settings, PipelineOptions.of(max_documents=8, top_n=2)) as pipeline:
         result = pipeline.ask(QUESTION)
     answer, trace = result.answer, result.trace
-    assert answer.written_by == "llm"
+    assert answer.written_by == "llm", f"fell back: {trace.models['answerer'].reason}; {answer.notices}"
     assert (trace.models["answerer"].provider, trace.models["answerer"].model) == (
         "openai-compatible",
         llama_server.MODEL_ALIAS,
