@@ -1,5 +1,7 @@
 """``cpqa ingest medquad DIR...``: MedQuAD's NIH patient pages into the patient store, and their search index.
 
+The conditions the pages are about join the rewrite's vocabulary as disease terms (``ingestion.condition_terms``).
+
 Every collection is read and checked before anything is written (a bad file changes nothing); sections are then
 upserted by content (a second run adds nothing), and the patient search index (``cpqa.documents.patient_search``)
 is built with the pipeline's sentence embedder unless it already matches the store, as are the stored vectors of
@@ -16,7 +18,8 @@ from pathlib import Path
 import typer
 
 from cpqa.config import Settings
-from cpqa.sources.patient_pages import medquad_files, read_medquad
+from cpqa.sources.patient_pages import PageCondition, medquad_files, read_medquad, read_page_condition
+from ingestion.condition_terms import condition_terms
 from cpqa.sources.patient_store import PatientStore
 
 
@@ -25,6 +28,7 @@ def ingest_medquad(settings: Settings, paths: list[Path], index: bool = True) ->
     start = time.perf_counter()
     files = medquad_files(paths)  # a missing path or an empty folder fails before anything is read
     sections = list(read_medquad(files))
+    conditions = [read_page_condition(f) for f in files]
     read_s = time.perf_counter() - start
     with PatientStore(settings.patient_store_path) as store:
         upserted = store.upsert(sections)
@@ -35,6 +39,7 @@ def ingest_medquad(settings: Settings, paths: list[Path], index: bool = True) ->
             "read": len(sections),
             **upserted.as_dict(),
             "store": {"path": str(store.path), "sections": store.count()},
+            "condition_terms": save_condition_terms(settings, conditions),
             "index": None,
         }
         if index:
@@ -46,6 +51,20 @@ def ingest_medquad(settings: Settings, paths: list[Path], index: bool = True) ->
         "total": round(time.perf_counter() - start, 2),
     }
     return summary
+
+
+def save_condition_terms(settings: Settings, conditions: list[PageCondition]) -> dict:
+    """The pages' conditions as the rewrite's disease terms (``ingestion.condition_terms``), beside the MeSH table."""
+    from cpqa.rewrite.vocabulary import conditions_path, load_vocabulary, save_terms
+
+    known = load_vocabulary(settings, conditions=False)
+    terms = condition_terms(conditions, known=lambda name: known.lookup(name) is not None)
+    save_terms(terms, conditions_path(settings))
+    return {
+        "path": str(conditions_path(settings)),
+        "terms": len(terms),
+        "other_names": sum(len(t.synonyms) for t in terms),
+    }
 
 
 def build_patient_index(settings: Settings, store: PatientStore) -> dict:

@@ -1,10 +1,11 @@
-"""Cancer term tables for the rewrite module: concepts with a MeSH heading and synonyms.
+"""Term tables for the rewrite module: concepts with a MeSH heading and synonyms.
 
-Three sources: the tables ``cpqa ingest mesh`` writes to ``settings.terms_dir`` (MeSH Neoplasms tree plus
-Disease Ontology synonyms), the term links ``cpqa index build`` learns from the stored records (MeSH headings by
-name, abbreviations; ``ingestion.term_links``; used with the rewrite option ``term_links``), and a small built-in
-list of common cancers, treatments and question intents
-that is always present, so the rule-based rewriter works without the tables (with fewer synonyms).
+Four sources: the tables ``cpqa ingest mesh`` writes to ``settings.terms_dir`` (MeSH Neoplasms tree plus Disease
+Ontology synonyms), the conditions of the NIH patient pages ``cpqa ingest medquad`` reads (every disorder a page is
+about, with its other names: ``ingestion.condition_terms``), the term links ``cpqa index build`` learns from the stored
+records (MeSH headings by name, abbreviations; ``ingestion.term_links``; used with the rewrite option ``term_links``),
+and a small built-in list of common cancers, treatments and question intents that is always present, so the
+rule-based rewriter works without the tables (with fewer synonyms).
 
 Text is matched on normalised words: lower case, US spelling, simple singular (``word_forms.normalize_word``).
 """
@@ -25,6 +26,7 @@ from cpqa.rewrite.word_forms import normalize_word
 
 TERMS_FILE = "terms.json"
 LEARNED_FILE = "learned_terms.json"  # local Automatic Term Mapping links (ingestion.term_links)
+CONDITIONS_FILE = "conditions.json"  # the conditions of NIH patient pages (ingestion.condition_terms)
 Kind = Literal["disease", "treatment", "intent", "other"]
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
@@ -195,10 +197,19 @@ def learned_terms_path(settings: Settings) -> Path:
     return settings.terms_dir / LEARNED_FILE
 
 
-def load_vocabulary(settings: Settings, term_links: bool = False) -> Vocabulary:
-    """Built-in terms, then the MeSH / Disease Ontology tables ``cpqa ingest mesh`` writes, then the term links
-    ``cpqa index build`` learns from the stored records (with ``term_links``): earlier sources win a phrase."""
-    candidates = [terms_path(settings), *([learned_terms_path(settings)] if term_links else [])]
+def conditions_path(settings: Settings) -> Path:
+    return settings.terms_dir / CONDITIONS_FILE
+
+
+def load_vocabulary(settings: Settings, term_links: bool = False, conditions: bool = True) -> Vocabulary:
+    """Built-in terms, then the MeSH / Disease Ontology tables ``cpqa ingest mesh`` writes, then the conditions of the
+    NIH patient pages ``cpqa ingest medquad`` reads (with ``conditions``), then the term links ``cpqa index build``
+    learns from the stored records (with ``term_links``): earlier sources win a phrase."""
+    candidates = [
+        terms_path(settings),
+        *([conditions_path(settings)] if conditions else []),
+        *([learned_terms_path(settings)] if term_links else []),
+    ]
     files = [p for p in candidates if p.exists()]
     return _load_cached(tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
 

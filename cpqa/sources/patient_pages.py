@@ -27,6 +27,7 @@ docs/architecture.md, "Patient information"), field <- source:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -177,12 +178,16 @@ def _text(element) -> str:
     return "".join(element.itertext()) if element is not None else ""
 
 
-def read_medquad_file(path: Path) -> Iterator[PatientSection]:
-    """The answered sections of one MedQuAD page file; ``ValueError`` naming the file when it is not one."""
+def _parsed(path: Path):
     try:
-        root = etree.parse(str(path), etree.XMLParser(resolve_entities=False, no_network=True)).getroot()
+        return etree.parse(str(path), etree.XMLParser(resolve_entities=False, no_network=True)).getroot()
     except (etree.XMLSyntaxError, OSError) as exc:
         raise ValueError(f"{path}: not readable MedQuAD XML ({exc})") from None
+
+
+def read_medquad_file(path: Path) -> Iterator[PatientSection]:
+    """The answered sections of one MedQuAD page file; ``ValueError`` naming the file when it is not one."""
+    root = _parsed(path)
     pairs = _child(root, "qapairs")
     if pairs is None:
         raise ValueError(f"{path}: not a MedQuAD page (no <QAPairs> under <{root.tag}>)")
@@ -215,6 +220,29 @@ def read_medquad_file(path: Path) -> Iterator[PatientSection]:
             question=_SPACES.sub(" ", _text(question)).strip(),
             text=text,
         )
+
+
+@dataclass(frozen=True)
+class PageCondition:
+    """What a MedQuAD page is about, as its ``<FocusAnnotations>`` say: the focus, its other names (``<Synonyms>``)
+    and UMLS's semantic group ("Disorders" for a condition; a page about household products has none)."""
+
+    collection: str
+    focus: str
+    other_names: tuple[str, ...]
+    semantic_group: str
+
+
+def read_page_condition(path: Path) -> PageCondition:
+    """The focus annotations of one MedQuAD page file (``ValueError`` naming the file when it is not XML)."""
+    root = _parsed(path)
+    focus = _SPACES.sub(" ", _text(_child(root, "focus", "doctitle-focus"))).strip()
+    annotations = _child(root, "focusannotations")
+    umls = _child(annotations, "umls") if annotations is not None else None
+    synonyms = _child(annotations, "synonyms") if annotations is not None else None
+    names = (_SPACES.sub(" ", _text(s)).strip() for s in (synonyms if synonyms is not None else ()))
+    group = _text(_child(umls, "semanticgroup")).strip() if umls is not None else ""
+    return PageCondition(path.parent.name, focus, tuple(n for n in names if n), group)
 
 
 def medquad_files(paths: Iterable[Path | str]) -> list[Path]:
