@@ -9,6 +9,8 @@ dropped), and where the site curates them (``CURATED_OTHER_NAMES``) its other na
 
 - a short form ("ABL", "AMS"): one word in capitals or with digits names a gene or another condition as often;
 - a name of more than ``MAX_WORDS`` words or with more than one comma: a description, which no question repeats;
+- a class of conditions in general words ("Viral Infections"): "which viral infection ..." asks for a condition,
+  it does not name one;
 
 and an inverted name is read in reading order ("Aneurysm, abdominal aortic" -> "abdominal aortic aneurysm"; "Stickler
 syndrome, type 2" keeps its order). Pages about one condition are one term. The table is saved beside the MeSH table
@@ -25,6 +27,7 @@ from typing import Callable, Iterable
 
 from cpqa.rewrite.vocabulary import Term, natural_mesh_name, phrase_key
 from cpqa.sources.patient_pages import PageCondition
+from cpqa.words import is_specialist
 
 MAX_WORDS = 6  # the longest phrase the vocabulary matches (``Vocabulary.max_words``)
 _BRACKETED = re.compile(r"\s*\([^)]*\)\s*")
@@ -32,6 +35,10 @@ _SHORT_FORM = re.compile(r"^(?=\S*(?:[A-Z]\S*[A-Z]|\d))\S+$")  # one word, two c
 # Genetics Home Reference and MedlinePlus list the names a condition goes by; GARD's synonyms, gathered from UMLS and
 # Orphanet, name related conditions too ("Neuroacanthocytosis" for pantothenate kinase-associated neurodegeneration).
 CURATED_OTHER_NAMES = frozenset({"3_GHR_QA", "4_MPlus_Health_Topics_QA"})
+_CLASS_HEAD = re.compile(
+    r"(?i)diseases|disorders|infections|conditions|problems|injuries|defects|abnormalities|anomalies|tumou?rs|cancers|"
+    r"syndromes|deficiencies|illnesses"
+)
 _QUALIFIER = re.compile(r"^(?:type|group|class|form|variant|\d)", re.IGNORECASE)  # "X, type 2" is read as written
 
 
@@ -44,11 +51,18 @@ def reading_order(name: str) -> str:
 
 
 def usable_name(name: str) -> str | None:
-    """``name`` as a vocabulary phrase, or None where it is a short form or a description (see the module)."""
+    """``name`` as a vocabulary phrase, or None where it is a short form, a description or a class (see the module)."""
     name = _BRACKETED.sub(" ", name).strip()
     if not name or _SHORT_FORM.match(name) or name.count(",") > 1 or len(name.split()) > MAX_WORDS:
         return None
-    return reading_order(name)
+    return None if names_a_class(name) else reading_order(name)
+
+
+def names_a_class(name: str) -> bool:
+    """A class of conditions in general words ("Viral Infections", "Bone Diseases", "Eating Disorders": MedlinePlus's
+    topics): a plural head, and no word general English rarely uses ("Campylobacter Infections" names one)."""
+    words = re.findall(r"[A-Za-z]+", name)
+    return bool(words) and bool(_CLASS_HEAD.fullmatch(words[-1])) and not any(is_specialist(w.lower()) for w in words)
 
 
 def condition_terms(
@@ -76,4 +90,4 @@ def condition_terms(
     return list(terms.values())
 
 
-__all__ = ["CURATED_OTHER_NAMES", "MAX_WORDS", "condition_terms", "reading_order", "usable_name"]
+__all__ = ["CURATED_OTHER_NAMES", "MAX_WORDS", "condition_terms", "names_a_class", "reading_order", "usable_name"]

@@ -51,6 +51,8 @@ def test_a_page_s_focus_annotations_are_read(tmp_path):
         ("Hypocupremia, Congenital", "Congenital Hypocupremia"),  # an inverted name, in reading order
         ("Stickler syndrome, type 2", "Stickler syndrome, type 2"),  # qualified after its comma: as written
         ("Klippel-Trenaunay Syndrome (KTS)", "Klippel-Trenaunay Syndrome"),  # the bracketed short form dropped
+        ("Viral Infections", None),  # a class of conditions in general words
+        ("Campylobacter Infections", "Campylobacter Infections"),
         ("ABL", None),  # a short form names a gene as often
         ("DM1", None),
         ("Albinism, Black lock, Cell migration disorder of the neurocytes of the gut and Deafness", None),
