@@ -10,7 +10,8 @@ dropped), and where the site curates them (``CURATED_OTHER_NAMES``) its other na
 - a short form ("ABL", "AMS"): one word in capitals or with digits names a gene or another condition as often;
 - a name of more than ``MAX_WORDS`` words or with more than one comma: a description, which no question repeats;
 - a class of conditions in general words ("Viral Infections"): "which viral infection ..." asks for a condition,
-  it does not name one;
+  it does not name one; and a page about a sign, symptom or finding only ("Back Pain", UMLS's T184 and T033): a
+  question naming one describes what the asker feels;
 
 and an inverted name is read in reading order ("Aneurysm, abdominal aortic" -> "abdominal aortic aneurysm"; "Stickler
 syndrome, type 2" keeps its order). Pages about one condition are one term. The table is saved beside the MeSH table
@@ -35,6 +36,7 @@ _SHORT_FORM = re.compile(r"^(?=\S*(?:[A-Z]\S*[A-Z]|\d))\S+$")  # one word, two c
 # Genetics Home Reference and MedlinePlus list the names a condition goes by; GARD's synonyms, gathered from UMLS and
 # Orphanet, name related conditions too ("Neuroacanthocytosis" for pantothenate kinase-associated neurodegeneration).
 CURATED_OTHER_NAMES = frozenset({"3_GHR_QA", "4_MPlus_Health_Topics_QA"})
+SIGNS = frozenset({"T184", "T033"})  # UMLS's semantic types Sign or Symptom, and Finding
 _CLASS_HEAD = re.compile(
     r"(?i)diseases|disorders|infections|conditions|problems|injuries|defects|abnormalities|anomalies|tumou?rs|cancers|"
     r"syndromes|deficiencies|illnesses"
@@ -65,6 +67,12 @@ def names_a_class(name: str) -> bool:
     return bool(words) and bool(_CLASS_HEAD.fullmatch(words[-1])) and not any(is_specialist(w.lower()) for w in words)
 
 
+def is_condition(page: PageCondition) -> bool:
+    """A page about a condition: of UMLS's Disorders group, and not only a sign, symptom or finding ("Back Pain",
+    "Fatigue": "myeloma symptoms back pain and always tired" asks about myeloma)."""
+    return page.semantic_group == "Disorders" and not set(page.semantic_types) <= SIGNS
+
+
 def condition_terms(
     pages: Iterable[PageCondition],
     known: Callable[[str], bool] = lambda name: False,
@@ -76,7 +84,7 @@ def condition_terms(
     names for one condition are not chained into one term."""
     terms: dict[str, Term] = {}
     for page in pages:
-        name = usable_name(page.focus) if page.semantic_group == "Disorders" else None
+        name = usable_name(page.focus) if is_condition(page) else None
         if name is None or known(name):
             continue
         term = terms.setdefault(phrase_key(name), Term(name=name, kind="disease"))
@@ -90,4 +98,13 @@ def condition_terms(
     return list(terms.values())
 
 
-__all__ = ["CURATED_OTHER_NAMES", "MAX_WORDS", "condition_terms", "names_a_class", "reading_order", "usable_name"]
+__all__ = [
+    "CURATED_OTHER_NAMES",
+    "MAX_WORDS",
+    "SIGNS",
+    "condition_terms",
+    "is_condition",
+    "names_a_class",
+    "reading_order",
+    "usable_name",
+]

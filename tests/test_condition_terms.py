@@ -29,8 +29,10 @@ PAGE = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def page(focus: str, *other_names: str, group: str = "Disorders", collection: str = "3_GHR_QA") -> PageCondition:
-    return PageCondition(collection, focus, other_names, group)
+def page(
+    focus: str, *other_names: str, group: str = "Disorders", collection: str = "3_GHR_QA", types=("T047",)
+) -> PageCondition:
+    return PageCondition(collection, focus, other_names, group, types)
 
 
 def test_a_page_s_focus_annotations_are_read(tmp_path):
@@ -72,6 +74,7 @@ def test_a_disorder_s_page_gives_a_disease_term_with_its_curated_other_names():
             ),
             page("Pantothenate kinase-associated neurodegeneration", "Neuroacanthocytosis", collection="2_GARD_QA"),
             page("Household Products", "Pesticides", group=""),  # not a disorder
+            page("Back Pain", types=("T184",)),  # a symptom: the asker's, not the condition asked about
             page("Breast cancer", "Mammary cancer"),  # the vocabulary knows it (MeSH wins)
         ],
         known=lambda name: name.lower() == "breast cancer",

@@ -7,7 +7,7 @@ import pytest
 
 from cpqa.answer.answerer import Answerer
 from cpqa.answer.chooser import AnswerChooser, TRAINED_CHOOSER, names_all, section_kinds
-from cpqa.answer.extractive import passage_sentences, points_ahead
+from cpqa.answer.extractive import passage_sentences, points_elsewhere
 from cpqa.documents.page_focus import names_focus
 from cpqa.answer.messages import RESEARCH_ADDS
 from cpqa.options import PipelineOptions
@@ -505,7 +505,7 @@ def test_a_list_item_is_its_own_sentence_and_a_sentence_stating_what_is_asked_le
     assert lead not in answer.text or answer.text.index(listed) < answer.text.index(lead)
 
 
-def test_a_sentence_pointing_to_what_follows_is_not_quoted_and_gard_s_signs_are():
+def test_a_sentence_pointing_to_what_follows_or_to_another_page_is_not_quoted_and_gard_s_signs_are():
     """GARD introduces its phenotype table with "The Human Phenotype Ontology provides the following list of signs and
     symptoms for X.": quoted alone it told a patient nothing. The signs themselves, a line per frequency, are quoted."""
     pointer = "The Human Phenotype Ontology provides the following list of signs and symptoms for Waardenburg syndrome."
@@ -523,6 +523,14 @@ def test_a_sentence_pointing_to_what_follows_is_not_quoted_and_gard_s_signs_are(
     question = check_question("What are the symptoms of Waardenburg syndrome?")
     answer = Answerer(options=OPTIONS).answer(question, [symptoms])
     assert pointer not in answer.text and f'"{signs}"' in answer.text
-    assert points_ahead(pointer) and points_ahead("Symptoms are as follows.")
-    assert not points_ahead("The following stages are used for adult Hodgkin lymphoma: Stage I; Stage II.")
-    assert not points_ahead("Pain below the knee is common.")
+    assert points_elsewhere(pointer) and points_elsewhere("Symptoms are as follows.")
+    assert not points_elsewhere("The following stages are used for adult Hodgkin lymphoma: Stage I; Stage II.")
+    assert not points_elsewhere("Pain below the knee is common.")
+    for away in (
+        "You can use the MedlinePlus Medical Dictionary to look up the definitions for these medical terms.",
+        "See Drugs Approved for Breast Cancer for more information.",
+        "(See the General Information section.)",
+        "To view the contact information for the clinical laboratories conducting testing, click here.",
+    ):
+        assert points_elsewhere(away), away
+    assert not points_elsewhere("Seeing spots or flashes of light can be a sign of a detached retina.")

@@ -150,22 +150,29 @@ def _labelled_sentences(passage: Passage, options: AnswerOptions, patient: bool)
             label = match.group(0)
         text = sentence if passage.is_patient_information else strip_labels(sentence)
         quotable = unquotable(text, passage.is_patient_information) is None
-        if passage.is_patient_information and (text.rstrip().endswith("?") or points_ahead(text)):
-            continue  # a page's own question (a heading), or a sentence pointing to what follows it
+        if passage.is_patient_information and (text.rstrip().endswith("?") or points_elsewhere(text)):
+            continue  # a page's own question (a heading), or a sentence pointing to what follows or to another page
         if is_whole(text, options.max_quote_words) and quotable and not (patient and directs_treatment_change(text)):
             result.append((text, _section_weight(label, options) * _finding_weight(text, options)))
     return result
 
 
-def points_ahead(sentence: str) -> bool:
+def points_elsewhere(sentence: str) -> bool:
     """Whether ``sentence`` only points to what comes after it ("The Human Phenotype Ontology provides the following
-    list of signs and symptoms for X.", "... as follows."): quoted alone it tells a reader nothing. One that goes on to
-    give it ("The following stages are used: Stage I; ...") does not."""
+    list of signs and symptoms for X.", "... as follows.") or to another page or tool ("You can use the MedlinePlus
+    Medical Dictionary to look up the definitions for these medical terms.", "See Drugs Approved for Breast Cancer for
+    more information.", "... click here."): quoted alone it tells a reader nothing. One that goes on to give it ("The
+    following stages are used: Stage I; ...") does not."""
+    if _POINTS_AWAY.search(sentence):
+        return True
     return bool(_POINTS_AHEAD.search(sentence)) and not _GIVES.search(sentence)
 
 
 _POINTS_AHEAD = re.compile(
     r"\b(?:the following|as follows|(?:listed|shown|described|given) below|the table below)\b", re.IGNORECASE
+)
+_POINTS_AWAY = re.compile(
+    r"^\W*see\b|\bclick\b|\bto look up\b|\bfor (?:more information|links to)\b|\bto view the contact\b", re.IGNORECASE
 )
 _GIVES = re.compile(r":\s*\S")
 

@@ -224,13 +224,14 @@ def read_medquad_file(path: Path) -> Iterator[PatientSection]:
 
 @dataclass(frozen=True)
 class PageCondition:
-    """What a MedQuAD page is about, as its ``<FocusAnnotations>`` say: the focus, its other names (``<Synonyms>``)
-    and UMLS's semantic group ("Disorders" for a condition; a page about household products has none)."""
+    """What a MedQuAD page is about, as its ``<FocusAnnotations>`` say: the focus, its other names (``<Synonyms>``),
+    UMLS's semantic group ("Disorders" for a condition; a page about household products has none) and types."""
 
     collection: str
     focus: str
     other_names: tuple[str, ...]
     semantic_group: str
+    semantic_types: tuple[str, ...] = ()  # UMLS's: "T047" a disease or syndrome, "T184" a sign or symptom ...
 
 
 def read_page_condition(path: Path) -> PageCondition:
@@ -242,7 +243,9 @@ def read_page_condition(path: Path) -> PageCondition:
     synonyms = _child(annotations, "synonyms") if annotations is not None else None
     names = (_SPACES.sub(" ", _text(s)).strip() for s in (synonyms if synonyms is not None else ()))
     group = _text(_child(umls, "semanticgroup")).strip() if umls is not None else ""
-    return PageCondition(path.parent.name, focus, tuple(n for n in names if n), group)
+    types = _child(umls, "semantictypes") if umls is not None else None
+    codes = tuple(t for t in (_text(c).strip() for c in (types if types is not None else ())) if t)
+    return PageCondition(path.parent.name, focus, tuple(n for n in names if n), group, codes)
 
 
 def medquad_files(paths: Iterable[Path | str]) -> list[Path]:
