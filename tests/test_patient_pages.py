@@ -292,6 +292,32 @@ def test_a_page_about_the_condition_asked_comes_before_another_condition_s_secti
     assert focus_tier("Kidney Disease", "does smoking harm the kidneys?") == 0 and focus_tier("Lupus", question) == 2
 
 
+@pytest.mark.parametrize(
+    "title,asked,named",
+    [
+        (
+            "Short rib-polydactyly syndrome type 3",
+            "What are the symptoms of Short rib-polydactyly syndrome type 4 ?",
+            0,
+        ),
+        (
+            "Short rib-polydactyly syndrome type 4",
+            "What are the symptoms of Short rib-polydactyly syndrome type 4 ?",
+            1,
+        ),
+        ("Short rib-polydactyly syndrome type 3", "What are the symptoms of Short rib-polydactyly syndrome ?", 1),
+        ("Usher syndrome, type 2C", "Is Usher syndrome type 2A inherited?", 0),
+        ("Usher syndrome, type 2C", "Is Usher syndrome type 2C inherited?", 1),
+        ("Cone-rod dystrophy 2", "What causes cone-rod dystrophy 1?", 0),
+        ("Cone-rod dystrophy 2", "What causes cone-rod dystrophy 2?", 1),
+    ],
+)
+def test_a_numbered_sibling_page_is_not_about_the_type_a_question_names(title, asked, named):
+    """GARD and GHR hold a page per numbered type ("... type 3", "... type 4"): a question naming one type is not
+    answered from another's page; one naming no type may be answered from any."""
+    assert names_focus(title, asked) == bool(named)
+
+
 def test_a_page_is_matched_against_the_conditions_a_question_names_not_a_symptom_s_clinical_terms():
     vocabulary = Vocabulary(BUILTIN)
     question = "painless lump in my neck, is that how lymphoma cancer starts"

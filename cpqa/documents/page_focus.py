@@ -42,8 +42,11 @@ def names_focus(title: str, asked: str) -> bool:
     """Whether ``asked`` (a question and the names of its concepts) names the condition of a page titled ``title``:
     every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial), of one of the growths
     it lists or of a name it gives in brackets, and, for a growth, a growth's name; a title of common words only
-    ("I-Cell Disease") by all of its words but the page's kind."""
+    ("I-Cell Disease") by all of its words but the page's kind; never where ``asked`` names another type of it
+    (``_another_type``)."""
     title = re.sub(r"\(PDQ\)", " ", title)
+    if _another_type(title, asked):
+        return False
     named, words = _stems(title), _stems(asked)
     distinctive = _distinctive(title)
     if not distinctive:
@@ -55,6 +58,30 @@ def names_focus(title: str, asked: str) -> bool:
     listed = _LISTED.split(outside) if named & _GROWTH and re.search(r",\s*(?:and|or)\s", outside) else [outside]
     names = [*listed, *(_INCLUDING.sub("", inside) for inside in _BRACKETED.findall(title))]
     return any(part and part <= words for part in map(_distinctive, names))
+
+
+# a title ending in its type ("Short rib-polydactyly syndrome type 3", "Usher syndrome, type 2C", "Cone-rod dystrophy
+# 2"): the word before it and the type (a number or a Roman numeral, a letter after it)
+_TYPE = r"(\d{1,2}|[ivx]{1,4})([a-z]?)"
+_TYPED_TITLE = re.compile(rf"([\w-]+),?\s+(?:type\s+)?{_TYPE}\s*$", re.IGNORECASE)
+_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
+
+
+def _another_type(title: str, asked: str) -> bool:
+    """Whether ``asked`` names the title's condition with another type than the page's: "What are the symptoms of
+    Short rib-polydactyly syndrome type 4?" is not about the type 3 page (a question naming no type is about any)."""
+    typed = _TYPED_TITLE.search(_BRACKETED.sub(" ", title).strip())
+    if typed is None:
+        return False
+    head, number, letter = typed.groups()
+    pattern = rf"\b{re.escape(head)},?\s+(?:type\s+)?{_TYPE}\b"
+    asked_types = {_type(n, lt) for n, lt in re.findall(pattern, asked, re.IGNORECASE)}
+    return bool(asked_types) and _type(number, letter) not in asked_types
+
+
+def _type(number: str, letter: str) -> str:
+    """A type as one form: "II" and "2" alike, "2c" as "2C"."""
+    return f"{_ROMAN.get(number.lower(), number)}{letter.lower()}"
 
 
 def _distinctive(name: str) -> frozenset[str]:
