@@ -70,7 +70,8 @@ def names_a_class(name: str) -> bool:
 def is_condition(page: PageCondition) -> bool:
     """A page about a condition: of UMLS's Disorders group, and not only a sign, symptom or finding ("Back Pain",
     "Fatigue": "myeloma symptoms back pain and always tired" asks about myeloma)."""
-    return page.semantic_group == "Disorders" and not set(page.semantic_types) <= SIGNS
+    signs_only = bool(page.semantic_types) and set(page.semantic_types) <= SIGNS
+    return page.semantic_group == "Disorders" and not signs_only
 
 
 def condition_terms(
