@@ -18,7 +18,7 @@ from pathlib import Path
 import typer
 
 from cpqa.config import Settings
-from cpqa.sources.patient_pages import PageCondition, medquad_files, read_medquad, read_page_condition
+from cpqa.sources.patient_pages import PageCondition, medquad_files, read_medquad_page
 from ingestion.condition_terms import condition_terms
 from cpqa.sources.patient_store import PatientStore
 
@@ -27,8 +27,9 @@ def ingest_medquad(settings: Settings, paths: list[Path], index: bool = True) ->
     """Load the collections into the patient store (and build its index); the summary as a dict."""
     start = time.perf_counter()
     files = medquad_files(paths)  # a missing path or an empty folder fails before anything is read
-    sections = list(read_medquad(files))
-    conditions = [read_page_condition(f) for f in files]
+    pages = [read_medquad_page(f) for f in files]  # each file parsed once: its sections and its condition
+    sections = [section for page_sections, _ in pages for section in page_sections]
+    conditions = [condition for _, condition in pages]
     read_s = time.perf_counter() - start
     with PatientStore(settings.patient_store_path) as store:
         upserted = store.upsert(sections)

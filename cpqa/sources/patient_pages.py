@@ -187,7 +187,20 @@ def _parsed(path: Path):
 
 def read_medquad_file(path: Path) -> Iterator[PatientSection]:
     """The answered sections of one MedQuAD page file; ``ValueError`` naming the file when it is not one."""
+    yield from _sections(_parsed(path), path)
+
+
+def read_medquad_page(path: Path) -> tuple[list[PatientSection], PageCondition]:
+    """One MedQuAD page file read once: its answered sections and what it is about (``cpqa ingest medquad``)."""
     root = _parsed(path)
+    return list(_sections(root, path)), _condition(root, path)
+
+
+def _focus(root) -> str:
+    return _SPACES.sub(" ", _text(_child(root, "focus", "doctitle-focus"))).strip()
+
+
+def _sections(root, path: Path) -> Iterator[PatientSection]:
     pairs = _child(root, "qapairs")
     if pairs is None:
         raise ValueError(f"{path}: not a MedQuAD page (no <QAPairs> under <{root.tag}>)")
@@ -195,7 +208,7 @@ def read_medquad_file(path: Path) -> Iterator[PatientSection]:
     slug, site = COLLECTIONS.get(collection) or (re.sub(r"^\d+_|_qa.*$|\W|_", "", collection.lower()), "")
     doc_id = root.get("id") or root.get("docid") or root.get("fid") or stem
     url = (root.get("url") or "").strip()
-    focus = _SPACES.sub(" ", _text(_child(root, "focus", "doctitle-focus"))).strip()
+    focus = _focus(root)
     title = page_title(url, focus, collection)
     for pair in pairs:
         question, answer = _child(pair, "question"), _child(pair, "answer")
@@ -236,8 +249,10 @@ class PageCondition:
 
 def read_page_condition(path: Path) -> PageCondition:
     """The focus annotations of one MedQuAD page file (``ValueError`` naming the file when it is not XML)."""
-    root = _parsed(path)
-    focus = _SPACES.sub(" ", _text(_child(root, "focus", "doctitle-focus"))).strip()
+    return _condition(_parsed(path), path)
+
+
+def _condition(root, path: Path) -> PageCondition:
     annotations = _child(root, "focusannotations")
     umls = _child(annotations, "umls") if annotations is not None else None
     synonyms = _child(annotations, "synonyms") if annotations is not None else None
@@ -245,7 +260,7 @@ def read_page_condition(path: Path) -> PageCondition:
     group = _text(_child(umls, "semanticgroup")).strip() if umls is not None else ""
     types = _child(umls, "semantictypes") if umls is not None else None
     codes = tuple(t for t in (_text(c).strip() for c in (types if types is not None else ())) if t)
-    return PageCondition(path.parent.name, focus, tuple(n for n in names if n), group, codes)
+    return PageCondition(path.parent.name, _focus(root), tuple(n for n in names if n), group, codes)
 
 
 def medquad_files(paths: Iterable[Path | str]) -> list[Path]:
