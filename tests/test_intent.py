@@ -282,3 +282,14 @@ def test_a_person_is_named_as_a_person_or_by_the_adjective():
     assert Addressing.of("How common is leukemia in children?").addresses(
         "Leukemia is the most common childhood cancer."
     )
+
+
+def test_how_a_condition_is_treated_is_answered_by_a_treatment_not_by_repeating_treated():
+    """ "How is it treated?" asks for a recommendation as "what is the treatment?" does: "treated" is the asking, so a
+    treatment section's "Surgery to remove the tumour is the main option" answers without repeating it."""
+    rule = Addressing.of("How is breast cancer managed?")
+    assert [s.kind for s in rule.subjects] == ["disease"]
+    assert rule.addresses("Surgery to remove the tumour is recommended for most women with breast cancer.")
+    assert not rule.addresses("Breast cancer is the most common cancer in women.")
+    relation = Addressing.of("Which disease is treated with tebentafusp?")  # the verb is what the sentence states
+    assert any(name == {"treat"} for s in relation.subjects for name in s.names)

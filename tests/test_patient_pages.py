@@ -310,6 +310,10 @@ def test_a_page_about_the_condition_asked_comes_before_another_condition_s_secti
         ("Usher syndrome, type 2C", "Is Usher syndrome type 2C inherited?", 1),
         ("Cone-rod dystrophy 2", "What causes cone-rod dystrophy 1?", 0),
         ("Cone-rod dystrophy 2", "What causes cone-rod dystrophy 2?", 1),
+        ("Glycogen storage disease type II", "Is glycogen storage disease type 2 inherited?", 1),  # numeral or number
+        ("Glycogen storage disease type II", "What is glycogen storage disease?", 1),
+        ("Glycogen storage disease type II", "Is glycogen storage disease type 3 inherited?", 0),
+        ("Usher syndrome, type 2C", "Is Usher syndrome type IIC inherited?", 1),
     ],
 )
 def test_a_numbered_sibling_page_is_not_about_the_type_a_question_names(title, asked, named):

@@ -77,6 +77,9 @@ _NEED_WORDS = frozenset(
         "name names stand stands synonym synonyms tradename trade brand generic acronym abbreviation"
     )
 )
+# "How is it treated?", "how is it managed?": the asking of a recommendation, as "what is the treatment?" (an intent)
+# is; in "which disease is treated with tebentafusp?" the verb is what the sentence must state.
+_TREATING = frozenset(content_terms("treat treated treating manage managed cure cured"))
 _OUTCOME_NEEDS = ("effect", "risk")  # an intent word that is not a need word is the outcome asked about ("recurrence")
 
 
@@ -88,13 +91,16 @@ def asks_only(text: str) -> bool:
 
 def subjects_of(concepts: Sequence, needs: Sequence[Need] = ("finding",)) -> list[Subject]:
     """The key concepts an answering sentence must name (``Concept``s of the rewrite, with their phrases, synonyms and
-    MeSH heading): neither weak nor a word saying what is asked (``_NEED_WORDS``); an intent concept only as the
-    outcome of an effect or a risk ("recurrence" in "does tamoxifen reduce the risk of recurrence?")."""
+    MeSH heading): neither weak nor a word saying what is asked (``_NEED_WORDS``; for a recommendation, the verb of
+    treating, ``_TREATING``); an intent concept only as the outcome of an effect or a risk ("recurrence" in "does
+    tamoxifen reduce the risk of recurrence?")."""
     found = []
     for concept in concepts:
         if getattr(concept, "weak", False) or not content_terms(concept.text) or asks_only(concept.text):
             continue
         if concept.kind == "intent" and not set(needs) & set(_OUTCOME_NEEDS):
+            continue
+        if "recommendation" in needs and set(content_terms(concept.text)) <= _TREATING:
             continue
         texts = set(concept_names(concept))
         names = tuple(form for t in texts for form in name_forms(frozenset(content_terms(t))) if form)

@@ -43,10 +43,11 @@ def names_focus(title: str, asked: str) -> bool:
     every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial), of one of the growths
     it lists or of a name it gives in brackets, and, for a growth, a growth's name; a title of common words only
     ("I-Cell Disease") by all of its words but the page's kind; never where ``asked`` names another type of it
-    (``_another_type``)."""
+    (``_another_type``), a type by its number or numeral alike ("type II", "type 2")."""
     title = re.sub(r"\(PDQ\)", " ", title)
     if _another_type(title, asked):
         return False
+    title = _TYPE_NAMED.sub("type", title)  # "type II" or "type 2C": not words to name (``_another_type`` read them)
     named, words = _stems(title), _stems(asked)
     distinctive = _distinctive(title)
     if not distinctive:
@@ -63,6 +64,7 @@ def names_focus(title: str, asked: str) -> bool:
 # a title ending in its type ("Short rib-polydactyly syndrome type 3", "Usher syndrome, type 2C", "Cone-rod dystrophy
 # 2"): the word before it and the type (a number or a Roman numeral, a letter after it)
 _TYPE = r"(\d{1,2}|[ivx]{1,4})([a-z]?)"
+_TYPE_NAMED = re.compile(rf"\btype\s+{_TYPE}\b", re.IGNORECASE)
 _TYPED_TITLE = re.compile(rf"([\w-]+),?\s+(?:type\s+)?{_TYPE}\s*$", re.IGNORECASE)
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
 
