@@ -4,8 +4,9 @@
   evidence (``content_terms``, with ``QUESTION_WORDS``, the asking words of a question).
 - ``stem``: the one stemmer, for matching words (lexical overlap, BM25). The rewrite builds search terms with real
   word forms instead (``cpqa.rewrite.word_forms``): a stem such as "studi" finds nothing in PubMed.
-- ``content_terms``: the stemmed content words of a text, for lexical overlap (the extractive answer, the support
-  check, the answers evaluation).
+- ``content_terms``: the stemmed content words of a text in US spelling (``us_spelling``), for lexical overlap (the
+  extractive answer, the support check, the answers evaluation): "tumour" and "tumor", "lymphoedema" and
+  "lymphedema" are one word.
 - ``strip_labels``: a sentence or record without the structured-abstract labels it opens with ("BACKGROUND:",
   NLM's run-in "UNLABELLED ABSTRACT").
 - ``is_specialist``: a word general English rarely uses (a drug, gene or test name), by word frequency (wordfreq).
@@ -46,6 +47,34 @@ def _stemmer() -> Any:
     return Stemmer.Stemmer("english")
 
 
+# British -> US spellings of medical words, applied inside words ("leukaemia", "haemorrhage", "lymphoedema",
+# "diarrhoea", "paediatric", "oesophageal", "coeliac", "anaesthetic"): a patient in the UK writes them, the evidence
+# (PubMed, NIH pages) mostly does not.
+UK_SPELLINGS = (
+    ("tumour", "tumor"),
+    ("oesophag", "esophag"),
+    ("oestr", "estr"),
+    ("haem", "hem"),
+    ("aemi", "emi"),
+    ("rrhoea", "rrhea"),
+    ("oedema", "edema"),
+    ("paed", "ped"),
+    ("foet", "fet"),
+    ("coeliac", "celiac"),
+    ("anaesth", "anesth"),
+    ("gynaec", "gynec"),
+    ("pnoea", "pnea"),
+    ("isation", "ization"),
+)
+_UK = re.compile("|".join(uk for uk, _ in UK_SPELLINGS))
+_US = dict(UK_SPELLINGS)
+
+
+def us_spelling(text: str) -> str:
+    """``text`` in lower case, its British spellings of medical words in US form ("Leukaemia" -> "leukemia")."""
+    return _UK.sub(lambda found: _US[found.group()], text.lower())
+
+
 # English plurals no suffix rule reaches: "women" and "woman" are one word to a reader, not to Snowball.
 _IRREGULAR_PLURALS = {"women": "woman", "men": "man", "children": "child", "feet": "foot", "teeth": "tooth"}
 
@@ -57,8 +86,8 @@ def stem(word: str) -> str:
 
 
 def content_terms(text: str) -> list[str]:
-    """The content words of ``text``, lower-cased and stemmed, in order."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in _NOT_EVIDENCE and len(w) > 1]
+    """The content words of ``text``, lower-cased, in US spelling and stemmed, in order."""
+    return [stem(w) for w in _WORD.findall(us_spelling(text)) if w not in _NOT_EVIDENCE and len(w) > 1]
 
 
 def document_bm25_tokens(texts: list[str]) -> Any:

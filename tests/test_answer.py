@@ -554,6 +554,9 @@ def test_unaddressed_names_treatments_the_evidence_never_mentions():
     assert unaddressed(concepts, evidence) == ["pembrolizumab"]
     keytruda = [Passage(node_id="c", pmid="3", text="Keytruda (an anti-PD-1 antibody) caused pneumonitis.")]
     assert unaddressed(concepts[:1], keytruda) == []
+    british = [Concept(text="lymphoedema", phrases=["lymphoedema"], kind="disease")]
+    lymphedema = [Passage(node_id="d", pmid="4", text="Lymphedema is swelling caused by a buildup of lymph.")]
+    assert unaddressed(british, lymphedema) == []  # either spelling mentions it
 
 
 # ---------------------------------------------------------------- evidence is data

@@ -293,3 +293,15 @@ def test_how_a_condition_is_treated_is_answered_by_a_treatment_not_by_repeating_
     assert not rule.addresses("Breast cancer is the most common cancer in women.")
     relation = Addressing.of("Which disease is treated with tebentafusp?")  # the verb is what the sentence states
     assert any(name == {"treat"} for s in relation.subjects for name in s.names)
+
+
+def test_a_british_spelling_names_what_the_evidence_spells_the_us_way():
+    """ "How long can you live with lymphoedema?" is answered by a sentence about lymphedema, and "leukaemia" is
+    named by "leukemia": the rule reads words in one spelling (``cpqa.words.us_spelling``)."""
+    from cpqa.words import content_terms
+
+    assert content_terms("Paediatric leukaemia, tumours, diarrhoea and oesophageal haemorrhage") == content_terms(
+        "pediatric leukemia, tumors, diarrhea and esophageal hemorrhage"
+    )
+    rule = Addressing.of("What are the symptoms of lymphoedema?")
+    assert rule.addresses("Lymphedema causes swelling of an arm or a leg.")

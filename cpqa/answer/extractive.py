@@ -26,7 +26,7 @@ from cpqa.options import AnswerOptions, PassageOptions
 from cpqa.quotable import directs_treatment_change, unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
 from cpqa.types import Passage
-from cpqa.words import SECTION_LABEL, concept_names, content_terms, is_specialist, strip_labels
+from cpqa.words import SECTION_LABEL, concept_names, content_terms, is_specialist, strip_labels, us_spelling
 
 _TUNED = AnswerOptions()
 _MIN_WORDS = PassageOptions().min_sentence_words  # shorter pieces carry no claim to quote
@@ -355,15 +355,17 @@ def unaddressed(
     share: Callable[[str], float | None] | None = None,
     options: AnswerOptions | None = None,
 ) -> list[str]:
-    """The question's key concepts (``key_concepts``) that no passage mentions by any of their names.
+    """The question's key concepts (``key_concepts``) that no passage mentions by any of their names, in either
+    spelling ("lymphoedema" is mentioned by "lymphedema").
 
     Quoting evidence about another drug, test or cancer in answer to a question about one the evidence never names
     would mislead: an extractive answer abstains instead (a language model makes that judgement itself)."""
     options = options or _TUNED
-    text = " ".join(p.text for p in passages).lower()
+    text = us_spelling(" ".join(p.text for p in passages))
     missing = []
     for concept in key_concepts(concepts, share, options):
-        if not any(_mentioned(name.lower(), text, options.distinctive_word_zipf) for name in concept_names(concept)):
+        names = concept_names(concept)
+        if not any(_mentioned(us_spelling(name), text, options.distinctive_word_zipf) for name in names):
             missing.append(concept.text)
     return missing
 

@@ -4,19 +4,8 @@ query adds beside it. Not a stemmer on purpose: the Boolean ladder searches with
 
 from __future__ import annotations
 
-# British -> US spellings that matter in cancer text (applied inside words).
-_SPELLING = (
-    ("tumour", "tumor"),
-    ("oesophag", "esophag"),
-    ("oestrogen", "estrogen"),
-    ("haem", "hem"),
-    ("anaem", "anem"),
-    ("leukaem", "leukem"),
-    ("paediatr", "pediatr"),
-    ("foetal", "fetal"),
-    ("oedema", "edema"),
-    ("isation", "ization"),
-)
+from cpqa.words import us_spelling
+
 # Plurals that the suffix rules get wrong.
 _IRREGULAR = {
     "metastases": "metastasis",
@@ -46,12 +35,9 @@ _NO_SINGULAR = ("ss", "us", "is", "ous", "ics", "sis", "xis", "as", "ys")
 
 def normalize_word(word: str) -> str:
     """Lower case, US spelling and a simple singular: ``Tumours`` -> ``tumor``."""
-    w = word.lower().strip("'")
+    w = us_spelling(word).strip("'")
     if w.endswith("'s"):
         w = w[:-2]
-    for uk, us in _SPELLING:
-        if uk in w:
-            w = w.replace(uk, us)
     if w in _IRREGULAR:
         return _IRREGULAR[w]
     if len(w) > 4 and w.endswith("ies"):
