@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from cpqa.rewrite.concepts import process_question
 from cpqa.rewrite.vocabulary import BUILTIN, Term, Vocabulary, conditions_path, load_vocabulary
 from cpqa.words import concept_names
-from cpqa.sources.patient_pages import PageCondition, medquad_files, read_page_condition
+from cpqa.sources.patient_pages import PageCondition, medquad_files, read_medquad_page
 from ingestion.condition_terms import condition_terms, usable_name
 from tests.conftest import shared
 
@@ -39,12 +39,12 @@ def test_a_page_s_focus_annotations_are_read(tmp_path):
     path = tmp_path / "3_GHR_QA" / "0000001.xml"
     path.parent.mkdir()
     path.write_text(PAGE, encoding="utf-8")
-    assert read_page_condition(path) == page(
+    assert read_medquad_page(path)[1] == page(
         "Menkes syndrome", "Kinky Hair Syndrome", "MNK", "Hypocupremia, Congenital"
     )
     (tmp_path / "bad.xml").write_text("<Document", encoding="utf-8")
     with pytest.raises(ValueError, match="bad.xml: not readable MedQuAD XML"):
-        read_page_condition(tmp_path / "bad.xml")
+        read_medquad_page(tmp_path / "bad.xml")
 
 
 @pytest.mark.parametrize(
@@ -113,7 +113,7 @@ def test_ingest_medquad_writes_the_table_the_vocabulary_reads(tmp_path):
     result = CliRunner().invoke(ingest_app, ["medquad", str(medquad / "6_NINDS_QA"), "--no-index"], env=env)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)["condition_terms"]
-    pages = [read_page_condition(f) for f in medquad_files([medquad / "6_NINDS_QA"])]
+    pages = [read_medquad_page(f)[1] for f in medquad_files([medquad / "6_NINDS_QA"])]
     disorders = {
         usable_name(p.focus).lower() for p in pages if p.semantic_group == "Disorders" and usable_name(p.focus)
     }

@@ -96,11 +96,12 @@ def subjects_of(concepts: Sequence, needs: Sequence[Need] = ("finding",)) -> lis
     tamoxifen reduce the risk of recurrence?")."""
     found = []
     for concept in concepts:
-        if getattr(concept, "weak", False) or not content_terms(concept.text) or asks_only(concept.text):
+        stems = set(content_terms(concept.text))
+        if getattr(concept, "weak", False) or not stems or stems <= _NEED_WORDS:  # ``asks_only``, stemmed once
             continue
         if concept.kind == "intent" and not set(needs) & set(_OUTCOME_NEEDS):
             continue
-        if "recommendation" in needs and set(content_terms(concept.text)) <= _TREATING:
+        if "recommendation" in needs and stems <= _TREATING:
             continue
         texts = set(concept_names(concept))
         names = tuple(form for t in texts for form in name_forms(frozenset(content_terms(t))) if form)

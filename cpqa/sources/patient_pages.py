@@ -247,11 +247,6 @@ class PageCondition:
     semantic_types: tuple[str, ...] = ()  # UMLS's: "T047" a disease or syndrome, "T184" a sign or symptom ...
 
 
-def read_page_condition(path: Path) -> PageCondition:
-    """The focus annotations of one MedQuAD page file (``ValueError`` naming the file when it is not XML)."""
-    return _condition(_parsed(path), path)
-
-
 def _condition(root, path: Path) -> PageCondition:
     annotations = _child(root, "focusannotations")
     umls = _child(annotations, "umls") if annotations is not None else None
