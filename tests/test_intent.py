@@ -305,3 +305,34 @@ def test_a_british_spelling_names_what_the_evidence_spells_the_us_way():
     )
     rule = Addressing.of("What are the symptoms of lymphoedema?")
     assert rule.addresses("Lymphedema causes swelling of an arm or a leg.")
+
+
+def test_the_closest_evidence_comes_from_records_about_the_question_s_condition():
+    """When nothing answers, the closest evidence is drawn from records naming the condition asked about (and every
+    drug asked with), however near another record's sentence reads: kidney grafts are not kidney cancer."""
+    from cpqa.answer.extractive import Sentence, select_answer
+    from cpqa.answer.intent import record_text
+
+    question = "What is the 5 year survival for kidney cancer after the kidney is taken out?"
+    rule = Addressing.of(question)
+    graft = Passage(
+        node_id="a",
+        pmid="1",
+        title="Pancreas retransplantation after kidney transplantation",
+        text="Patient survival and the kidney graft function were evaluated.",
+    )
+    cancer = Passage(
+        node_id="b",
+        pmid="2",
+        title="Renal cell carcinoma staging",
+        text="The staging system for kidney tumours predicts cancer-specific outcome.",
+    )
+    assert not rule.names_topic(graft.text, record_text(graft)) and rule.names_topic(cancer.text, record_text(cancer))
+    ranked = [Sentence("1", graft.text, 0.8, 0), Sentence("2", cancer.text, 0.7, 1)]
+    quotes, direct = select_answer(ranked, 0.3, question, [graft, cancer], rule)
+    assert [q.pmid for q in quotes] == ["2"] and direct is False
+    # none about the condition: the closest evidence as before; a drug asked with must be named too
+    assert select_answer(ranked[:1], 0.3, question, [graft], rule)[0][0].pmid == "1"
+    drug = Addressing.of("Does pioglitazone raise the risk of bladder cancer?")
+    assert not drug.names_topic("Statins did not change the risk of bladder cancer.")
+    assert drug.names_topic("Pioglitazone use was not associated with risk.", "Pioglitazone and bladder cancer")

@@ -261,7 +261,8 @@ def select_answer(
     (``cpqa.answer.intent``, or the answer chooser's probability ``chosen`` at least ``chooser_threshold``), chosen as
     ``select_extracts`` chooses, by the answer ranker's probability ``ranked_by`` (else the chooser's, else the
     similarity), those naming what a "which" question asks for first (``asked_first``); when none does, the closest
-    evidence, and False."""
+    evidence (from records about the question's condition, ``Addressing.names_topic``, where any is close enough),
+    and False."""
     options = options or AnswerOptions()
     chosen = chosen or {}
     by_merit = ranked_by or chosen
@@ -280,7 +281,9 @@ def select_answer(
     picked = select_extracts(direct, threshold, question, options, merit, names_asked)
     if picked:
         return picked, True
-    return select_extracts(ranked, threshold, question, options, merit, names_asked), False
+    about = [s for s in ranked if addressing.names_topic(s.text, record_text(passages[s.rank]))]
+    closest = select_extracts(about, threshold, question, options, merit, names_asked) if about else []
+    return closest or select_extracts(ranked, threshold, question, options, merit, names_asked), False
 
 
 _POPULATION = re.compile(
