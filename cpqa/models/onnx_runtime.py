@@ -166,12 +166,8 @@ def onnx_file(cache: Path, model_id: str, head: Head, runtime: Runtime) -> Path:
     return quantized
 
 
-def onnx_forward(path: Path, row_by_row: bool = False) -> Forward:
-    """``forward(inputs) -> output``: one onnxruntime session (thread-safe; all cores inside one call). ``row_by_row``
-    (the int8 graphs): dynamic quantisation scales a matrix product's activations by the whole input tensor's range,
-    so in a batch a text's output would depend on the texts and the padding beside it (cosine 0.97 to 0.99 to the
-    same text alone); each row then runs alone, trimmed to its own tokens, so a record embedded in a batch gets the
-    vector it gets alone, as a question is embedded (about twice the bulk time)."""
+def onnx_forward(path: Path) -> Forward:
+    """``forward(inputs) -> output``: one onnxruntime session (thread-safe; all cores inside one call)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -182,19 +178,9 @@ def onnx_forward(path: Path, row_by_row: bool = False) -> Forward:
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     wanted = [i.name for i in session.get_inputs()]
 
-    def run(feed: Mapping[str, np.ndarray]) -> np.ndarray:
-        return session.run(None, dict(feed))[0]
-
     def forward(inputs: Mapping[str, np.ndarray]) -> np.ndarray:
         feed = {name: np.asarray(inputs[name], dtype=np.int64) for name in wanted}
-        lengths = feed["attention_mask"].sum(axis=1) if "attention_mask" in feed else None
-        if not row_by_row or lengths is None or (len(lengths) == 1 and lengths[0] == feed["input_ids"].shape[1]):
-            return run(feed)
-        rows = [run({name: column[i : i + 1, :n] for name, column in feed.items()}) for i, n in enumerate(lengths)]
-        if rows[0].ndim == 3:  # hidden states, padded back to the batch's width (pooling reads the mask)
-            width = feed["input_ids"].shape[1]
-            rows = [np.pad(r, ((0, 0), (0, width - r.shape[1]), (0, 0))) for r in rows]
-        return np.concatenate(rows)
+        return session.run(None, feed)[0]
 
     return forward
 
@@ -231,10 +217,10 @@ def load_forward(model_id: str, head: Head, runtime: Runtime, device: str, cache
     that ships only its int8 graph runs it on any runtime (it has no weights for another)."""
     shipped = shipped_graph(model_id)
     if shipped is not None:
-        return onnx_forward(shipped, row_by_row=True)
+        return onnx_forward(shipped)
     if runtime == "torch" or device != "cpu":
         return torch_forward(model_id, head, device)
-    return onnx_forward(onnx_file(cache, model_id, head, runtime), row_by_row=runtime == "onnx-int8")
+    return onnx_forward(onnx_file(cache, model_id, head, runtime))
 
 
 __all__ = ["RUNTIMES", "SHIPPED", "Runtime", "check_runtime", "load_forward", "onnx_file", "shipped_graph"]
