@@ -333,16 +333,6 @@ def test_the_closest_evidence_comes_from_records_about_the_question_s_condition(
     assert [q.pmid for q in quotes] == ["2"] and direct is False
     # none about the condition: the closest evidence as before; a drug asked with must be named too
     assert select_answer(ranked[:1], 0.3, question, [graft], rule)[0][0].pmid == "1"
-    # and the reader is told so when none of the closest evidence's records names it
-    from cpqa.answer.extractive import closest_label
-    from cpqa.answer.messages import NOT_ABOUT_EXTRACTS, NOT_DIRECT_EXTRACTS
-
-    assert closest_label(ranked[:1], [graft], rule) == NOT_ABOUT_EXTRACTS
-    assert closest_label(ranked[1:], [graft, cancer], rule) == NOT_DIRECT_EXTRACTS
-    assert (
-        closest_label(ranked[:1], [graft], Addressing.of("Is kidney function lower after a graft?"))
-        == NOT_DIRECT_EXTRACTS
-    )
     drug = Addressing.of("Does pioglitazone raise the risk of bladder cancer?")
     assert not drug.names_topic("Statins did not change the risk of bladder cancer.")
     assert drug.names_topic("Pioglitazone use was not associated with risk.", "Pioglitazone and bladder cancer")

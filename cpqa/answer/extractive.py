@@ -20,7 +20,6 @@ import numpy as np
 from cpqa.answer.citations import citation_label
 from cpqa.answer.intent import Addressing, asks_only, record_text
 from cpqa.answer.statements import FINDING
-from cpqa.answer.messages import NOT_ABOUT_EXTRACTS, NOT_DIRECT_EXTRACTS
 from cpqa.documents.study_type import BADGES
 from cpqa.models.encoders import Encoder, unit_rows
 from cpqa.options import AnswerOptions, PassageOptions
@@ -285,18 +284,6 @@ def select_answer(
     about = [s for s in ranked if addressing.names_topic(s.text, record_text(passages[s.rank]))]
     closest = select_extracts(about, threshold, question, options, merit, names_asked) if about else []
     return closest or select_extracts(ranked, threshold, question, options, merit, names_asked), False
-
-
-def closest_label(quotes: Sequence[Sentence], passages: Sequence[Passage], addressing: Addressing) -> str:
-    """The label of evidence that does not answer: about the topic, or (research quotes none of whose records name
-    the condition and drugs asked about, ``Addressing.names_topic``, for a question naming a condition) from studies
-    that do not name it, so the reader is not told they are about it."""
-    about = (
-        not quotes
-        or not addressing.names_condition_asked
-        or any(addressing.names_topic(q.text, record_text(passages[q.rank])) for q in quotes)
-    )
-    return NOT_DIRECT_EXTRACTS if about else NOT_ABOUT_EXTRACTS
 
 
 _POPULATION = re.compile(

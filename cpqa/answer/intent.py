@@ -171,11 +171,6 @@ class Addressing:
         stems = _stems(text) | _stems(record_text)
         return all(s.named_in(stems) for s in self.subjects if s.kind in ("disease", "treatment"))
 
-    @property
-    def names_condition_asked(self) -> bool:
-        """Whether the question names a condition (a disease the vocabulary knows)."""
-        return any(s.kind == "disease" for s in self.subjects)
-
     def names_topic(self, text: str, record_text: str = "") -> bool:
         """Whether ``text`` with its record names the condition the question is about and every treatment and
         specialist name it asks with ("pioglitazone"): what the closest evidence is drawn from first when nothing
@@ -183,7 +178,7 @@ class Addressing:
         question names no condition."""
         stems = _stems(text) | _stems(record_text)
         named = [s for s in self.subjects if s.kind in ("disease", "treatment") or s.drug or s.proper]
-        return self.names_condition_asked and all(s.named_in(stems) for s in named)
+        return any(s.kind == "disease" for s in named) and all(s.named_in(stems) for s in named)
 
     def names_asked(self, sentence: str, record_text: str = "") -> bool:
         """Rule 3: ``sentence`` names a thing of the kind a "which" question asks for, and what the question names: its

@@ -23,11 +23,6 @@ NOT_DIRECT_EXTRACTS = (
     f"{NOT_DIRECT} The closest evidence it holds is below: sentences from the evidence found, quoted as "
     "published (not written by a language model), that are about your topic but do not answer your question."
 )
-NOT_ABOUT_EXTRACTS = (  # the closest evidence's records name none of the condition (and drug) asked about
-    f"{NOT_DIRECT} The closest evidence it holds is below: sentences from the evidence found, quoted as published "
-    "(not written by a language model), from studies that do not name what you asked about, so they may be about "
-    "something else and do not answer your question."
-)
 NOT_DIRECT_WRITTEN = f"{NOT_DIRECT} What it does say follows."
 NO_EVIDENCE = (
     "No evidence was found for this question, so no answer can be given. Try rephrasing it, or ask your care team."
