@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 from cpqa.answer.asked_type import AskedType, is_disorder, names_drug
 from cpqa.answer.needs import question_needs, without_names
@@ -168,17 +168,19 @@ class Addressing:
         """Whether ``text`` (with its record) names every disease and treatment the question is about: what a patient
         page's section must be about (the page's headings say what it states, so the question's other words need not
         be in it)."""
-        stems = _stems(text) | _stems(record_text)
-        return all(s.named_in(stems) for s in self.subjects if s.kind in ("disease", "treatment"))
+        return self._names_every(text, record_text, _a_condition)
 
     def names_topic(self, text: str, record_text: str = "") -> bool:
         """Whether ``text`` with its record names the condition the question is about and every treatment and
         specialist name it asks with ("pioglitazone"): what the closest evidence is drawn from first when nothing
         answers ("kidney cancer survival after the kidney is removed" is not near kidney grafts). False when the
         question names no condition."""
+        about = any(s.kind == "disease" for s in self.subjects)
+        return about and self._names_every(text, record_text, lambda s: _a_condition(s) or s.drug or s.proper)
+
+    def _names_every(self, text: str, record_text: str, which: Callable[[Subject], bool]) -> bool:
         stems = _stems(text) | _stems(record_text)
-        named = [s for s in self.subjects if s.kind in ("disease", "treatment") or s.drug or s.proper]
-        return any(s.kind == "disease" for s in named) and all(s.named_in(stems) for s in named)
+        return all(s.named_in(stems) for s in self.subjects if which(s))
 
     def names_asked(self, sentence: str, record_text: str = "") -> bool:
         """Rule 3: ``sentence`` names a thing of the kind a "which" question asks for, and what the question names: its
@@ -220,6 +222,10 @@ class Addressing:
             return False
         named = _split_stems(sentence)
         return any(phrase[-1] in named and not set(phrase) <= named for phrase in self.phrases)
+
+
+def _a_condition(subject: Subject) -> bool:
+    return subject.kind in ("disease", "treatment")
 
 
 def _phrases(wording: str, subjects: Sequence[Subject]) -> tuple[tuple[str, ...], ...]:
