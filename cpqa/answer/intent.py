@@ -175,8 +175,12 @@ class Addressing:
         specialist name it asks with ("pioglitazone"): what the closest evidence is drawn from first when nothing
         answers ("kidney cancer survival after the kidney is removed" is not near kidney grafts). False when the
         question names no condition."""
-        about = any(s.kind == "disease" for s in self.subjects)
-        return about and self._names_every(text, record_text, lambda s: _a_condition(s) or s.drug or s.proper)
+        return self._asks_about_a_condition and self._names_every(text, record_text, _a_topic_name)
+
+    @cached_property
+    def _asks_about_a_condition(self) -> bool:
+        """Whether the question names a disease (read once: ``names_topic`` asks for every candidate sentence)."""
+        return any(s.kind == "disease" for s in self.subjects)
 
     def _names_every(self, text: str, record_text: str, which: Callable[[Subject], bool]) -> bool:
         stems = _stems(text) | _stems(record_text)
@@ -226,6 +230,11 @@ class Addressing:
 
 def _a_condition(subject: Subject) -> bool:
     return subject.kind in ("disease", "treatment")
+
+
+def _a_topic_name(subject: Subject) -> bool:
+    """A subject the closest evidence's record must name: the condition, a treatment, a drug or a rare name."""
+    return _a_condition(subject) or subject.drug or subject.proper
 
 
 def _phrases(wording: str, subjects: Sequence[Subject]) -> tuple[tuple[str, ...], ...]:
