@@ -249,3 +249,19 @@ def test_eval_answers_refuses_a_malformed_answers_argument(tmp_path):
         ["eval", "answers", "--questions", str(shared("bioasq", "dev_cancer_questions.jsonl")), "--answers", "nofile"],
     )
     assert result.exit_code == 2 and "NAME=PATH" in result.output
+
+
+def test_an_answer_is_named_by_a_greek_letter_s_name_and_by_its_words_inflected():
+    assert names_exact_answer("IL-1beta and TNF-alpha activated Tpl2.", [["IL-1\u03b2"]])
+    assert names_exact_answer("It binds IL-1\u03b2 in vitro.", [["IL-1 beta"]])
+    assert not names_exact_answer("IL-1 receptor levels were measured.", [["IL-1\u03b2"]])  # the letter is part of it
+    assert names_exact_answer(
+        "Amphiregulin and Epiregulin belong to the Epidermal growth factors family.",
+        [["epidermal growth factor family"]],
+    )
+    assert names_exact_answer("Retrotransposons are activated as organisms age.", [["Activation"]])
+    assert names_exact_answer("Tumours were smaller in treated mice.", [["tumor"]])  # a British spelling, stemmed too
+    assert not names_exact_answer("The patients' status was recorded.", [["statins"]])
+    assert not names_exact_answer(
+        "Retrotransposons are activated as organisms age.", [["Activation"]], other_forms=False
+    )
