@@ -310,8 +310,9 @@ def test_a_british_spelling_names_what_the_evidence_spells_the_us_way():
 def test_the_closest_evidence_comes_from_records_about_the_question_s_condition():
     """When nothing answers, the closest evidence is drawn from records naming the condition asked about (and every
     drug asked with), however near another record's sentence reads: kidney grafts are not kidney cancer."""
-    from cpqa.answer.extractive import Sentence, select_answer
+    from cpqa.answer.extractive import Sentence, not_direct_label, select_answer
     from cpqa.answer.intent import record_text
+    from cpqa.answer.messages import NOT_DIRECT, NOT_DIRECT_EXTRACTS
 
     question = "What is the 5 year survival for kidney cancer after the kidney is taken out?"
     rule = Addressing.of(question)
@@ -331,8 +332,15 @@ def test_the_closest_evidence_comes_from_records_about_the_question_s_condition(
     ranked = [Sentence("1", graft.text, 0.8, 0), Sentence("2", cancer.text, 0.7, 1)]
     quotes, direct = select_answer(ranked, 0.3, question, [graft, cancer], rule)
     assert [q.pmid for q in quotes] == ["2"] and direct is False
-    # none about the condition: the closest evidence as before; a drug asked with must be named too
-    assert select_answer(ranked[:1], 0.3, question, [graft], rule)[0][0].pmid == "1"
+    # none about the condition: the nearest evidence, said not to name it; a drug asked with must be named too
+    nearest = select_answer(ranked[:1], 0.3, question, [graft], rule)[0]
+    assert nearest[0].pmid == "1"
+    label = not_direct_label(nearest, [graft], rule, on_page=False)
+    assert label.startswith(NOT_DIRECT) and '"kidney cancer"' in label and "may be about something else" in label
+    assert not_direct_label(quotes, [graft, cancer], rule, on_page=False) == NOT_DIRECT_EXTRACTS
+    assert not_direct_label(nearest, [graft], Addressing.of("What does the Gleason score mean?"), False) == (
+        NOT_DIRECT_EXTRACTS  # a question naming no condition: nothing to say it is not about
+    )
     drug = Addressing.of("Does pioglitazone raise the risk of bladder cancer?")
     assert not drug.names_topic("Statins did not change the risk of bladder cancer.")
     assert drug.names_topic("Pioglitazone use was not associated with risk.", "Pioglitazone and bladder cancer")

@@ -22,16 +22,8 @@ from cpqa.answer.statements import effect_size
 from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG, as_shown
 from cpqa.answer.verify import TREATMENT_REFERRAL, SupportChecker, judged
 from cpqa.documents.study_type import PRECLINICAL
-from cpqa.answer.extractive import page_heading, quote_line, rank_sentences, select_answer
-from cpqa.answer.messages import (
-    EXTRACTIVE_LABEL,
-    NO_EVIDENCE,
-    NOT_DIRECT_EXTRACTS,
-    RESEARCH_ADDS,
-    STREAM_CUT,
-    THIN_EVIDENCE,
-    UNSUPPORTED,
-)
+from cpqa.answer.extractive import not_direct_label, page_heading, quote_line, rank_sentences, select_answer
+from cpqa.answer.messages import EXTRACTIVE_LABEL, NO_EVIDENCE, RESEARCH_ADDS, STREAM_CUT, THIN_EVIDENCE, UNSUPPORTED
 from cpqa.models.encoders import Encoder
 from cpqa.options import AnswerOptions, PipelineOptions, SupportOptions
 from cpqa.quotable import addresses_reader
@@ -332,7 +324,7 @@ class Answerer:
         body = "\n\n".join("\n".join(block) for block in blocks)
         check = check_citations(body, {p.pmid for p in passages})  # every answer is checked
         answered = page_answers or direct  # a section sharing only the topic is the closest evidence, said so
-        head = EXTRACTIVE_LABEL if answered else NOT_DIRECT_EXTRACTS  # the label is ours, not a claim to cite
+        head = EXTRACTIVE_LABEL if answered else not_direct_label(quotes, passages, addressing, bool(on_page))
         return Answer(
             text=f"{head}\n\n{check.text}",
             citations=check.citations,

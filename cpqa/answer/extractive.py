@@ -19,6 +19,7 @@ import numpy as np
 
 from cpqa.answer.citations import citation_label
 from cpqa.answer.intent import Addressing, asks_only, record_text
+from cpqa.answer.messages import NOT_ABOUT_EXTRACTS, NOT_DIRECT_EXTRACTS
 from cpqa.answer.statements import FINDING
 from cpqa.documents.study_type import BADGES
 from cpqa.models.encoders import Encoder, unit_rows
@@ -284,6 +285,19 @@ def select_answer(
     about = [s for s in ranked if addressing.names_topic(s.text, record_text(passages[s.rank]))]
     closest = select_extracts(about, threshold, question, options, merit, names_asked) if about else []
     return closest or select_extracts(ranked, threshold, question, options, merit, names_asked), False
+
+
+def not_direct_label(
+    quotes: Sequence[Sentence], passages: Sequence[Passage], addressing: Addressing, on_page: bool
+) -> str:
+    """The label of quotes that do not answer (ours, not a claim to cite): the closest evidence about the topic, or,
+    when the quoted studies name none of what was asked, the nearest sentences, said to be so."""
+    unnamed = [] if on_page else addressing.topic_unnamed([record_text(passages[s.rank]) for s in quotes])
+    return (
+        NOT_ABOUT_EXTRACTS.format(names=" or ".join(f'"{name}"' for name in unnamed))
+        if unnamed
+        else NOT_DIRECT_EXTRACTS
+    )
 
 
 _POPULATION = re.compile(

@@ -54,6 +54,7 @@ class Subject:
     kind: str  # "disease", "treatment", "stage" (a stage or grade by number: named by the sentence) or "other"
     proper: bool = False  # named by a word general English rarely uses (a drug, a gene, a test's name)
     drug: bool = False  # a drug's name the vocabulary does not hold, by its INN stem or code ("tepotinib", "AMG334")
+    text: str = ""  # as the question words it ("mouth cancer", "keytruda")
 
     def named_in(self, stems: frozenset[str]) -> bool:
         return any(name and name <= stems for name in self.names)
@@ -108,7 +109,13 @@ def subjects_of(concepts: Sequence, needs: Sequence[Need] = ("finding",)) -> lis
         if names:
             kind = "other" if concept.kind == "intent" else concept.kind
             found.append(
-                Subject(names=names, kind=kind, proper=names_rare_word(concept.text), drug=names_drug(concept.text))
+                Subject(
+                    names=names,
+                    kind=kind,
+                    proper=names_rare_word(concept.text),
+                    drug=names_drug(concept.text),
+                    text=concept.text,
+                )
             )
     return found
 
@@ -176,6 +183,16 @@ class Addressing:
         answers ("kidney cancer survival after the kidney is removed" is not near kidney grafts). False when the
         question names no condition."""
         return self._asks_about_a_condition and self._names_every(text, record_text, _a_topic_name)
+
+    def topic_unnamed(self, record_texts: Sequence[str]) -> list[str]:
+        """The question's condition, treatments and specialist names (as ``names_topic`` reads them) that none of
+        ``record_texts`` names, as the question words them; none when the question names no condition. Quotes drawn
+        from such records are the nearest evidence, not evidence about the topic ("mouth cancer" asked, "cancer of
+        the oral cavity" found: another wording, or another condition)."""
+        if not self._asks_about_a_condition:
+            return []
+        stems = frozenset().union(*(_stems(text) for text in record_texts))
+        return [s.text for s in self.subjects if _a_topic_name(s) and s.text and not s.named_in(stems)]
 
     @cached_property
     def _asks_about_a_condition(self) -> bool:

@@ -23,6 +23,12 @@ NOT_DIRECT_EXTRACTS = (
     f"{NOT_DIRECT} The closest evidence it holds is below: sentences from the evidence found, quoted as "
     "published (not written by a language model), that are about your topic but do not answer your question."
 )
+# The closest evidence drawn from records that do not name what was asked (``Addressing.topic_unnamed``): another
+# wording of it, or another condition; "about your topic" would be a claim the product cannot make.
+NOT_ABOUT_EXTRACTS = (
+    f"{NOT_DIRECT} None of the studies it found names {{names}} in the words of your question: the nearest sentences "
+    "they hold are below, quoted as published (not written by a language model), and may be about something else."
+)
 NOT_DIRECT_WRITTEN = f"{NOT_DIRECT} What it does say follows."
 NO_EVIDENCE = (
     "No evidence was found for this question, so no answer can be given. Try rephrasing it, or ask your care team."
