@@ -26,7 +26,7 @@ NOT_DIRECT_EXTRACTS = (
 # The closest evidence drawn from records that do not name what was asked (``Addressing.topic_unnamed``): another
 # wording of it, or another condition; "about your topic" would be a claim the product cannot make.
 NOT_ABOUT_EXTRACTS = (
-    f"{NOT_DIRECT} None of the studies it found names {{names}} in the words of your question: the nearest sentences "
+    f"{NOT_DIRECT} None of the studies it found names {{names}} by any name the search knows: the nearest sentences "
     "they hold are below, quoted as published (not written by a language model), and may be about something else."
 )
 NOT_DIRECT_WRITTEN = f"{NOT_DIRECT} What it does say follows."
