@@ -343,4 +343,9 @@ def test_the_closest_evidence_comes_from_records_about_the_question_s_condition(
     )
     drug = Addressing.of("Does pioglitazone raise the risk of bladder cancer?")
     assert not drug.names_topic("Statins did not change the risk of bladder cancer.")
+    statins = Passage(
+        node_id="c", pmid="3", title="Statins and bladder cancer", text="Statins did not change the risk."
+    )
+    label = not_direct_label([Sentence("3", statins.text, 0.8, 0)], [statins], drug, on_page=False)
+    assert "names all that your question asks about" in label  # a rare word alone is not named to the reader
     assert drug.names_topic("Pioglitazone use was not associated with risk.", "Pioglitazone and bladder cancer")

@@ -291,13 +291,14 @@ def not_direct_label(
     quotes: Sequence[Sentence], passages: Sequence[Passage], addressing: Addressing, on_page: bool
 ) -> str:
     """The label of quotes that do not answer (ours, not a claim to cite): the closest evidence about the topic, or,
-    when the quoted studies name none of what was asked, the nearest sentences, said to be so."""
+    when the quoted studies do not name what was asked (``Addressing.topic_unnamed``), the nearest sentences, said to
+    be so, naming the condition, treatment or drug they miss as the question words it (a rare word alone is not
+    named: "None of the studies it found names 'aberrant'" tells a reader nothing)."""
     unnamed = [] if on_page else addressing.topic_unnamed([record_text(passages[s.rank]) for s in quotes])
-    return (
-        NOT_ABOUT_EXTRACTS.format(names=" or ".join(f'"{name}"' for name in unnamed))
-        if unnamed
-        else NOT_DIRECT_EXTRACTS
-    )
+    if not unnamed:
+        return NOT_DIRECT_EXTRACTS
+    names = [f'"{s.text}"' for s in unnamed if (s.kind in KEY_KINDS or s.drug) and s.text]
+    return NOT_ABOUT_EXTRACTS.format(names=" or ".join(names) if names else "all that your question asks about")
 
 
 _POPULATION = re.compile(

@@ -184,15 +184,15 @@ class Addressing:
         question names no condition."""
         return self._asks_about_a_condition and self._names_every(text, record_text, _a_topic_name)
 
-    def topic_unnamed(self, record_texts: Sequence[str]) -> list[str]:
+    def topic_unnamed(self, record_texts: Sequence[str]) -> list[Subject]:
         """The question's condition, treatments and specialist names (as ``names_topic`` reads them) that none of
-        ``record_texts`` names, as the question words them; none when the question names no condition. Quotes drawn
-        from such records are the nearest evidence, not evidence about the topic ("mouth cancer" asked, "cancer of
-        the oral cavity" found: another wording, or another condition)."""
+        ``record_texts`` names; none when the question names no condition. Quotes drawn from such records are the
+        nearest evidence, not evidence about the topic ("mouth cancer" asked, "cancer of the oral cavity" found:
+        another wording, or another condition)."""
         if not self._asks_about_a_condition:
             return []
         stems = frozenset().union(*(_stems(text) for text in record_texts))
-        return [s.text for s in self.subjects if _a_topic_name(s) and s.text and not s.named_in(stems)]
+        return [s for s in self.subjects if _a_topic_name(s) and not s.named_in(stems)]
 
     @cached_property
     def _asks_about_a_condition(self) -> bool:
