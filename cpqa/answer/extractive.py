@@ -297,7 +297,7 @@ def not_direct_label(
     unnamed = [] if on_page else addressing.topic_unnamed([record_text(passages[s.rank]) for s in quotes])
     if not unnamed:
         return NOT_DIRECT_EXTRACTS
-    names = [f'"{s.text}"' for s in unnamed if (s.kind in KEY_KINDS or s.drug) and s.text]
+    names = [f'"{s.text}"' for s in unnamed if s.kind in KEY_KINDS or s.drug]
     return NOT_ABOUT_EXTRACTS.format(names=" or ".join(names) if names else "all that your question asks about")
 
 

@@ -175,33 +175,31 @@ class Addressing:
         """Whether ``text`` (with its record) names every disease and treatment the question is about: what a patient
         page's section must be about (the page's headings say what it states, so the question's other words need not
         be in it)."""
-        return self._names_every(text, record_text, _a_condition)
+        return not self._unnamed((text, record_text), _a_condition)
 
     def names_topic(self, text: str, record_text: str = "") -> bool:
         """Whether ``text`` with its record names the condition the question is about and every treatment and
         specialist name it asks with ("pioglitazone"): what the closest evidence is drawn from first when nothing
         answers ("kidney cancer survival after the kidney is removed" is not near kidney grafts). False when the
         question names no condition."""
-        return self._asks_about_a_condition and self._names_every(text, record_text, _a_topic_name)
+        return self._asks_about_a_condition and not self._unnamed((text, record_text), _a_topic_name)
 
     def topic_unnamed(self, record_texts: Sequence[str]) -> list[Subject]:
         """The question's condition, treatments and specialist names (as ``names_topic`` reads them) that none of
         ``record_texts`` names; none when the question names no condition. Quotes drawn from such records are the
         nearest evidence, not evidence about the topic ("mouth cancer" asked, "cancer of the oral cavity" found:
         another wording, or another condition)."""
-        if not self._asks_about_a_condition:
-            return []
-        stems = frozenset().union(*(_stems(text) for text in record_texts))
-        return [s for s in self.subjects if _a_topic_name(s) and not s.named_in(stems)]
+        return self._unnamed(record_texts, _a_topic_name) if self._asks_about_a_condition else []
 
     @cached_property
     def _asks_about_a_condition(self) -> bool:
         """Whether the question names a disease (read once: ``names_topic`` asks for every candidate sentence)."""
         return any(s.kind == "disease" for s in self.subjects)
 
-    def _names_every(self, text: str, record_text: str, which: Callable[[Subject], bool]) -> bool:
-        stems = _stems(text) | _stems(record_text)
-        return all(s.named_in(stems) for s in self.subjects if which(s))
+    def _unnamed(self, texts: Sequence[str], which: Callable[[Subject], bool]) -> list[Subject]:
+        """The subjects ``which`` selects that none of ``texts`` names."""
+        stems = frozenset().union(*(_stems(text) for text in texts))
+        return [s for s in self.subjects if which(s) and not s.named_in(stems)]
 
     def names_asked(self, sentence: str, record_text: str = "") -> bool:
         """Rule 3: ``sentence`` names a thing of the kind a "which" question asks for, and what the question names: its
