@@ -6,7 +6,7 @@ from __future__ import annotations
 from cpqa.options import RewriteOptions
 from cpqa.config import get_settings
 from cpqa.rewrite.rewriter import Rewriter
-from cpqa.rewrite.vocabulary import learned_terms_path, load_vocabulary, save_terms
+from cpqa.rewrite.vocabulary import Term, learned_terms_path, load_vocabulary, save_terms, terms_path
 from cpqa.types import AbstractSection, Article, MeshHeading
 from ingestion.term_links import learn_terms
 
@@ -61,3 +61,31 @@ def test_the_rewrite_maps_phrases_to_headings_only_with_the_option(tmp_path):
     mapped = rewriter.rewrite("Does CRP predict glioma outcome?", options=RewriteOptions(term_links=True))
     assert '"C-Reactive Protein"[mh]' not in plain.ladder[0]
     assert '"C-Reactive Protein"[mh]' in mapped.ladder[0] and '"C-Reactive Protein"[tiab]' in mapped.ladder[0]
+
+
+def test_a_diseases_abbreviation_the_records_define_reads_as_the_disease_without_the_option(tmp_path):
+    """A patient writes "AML at 72" as the records do: the abbreviation joins the disease the curated tables hold
+    (with its synonyms), with or without ``term_links``; an abbreviation of a non-disease and one that is an English
+    word ("MRS", "Mrs") do not."""
+    settings = get_settings(cpqa_home=tmp_path, cpqa_profile="offline")
+    curated = [
+        Term(name="acute myeloid leukemia", mesh="Leukemia, Myeloid, Acute", kind="disease", synonyms=["AML - x"]),
+        Term(name="Melkersson-Rosenthal syndrome", kind="disease"),
+    ]
+    save_terms(curated, terms_path(settings))
+    records = _records() + [
+        _article(400 + i, f"Induction in older adults {i}", "Acute myeloid leukemia (AML) was treated.", "Leukemia")
+        for i in range(3)
+    ]
+    records += [
+        _article(500 + i, f"Flushing {i}", "Melkersson-Rosenthal syndrome (MRS) recurred.", "Lymphoma")
+        for i in range(3)
+    ]
+    save_terms(learn_terms(records), learned_terms_path(settings))
+    vocabulary = load_vocabulary(settings)
+    aml = vocabulary.lookup("AML")
+    assert aml is not None and aml.kind == "disease" and aml is vocabulary.lookup("acute myeloid leukemia")
+    assert vocabulary.lookup("CRP") is None  # an abbreviation of a protein: term links only
+    assert vocabulary.lookup("MRS") is None  # "Mrs"
+    concepts = Rewriter(settings).rewrite("Mum has AML at 72, will they still give her chemo?").concepts
+    assert [(c.kind, c.mesh) for c in concepts if c.text == "aml"] == [("disease", "Leukemia, Myeloid, Acute")]

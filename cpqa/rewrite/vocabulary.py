@@ -135,7 +135,9 @@ class Vocabulary:
 
     max_words = 6
 
-    def __init__(self, terms: Iterable[Term], source: str = "builtin"):
+    def __init__(
+        self, terms: Iterable[Term], source: str = "builtin", abbreviations: Iterable[tuple[str, list[str]]] = ()
+    ):
         self.source = source
         self._index: dict[str, Term] = {}
         merged = _merge_by_heading(terms)
@@ -144,11 +146,21 @@ class Vocabulary:
         for term in merged:
             for phrase in term.phrases():
                 self._index.setdefault(phrase_key(phrase), term)
+        for short, long_forms in abbreviations:
+            self._abbreviate(short, long_forms)
         self.words: frozenset[str] = frozenset(w for key in self._index for w in key.split())
         self._speller = Speller(self.words)  # its index is built on the first spelling correction
 
     def __len__(self) -> int:
         return len(self._index)
+
+    def _abbreviate(self, short: str, long_forms: list[str]) -> None:
+        """``short`` joins the disease one of ``long_forms`` names, unless a known phrase already reads so."""
+        key = phrase_key(short)
+        term = next((t for t in map(self.lookup, long_forms) if t is not None), None)
+        if term is not None and term.kind == "disease" and key not in self._index:
+            term.synonyms.append(short)
+            self._index[key] = term
 
     def lookup(self, phrase: str) -> Term | None:
         return self._index.get(phrase_key(phrase))
@@ -204,24 +216,51 @@ def conditions_path(settings: Settings) -> Path:
 def load_vocabulary(settings: Settings, term_links: bool = False, conditions: bool = True) -> Vocabulary:
     """Built-in terms, then the MeSH / Disease Ontology tables ``cpqa ingest mesh`` writes, then the conditions of the
     NIH patient pages ``cpqa ingest medquad`` reads (with ``conditions``), then the term links ``cpqa index build``
-    learns from the stored records (with ``term_links``): earlier sources win a phrase."""
+    learns from the stored records (with ``term_links``): earlier sources win a phrase. The diseases' abbreviations
+    among those links join their diseases always (``disease_abbreviations``)."""
     candidates = [
         terms_path(settings),
         *([conditions_path(settings)] if conditions else []),
         *([learned_terms_path(settings)] if term_links else []),
     ]
     files = [p for p in candidates if p.exists()]
-    return _load_cached(tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+    learned = learned_terms_path(settings)
+    links = (str(learned), learned.stat().st_mtime_ns, learned.stat().st_size) if learned.exists() else None
+    return _load_cached(tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files), links)
 
 
 @lru_cache(maxsize=4)
-def _load_cached(files: tuple[tuple[str, int, int], ...]) -> Vocabulary:
-    tables = [
-        [Term.model_validate(item) for item in json.loads(Path(path).read_text(encoding="utf-8"))]
-        for path, _, _ in files
-    ]
+def _load_cached(files: tuple[tuple[str, int, int], ...], links: tuple[str, int, int] | None = None) -> Vocabulary:
+    tables = [_read_terms(Path(path)) for path, _, _ in files]
     # Built-ins first: their intent and treatment entries should win over same-named table rows.
     return Vocabulary(
         [*BUILTIN, *(term for table in tables for term in table)],
-        source="+".join(["builtin", *(Path(path).name for path, _, _ in files)]),
+        source="+".join(
+            ["builtin", *(Path(path).name for path, _, _ in files), *(["disease abbreviations"] if links else [])]
+        ),
+        abbreviations=disease_abbreviations(_read_terms(Path(links[0]))) if links else (),
     )
+
+
+def _read_terms(path: Path) -> list[Term]:
+    return [Term.model_validate(item) for item in json.loads(path.read_text(encoding="utf-8"))]
+
+
+# Written as an abbreviation: two capitals or more, no space ("AML", "NSCLC", "PCa", "X-ALD").
+_ABBREVIATION = re.compile(r"^(?=(?:[^A-Z]*[A-Z]){2})[A-Za-z0-9-]{2,8}$")
+
+
+def disease_abbreviations(learned: Iterable[Term], english_zipf: float = 3.5) -> list[tuple[str, list[str]]]:
+    """The abbreviations the stored records define (NCBI's Ab3P, ``ingestion.term_links``), each with the long forms
+    it stands for: a patient writes "AML at 72" as the records do, and the vocabulary then reads it as acute myeloid
+    leukemia wherever the curated tables hold that disease (``Vocabulary``; a known phrase keeps its reading). Never
+    one that is also an English word (``english_zipf``, wordfreq): "Mrs", "abs" and "PBS" are not diseases."""
+    from wordfreq import zipf_frequency
+
+    found = []
+    for term in learned:
+        shorts = [s for s in term.synonyms if _ABBREVIATION.match(s)]
+        headings = [term.mesh, natural_mesh_name(term.mesh)] if term.mesh else []
+        longs = [term.name, *headings, *(s for s in term.synonyms if s not in shorts)]
+        found += [(s, longs) for s in shorts if zipf_frequency(s.lower(), "en") < english_zipf]
+    return found
