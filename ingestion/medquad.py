@@ -1,6 +1,7 @@
 """``cpqa ingest medquad DIR...``: MedQuAD's NIH patient pages into the patient store, and their search index.
 
-The conditions the pages are about join the rewrite's vocabulary as disease terms (``ingestion.condition_terms``).
+The conditions the pages are about join the rewrite's vocabulary as disease terms (``ingestion.condition_terms``), and
+the abbreviations the pages define their diseases by as those diseases' names (``save_page_abbreviations``).
 
 Every collection is read and checked before anything is written (a bad file changes nothing); sections are then
 upserted by content (a second run adds nothing), and the patient search index (``cpqa.documents.patient_search``)
@@ -41,6 +42,7 @@ def ingest_medquad(settings: Settings, paths: list[Path], index: bool = True) ->
             **upserted.as_dict(),
             "store": {"path": str(store.path), "sections": store.count()},
             "condition_terms": save_condition_terms(settings, conditions),
+            "abbreviations": save_page_abbreviations(settings, sections),
             "index": None,
         }
         if index:
@@ -66,6 +68,20 @@ def save_condition_terms(settings: Settings, conditions: list[PageCondition]) ->
         "terms": len(terms),
         "other_names": sum(len(t.synonyms) for t in terms),
     }
+
+
+def save_page_abbreviations(settings: Settings, sections: list) -> dict:
+    """The abbreviations the pages define ("Myelodysplastic syndromes (MDS) are ..."), each with its dominant long
+    form (``ingestion.term_links.dominant_abbreviations``): a disease's joins that disease in the rewrite's vocabulary
+    (``cpqa.rewrite.vocabulary.disease_abbreviations``), as patients meet it on the pages."""
+    from cpqa.rewrite.vocabulary import Term, page_abbreviations_path, save_terms
+    from ingestion.term_links import dominant_abbreviations
+
+    found = dominant_abbreviations(section.text for section in sections)
+    save_terms(
+        [Term(name=long, synonyms=[short]) for short, long in sorted(found.items())], page_abbreviations_path(settings)
+    )
+    return {"path": str(page_abbreviations_path(settings)), "abbreviations": len(found)}
 
 
 def build_patient_index(settings: Settings, store: PatientStore) -> dict:

@@ -76,14 +76,16 @@ def _quiet_native_output():
                 os.close(fd)
 
 
-def _abbreviations(articles_text: Iterable[str], settings: LinkSettings) -> dict[str, str]:
-    """Short form -> its dominant long form over the texts (Ab3P)."""
+def dominant_abbreviations(texts: Iterable[str], settings: LinkSettings | None = None) -> dict[str, str]:
+    """Short form -> its dominant long form over ``texts`` (Ab3P): defined ``min_records`` times or more, that long
+    form at least ``min_abbreviation_share`` of its definitions."""
+    settings = settings or LinkSettings()
     from pyab3p import Ab3p
 
     finder = Ab3p()
     pairs: dict[str, Counter[str]] = defaultdict(Counter)
     with _quiet_native_output():
-        found_lists = [finder.get_abbrs(text) for text in articles_text]
+        found_lists = [finder.get_abbrs(text) for text in texts]
     for found_list in found_lists:
         for found in found_list:
             short, long = found.short_form.strip(), " ".join(found.long_form.split())
@@ -134,7 +136,7 @@ def learn_terms(
             synonyms[heading].append(phrase)
     by_name = {phrase_key(natural_mesh_name(h)): h for h in kept}
     loose: list[Term] = []
-    for short, long in _abbreviations(texts, settings).items():
+    for short, long in dominant_abbreviations(texts, settings).items():
         known = vocabulary.lookup(long) if vocabulary is not None else None
         linked = (
             by_name.get(phrase_key(long))
@@ -149,4 +151,4 @@ def learn_terms(
     return terms + loose
 
 
-__all__ = ["LinkSettings", "learn_terms"]
+__all__ = ["LinkSettings", "dominant_abbreviations", "learn_terms"]

@@ -123,4 +123,7 @@ def test_ingest_medquad_writes_the_table_the_vocabulary_reads(tmp_path):
     vocabulary = load_vocabulary(settings)
     term = vocabulary.lookup("pseudotumor cerebri")
     assert isinstance(term, Term) and term.kind == "disease"
+    # "Multiple system atrophy (MSA) is ...": an abbreviation the pages define names their disease (not in MeSH here)
+    assert json.loads(result.output)["abbreviations"]["abbreviations"] > 0
+    assert vocabulary.lookup("MSA") is vocabulary.lookup("multiple system atrophy") is not None
     assert load_vocabulary(settings, conditions=False).lookup("pseudotumor cerebri") is None

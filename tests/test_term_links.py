@@ -6,7 +6,14 @@ from __future__ import annotations
 from cpqa.options import RewriteOptions
 from cpqa.config import get_settings
 from cpqa.rewrite.rewriter import Rewriter
-from cpqa.rewrite.vocabulary import Term, learned_terms_path, load_vocabulary, save_terms, terms_path
+from cpqa.rewrite.vocabulary import (
+    Term,
+    learned_terms_path,
+    load_vocabulary,
+    page_abbreviations_path,
+    save_terms,
+    terms_path,
+)
 from cpqa.types import AbstractSection, Article, MeshHeading
 from ingestion.term_links import learn_terms
 
@@ -89,3 +96,15 @@ def test_a_diseases_abbreviation_the_records_define_reads_as_the_disease_without
     assert vocabulary.lookup("MRS") is None  # "Mrs"
     concepts = Rewriter(settings).rewrite("Mum has AML at 72, will they still give her chemo?").concepts
     assert [(c.kind, c.mesh) for c in concepts if c.text == "aml"] == [("disease", "Leukemia, Myeloid, Acute")]
+
+
+def test_the_patient_pages_reading_of_an_abbreviation_comes_before_the_records(tmp_path):
+    """Research records on this store define "MDS" as Miller-Dieker syndrome, the NIH pages as myelodysplastic
+    syndromes (what a patient with the letter "MDS" means): the pages' reading wins."""
+    settings = get_settings(cpqa_home=tmp_path, cpqa_profile="offline")
+    diseases = ["Miller-Dieker syndrome", "myelodysplastic syndrome"]
+    save_terms([Term(name=name, kind="disease") for name in diseases], terms_path(settings))
+    save_terms([Term(name="Miller-Dieker syndrome", synonyms=["MDS"])], learned_terms_path(settings))
+    assert load_vocabulary(settings).lookup("MDS").name == "Miller-Dieker syndrome"
+    save_terms([Term(name="myelodysplastic syndromes", synonyms=["MDS"])], page_abbreviations_path(settings))
+    assert load_vocabulary(settings).lookup("MDS").name == "myelodysplastic syndrome"

@@ -27,6 +27,7 @@ from cpqa.rewrite.word_forms import normalize_word
 TERMS_FILE = "terms.json"
 LEARNED_FILE = "learned_terms.json"  # local Automatic Term Mapping links (ingestion.term_links)
 CONDITIONS_FILE = "conditions.json"  # the conditions of NIH patient pages (ingestion.condition_terms)
+PAGE_ABBREVIATIONS_FILE = "page_abbreviations.json"  # the abbreviations NIH patient pages define (ingestion.medquad)
 Kind = Literal["disease", "treatment", "intent", "other"]
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
@@ -213,32 +214,37 @@ def conditions_path(settings: Settings) -> Path:
     return settings.terms_dir / CONDITIONS_FILE
 
 
+def page_abbreviations_path(settings: Settings) -> Path:
+    return settings.terms_dir / PAGE_ABBREVIATIONS_FILE
+
+
 def load_vocabulary(settings: Settings, term_links: bool = False, conditions: bool = True) -> Vocabulary:
     """Built-in terms, then the MeSH / Disease Ontology tables ``cpqa ingest mesh`` writes, then the conditions of the
     NIH patient pages ``cpqa ingest medquad`` reads (with ``conditions``), then the term links ``cpqa index build``
-    learns from the stored records (with ``term_links``): earlier sources win a phrase. The diseases' abbreviations
-    among those links join their diseases always (``disease_abbreviations``)."""
+    learns from the stored records (with ``term_links``): earlier sources win a phrase. The abbreviations the patient
+    pages and the records define join their diseases always, the pages' first (``disease_abbreviations``)."""
     candidates = [
         terms_path(settings),
         *([conditions_path(settings)] if conditions else []),
         *([learned_terms_path(settings)] if term_links else []),
     ]
-    files = [p for p in candidates if p.exists()]
-    learned = learned_terms_path(settings)
-    links = (str(learned), learned.stat().st_mtime_ns, learned.stat().st_size) if learned.exists() else None
-    return _load_cached(tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files), links)
+    defined = [page_abbreviations_path(settings), learned_terms_path(settings)]
+    return _load_cached(_stamped(candidates), _stamped(defined))
+
+
+def _stamped(paths: list[Path]) -> tuple[tuple[str, int, int], ...]:
+    """The files of ``paths`` that exist, each with its modification time and size (the cache's key)."""
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths if p.exists())
 
 
 @lru_cache(maxsize=4)
-def _load_cached(files: tuple[tuple[str, int, int], ...], links: tuple[str, int, int] | None = None) -> Vocabulary:
+def _load_cached(files: tuple[tuple[str, int, int], ...], defined: tuple[tuple[str, int, int], ...] = ()) -> Vocabulary:
     tables = [_read_terms(Path(path)) for path, _, _ in files]
     # Built-ins first: their intent and treatment entries should win over same-named table rows.
     return Vocabulary(
         [*BUILTIN, *(term for table in tables for term in table)],
-        source="+".join(
-            ["builtin", *(Path(path).name for path, _, _ in files), *(["disease abbreviations"] if links else [])]
-        ),
-        abbreviations=disease_abbreviations(_read_terms(Path(links[0]))) if links else (),
+        source="+".join(["builtin", *(Path(path).name for path, _, _ in files + defined)]),
+        abbreviations=[pair for path, _, _ in defined for pair in disease_abbreviations(_read_terms(Path(path)))],
     )
 
 
@@ -251,10 +257,11 @@ _ABBREVIATION = re.compile(r"^(?=(?:[^A-Z]*[A-Z]){2})[A-Za-z0-9-]{2,8}$")
 
 
 def disease_abbreviations(learned: Iterable[Term], english_zipf: float = 3.5) -> list[tuple[str, list[str]]]:
-    """The abbreviations the stored records define (NCBI's Ab3P, ``ingestion.term_links``), each with the long forms
-    it stands for: a patient writes "AML at 72" as the records do, and the vocabulary then reads it as acute myeloid
-    leukemia wherever the curated tables hold that disease (``Vocabulary``; a known phrase keeps its reading). Never
-    one that is also an English word (``english_zipf``, wordfreq): "Mrs", "abs" and "PBS" are not diseases."""
+    """The abbreviations among ``learned`` terms (the records' or the patient pages' definitions, found by NCBI's
+    Ab3P: ``ingestion.term_links``, ``ingestion.medquad``), each with the long forms it stands for: a patient writes
+    "AML at 72" as the records do, and the vocabulary then reads it as acute myeloid leukemia wherever the curated
+    tables hold that disease (``Vocabulary``; a known phrase keeps its reading). Never one that is also an English
+    word (``english_zipf``, wordfreq): "Mrs", "MEN" and "PBS" are not diseases."""
     from wordfreq import zipf_frequency
 
     found = []
