@@ -108,3 +108,22 @@ def test_the_patient_pages_reading_of_an_abbreviation_comes_before_the_records(t
     assert load_vocabulary(settings).lookup("MDS").name == "Miller-Dieker syndrome"
     save_terms([Term(name="myelodysplastic syndromes", synonyms=["MDS"])], page_abbreviations_path(settings))
     assert load_vocabulary(settings).lookup("MDS").name == "myelodysplastic syndrome"
+
+
+def test_a_short_form_is_neither_a_typos_fix_nor_a_codes_letters(tmp_path):
+    """ "Covid" is not corrected to "CVID" (a disease the pages abbreviate), and "RTA 408" is a drug's code, not renal
+    tubular acidosis; "RTA" alone is the disease."""
+    settings = get_settings(cpqa_home=tmp_path, cpqa_profile="offline")
+    diseases = ["common variable immunodeficiency", "renal tubular acidosis"]
+    save_terms([Term(name=name, kind="disease") for name in diseases], terms_path(settings))
+    pages = [Term(name=name, synonyms=[short]) for name, short in zip(diseases, ["CVID", "RTA"])]
+    save_terms(pages, page_abbreviations_path(settings))
+    rewriter = Rewriter(settings)
+
+    def kinds(question: str) -> dict[str, str]:
+        return {c.text: c.kind for c in rewriter.rewrite(question).concepts}
+
+    assert kinds("Can Covid start with a runny nose?")["covid"] == "other"
+    assert kinds("Which genes cause CVID?")["cvid"] == "disease"
+    assert kinds("What is the alternative name of RTA 408?")["rta"] == "other"
+    assert kinds("Is RTA in children inherited?")["rta"] == "disease"

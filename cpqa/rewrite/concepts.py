@@ -189,11 +189,12 @@ def process_question(question: str, vocab: Vocabulary, lay_searched: int = SEARC
             concepts.setdefault(key, concept)
 
     defined = defined_abbreviations(question)
+    coded = frozenset(phrase_key(m.group(1)) for m in _CODE.finditer(question))
     lay = lay_matches(question, vocab)
     start = 0
     for match in [*lay, None]:  # the text between lay phrases in runs; each lay phrase one concept
         for run in _runs(question[start : match.start if match else len(question)]):
-            _add_run(run, vocab, defined, corrections, add)
+            _add_run(run, vocab, defined, corrections, add, coded)
         if match is not None:
             add(_lay(match, vocab, lay_searched))
             start = match.end
@@ -216,6 +217,7 @@ def _add_run(
     defined: dict[str, str],
     corrections: dict[str, str],
     add: Callable[[Concept], None],
+    coded: frozenset[str] = frozenset(),
 ) -> None:
     """One run's concepts: known phrases, single words, and a phrase its bracketed abbreviation names."""
     words = _corrected([w for w, _ in run], vocab, corrections)
@@ -224,7 +226,7 @@ def _add_run(
     if abbr:
         span = max(1, _abbreviated_span(words, abbr, defined))
         words, tail = words[:-span], words[-span:]
-    _add_words(words, vocab, add)
+    _add_words(words, vocab, add, coded)
     if abbr and tail:  # tail is only cut off after an abbreviation
         surface = " ".join(tail)
         term = vocab.lookup(surface)
@@ -275,12 +277,19 @@ def _corrected(words: list[str], vocab: Vocabulary, corrections: dict[str, str])
     return out
 
 
-def _add_words(words: list[str], vocab: Vocabulary, add) -> None:
-    """Longest known phrases first; every other word is a concept of its own."""
+# A code name's letters: "RTA 408", "AMG-334" (a drug), whatever disease the letters alone abbreviate.
+_CODE = re.compile(r"\b([A-Za-z]{2,6})[ -]?\d")
+
+
+def _add_words(words: list[str], vocab: Vocabulary, add, coded: frozenset[str] = frozenset()) -> None:
+    """Longest known phrases first; every other word is a concept of its own. A disease's abbreviation written as a
+    code's letters (``coded``) is a word, not the disease."""
     norms = [phrase_key(w) for w in words]
     i = 0
     while i < len(words):
         match = vocab.longest_match(norms, i)
+        if match and match[1] == 1 and norms[i] in coded and vocab.is_short_form(norms[i]):
+            match = None
         if match:
             term, n = match
             add(_known(" ".join(words[i : i + n]), term))

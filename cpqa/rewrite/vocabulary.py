@@ -141,16 +141,17 @@ class Vocabulary:
     ):
         self.source = source
         self._index: dict[str, Term] = {}
+        self._short_forms: set[str] = set()  # the abbreviations ``_abbreviate`` added
         merged = _merge_by_heading(terms)
         for term in merged:  # names first, so a phrase that names a term finds that term
             self._index.setdefault(phrase_key(term.name), term)
         for term in merged:
             for phrase in term.phrases():
                 self._index.setdefault(phrase_key(phrase), term)
-        for short, long_forms in abbreviations:
-            self._abbreviate(short, long_forms)
         self.words: frozenset[str] = frozenset(w for key in self._index for w in key.split())
         self._speller = Speller(self.words)  # its index is built on the first spelling correction
+        for short, long_forms in abbreviations:  # after the speller's words: no typo is read as a short form
+            self._abbreviate(short, long_forms)
 
     def __len__(self) -> int:
         return len(self._index)
@@ -162,6 +163,7 @@ class Vocabulary:
         if term is not None and term.kind == "disease" and key not in self._index:
             term.synonyms.append(short)
             self._index[key] = term
+            self._short_forms.add(key)
 
     def lookup(self, phrase: str) -> Term | None:
         return self._index.get(phrase_key(phrase))
@@ -173,6 +175,10 @@ class Vocabulary:
             if term is not None:
                 return term, n
         return None
+
+    def is_short_form(self, phrase: str) -> bool:
+        """Whether ``phrase`` is known only as a disease's abbreviation (``disease_abbreviations``)."""
+        return phrase_key(phrase) in self._short_forms
 
     def correct(self, word: str) -> str:
         """``word``, or the one vocabulary word nearest to it within one edit (two from 12 letters on)."""
