@@ -20,6 +20,7 @@ import typer
 
 from cpqa.config import Settings
 from cpqa.sources.patient_pages import PageCondition, medquad_files, read_medquad_page
+from cpqa.types import PatientSection
 from ingestion.condition_terms import condition_terms
 from cpqa.sources.patient_store import PatientStore
 
@@ -70,7 +71,7 @@ def save_condition_terms(settings: Settings, conditions: list[PageCondition]) ->
     }
 
 
-def save_page_abbreviations(settings: Settings, sections: list) -> dict:
+def save_page_abbreviations(settings: Settings, sections: list[PatientSection]) -> dict:
     """The abbreviations the pages define ("Myelodysplastic syndromes (MDS) are ..."), each with its dominant long
     form (``ingestion.term_links.dominant_abbreviations``): a disease's joins that disease in the rewrite's vocabulary
     (``cpqa.rewrite.vocabulary.disease_abbreviations``), as patients meet it on the pages."""

@@ -79,9 +79,9 @@ def _quiet_native_output():
 def dominant_abbreviations(texts: Iterable[str], settings: LinkSettings | None = None) -> dict[str, str]:
     """Short form -> its dominant long form over ``texts`` (Ab3P): defined ``min_records`` times or more, that long
     form at least ``min_abbreviation_share`` of its definitions."""
-    settings = settings or LinkSettings()
     from pyab3p import Ab3p
 
+    settings = settings or LinkSettings()
     finder = Ab3p()
     pairs: dict[str, Counter[str]] = defaultdict(Counter)
     with _quiet_native_output():
