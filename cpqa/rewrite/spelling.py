@@ -10,6 +10,7 @@ gene's name, which no common English word lies an edit from.
 
 from __future__ import annotations
 
+import math
 import threading
 from functools import lru_cache
 from typing import Iterable
@@ -28,7 +29,10 @@ class Speller:
     def __init__(self, words: Iterable[str], long_edits: int = 2):
         self.words: frozenset[str] = frozenset(words)
         self.long_edits = long_edits
-        self._deletion_index: dict[str, set[str]] | None = None
+        self._by_length: dict[int, list[str]] = {}
+        for w in self.words:
+            self._by_length.setdefault(len(w), []).append(w)
+        self._deletions: dict[int, dict[str, set[str]]] = {}  # by word length, each built when first needed
         self._lock = threading.Lock()
 
     def correct(self, word: str) -> str:
@@ -48,20 +52,28 @@ class Speller:
         """The words that may lie within one edit of ``word``: those sharing a one-letter deletion with it
         (substitutions, transpositions), or equal to it less or plus one letter, instead of aligning ``word``
         against every word."""
-        if self._deletion_index is None:  # built once, on the first correction
-            with self._lock:
-                if self._deletion_index is None:
-                    index: dict[str, set[str]] = {}
-                    for w in self.words:
-                        for variant in _deletions(w):
-                            index.setdefault(variant, set()).add(w)
-                    self._deletion_index = index
-        near = set(self._deletion_index.get(word, ()))
+        longer, same = self._deletions_of(len(word) + 1), self._deletions_of(len(word))
+        near = set(longer.get(word, ()))
         for variant in _deletions(word):
-            near |= self._deletion_index.get(variant, set())
+            near |= same.get(variant, set())
             if variant in self.words:
                 near.add(variant)
         return near
+
+    def _deletions_of(self, length: int) -> dict[str, set[str]]:
+        """The one-letter deletions of the words of ``length`` letters, each to its words: built on the first
+        correction that needs them, so a first typo waits for two lengths' index, not every word's."""
+        index = self._deletions.get(length)
+        if index is None:
+            with self._lock:
+                index = self._deletions.get(length)
+                if index is None:
+                    index = {}
+                    for w in self._by_length.get(length, ()):
+                        for variant in _deletions(w):
+                            index.setdefault(variant, set()).add(w)
+                    self._deletions[length] = index
+        return index
 
 
 def english_correction(
@@ -82,15 +94,17 @@ def english_correction(
 
 @lru_cache(maxsize=2)
 def _english(known_zipf: float) -> Speller:
-    from wordfreq import iter_wordlist, zipf_frequency
+    from wordfreq import get_frequency_dict
 
-    words = []
-    for w in iter_wordlist("en"):  # most frequent first
-        if zipf_frequency(w, "en") < known_zipf:
-            break
-        if w.isalpha() and len(w) >= Speller.min_letters:  # one edit from a word of six letters or more
-            words.append(w)
-    return Speller(words, long_edits=1)
+    # Zipf as wordfreq rounds it (log10 of the frequency per billion words), read off the table at once.
+    return Speller(
+        (
+            w
+            for w, frequency in get_frequency_dict("en").items()
+            if w.isalpha() and len(w) >= Speller.min_letters and round(math.log10(frequency) + 9, 2) >= known_zipf
+        ),
+        long_edits=1,
+    )
 
 
 def _deletions(word: str) -> set[str]:
