@@ -1,6 +1,7 @@
 """Spelling correction by edit distance: a word to the one known word nearest to it.
 
-``Speller`` corrects against any set of words (a symmetric-deletion index, built on first use). Two sets use it: the
+``Speller`` corrects against any set of words (a symmetric-deletion index, each word length's built when a typo
+first needs it). Two sets use it: the
 vocabulary's words (``Vocabulary.correct``: a typo fixed where the fix completes a known term), and general English
 (``english_correction``): a word English does not use at all ("sympotms", "mamograms", "hereditry") is read as the
 one common English word within an edit of it, so a typo neither ends the search nor is asked of the evidence as if it

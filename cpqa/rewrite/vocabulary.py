@@ -245,12 +245,12 @@ def _stamped(paths: list[Path]) -> tuple[tuple[str, int, int], ...]:
 
 @lru_cache(maxsize=4)
 def _load_cached(files: tuple[tuple[str, int, int], ...], defined: tuple[tuple[str, int, int], ...] = ()) -> Vocabulary:
-    tables = [_read_terms(Path(path)) for path, _, _ in files]
+    read = {path: _read_terms(Path(path)) for path, _, _ in files + defined}  # the term links once, if both
     # Built-ins first: their intent and treatment entries should win over same-named table rows.
     return Vocabulary(
-        [*BUILTIN, *(term for table in tables for term in table)],
+        [*BUILTIN, *(term for path, _, _ in files for term in read[path])],
         source="+".join(["builtin", *(Path(path).name for path, _, _ in files + defined)]),
-        abbreviations=[pair for path, _, _ in defined for pair in disease_abbreviations(_read_terms(Path(path)))],
+        abbreviations=[pair for path, _, _ in defined for pair in disease_abbreviations(read[path])],
     )
 
 
