@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
-from cpqa.answer.chooser import AnswerChooser, page_quotes, page_states_asked, rescored
+from cpqa.answer.chooser import AnswerChooser, closest_page, page_quotes, page_states_asked, rescored
 from cpqa.answer.ranker import AnswerRanker
 from cpqa.answer.citations import MARKER, check_citations, marker_pmids, whole_sentences
 from cpqa.answer.intent import Addressing
@@ -307,6 +307,9 @@ class Answerer:
         page_answers = bool(on_page) and page_states_asked(on_page, passages, addressing)
         if on_page and not page_answers and direct and passages[quotes[0].rank].evidence_type not in PRECLINICAL:
             on_page = []  # a section sharing only the topic gives way to research in people that states what was asked
+        if not on_page and quotes and not direct and mode == "patient":
+            # Nothing answers: a patient page naming more of the question's conditions than the closest research does
+            on_page = closest_page(question, ranked, passages, addressing, options, quotes)
         if on_page and not direct:  # the page answers: research that does not is left out
             quotes = []
         if not on_page and not quotes:

@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from cpqa.answer.extractive import Sentence, passage_sentences
-from cpqa.answer.intent import Addressing, record_text
+from cpqa.answer.intent import Addressing, split_stems, record_text
 from cpqa.answer.needs import question_needs, without_names
 from cpqa.answer.statements import states
 from cpqa.documents.page_focus import names_focus
@@ -38,6 +38,8 @@ TRAINED_CHOOSER = Path(__file__).resolve().parents[1] / "models" / "trained" / "
 MAX_TOKENS = 256  # as trained
 
 _I = re.IGNORECASE
+# What a page's title says besides its condition: "Small Cell Lung Cancer Treatment (PDQ)"
+_PAGE_TITLE_WORDS = re.compile(r"\(PDQ\)|\b(?:treatment|screening|prevention|adult|childhood|what is)\b", _I)
 # Section kinds (MedQuAD's question types) by the question's wording, beside its needs.
 _KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
     ("stages", re.compile(r"\bstag(?:e|es|ed|ing)\b|\bgrade[sd]?\b|\bhow (?:far|advanced)\b", _I)),
@@ -265,6 +267,61 @@ def page_quotes(
     return quotes
 
 
+def _about(title: str, conditions: Sequence) -> bool:
+    """Whether a page's ``title`` names one of ``conditions``, or a condition one of theirs is a kind of ("Lung Cancer"
+    for small cell lung cancer)."""
+    stems = frozenset(content_terms(title))
+    broader = frozenset(content_terms(_PAGE_TITLE_WORDS.sub(" ", title)))
+    return any(c.named_in(stems) for c in conditions) or (
+        len(broader) > 1 and any(broader <= name for c in conditions for name in c.names)
+    )
+
+
+def closest_page(
+    question: str,
+    ranked: list[Sentence],
+    passages: Sequence[Passage],
+    addressing: Addressing,
+    options: AnswerOptions,
+    research: Sequence[Sentence],
+) -> list[Sentence]:
+    """When neither a page section nor research answers ``question``: the chunk of a patient page about its condition
+    that a patient reads as the closest evidence instead of the closest ``research``, where it names more of the
+    question's conditions than the research's records do ("what are the chances of surviving testicular cancer if it
+    has spread to the lungs?" found cancer.gov's testicular cancer pages but quoted a study of prostate and lung
+    cancer; research naming them as often stays: on the BioASQ tuning split a page before it replaced a study listing
+    measles' symptoms by "Sometimes measles can lead to serious problems."). Only a page whose title
+    names one of the question's conditions (not one the search's expansion found: a thyroid cancer page for a lump in
+    the neck), a chunk naming every specialist word of the question; the chunk naming most of its conditions first,
+    then the one whose best sentence is closest by similarity (preferring a kind the question asks for put cancer.gov's
+    clinical trials sections first: "does stopping smoking lower the risk of kidney cancer?" allows research). Its
+    best sentences by similarity, the closest first. Empty when none qualifies."""
+    conditions = [s for s in addressing.subjects if s.kind == "disease"]
+    if not conditions:
+        return []
+    specifics = page_specifics(question, addressing)
+    studies = split_stems(" ".join(record_text(passages[s.rank]) for s in research))
+    least = sum(s.named_in(studies) for s in conditions)  # a page must name more of them than the research
+    closeness: dict[int, float] = {}  # each chunk's best sentence by similarity
+    for sentence in ranked:
+        closeness.setdefault(sentence.rank, sentence.score)
+    candidates = []
+    for i, passage in enumerate(passages):
+        if not (passage.is_patient_information and _about(passage.title or "", conditions)):
+            continue
+        text = f"{passage.text} {record_text(passage)}"
+        named = sum(s.named_in(split_stems(text)) for s in conditions)
+        if named > least and names_all(specifics, text):
+            candidates.append((named, closeness.get(i, 0.0), i))
+    if not candidates:
+        return []
+    best = max(candidates)[-1]
+    quotes: dict[str, Sentence] = {}  # by text: a sentence the section repeats is quoted once
+    for sentence in sorted((s for s in ranked if s.rank == best), key=lambda s: -s.score):
+        quotes.setdefault(sentence.text, sentence)
+    return list(quotes.values())[: options.quotes_per_record]
+
+
 def page_states_asked(quotes: Sequence[Sentence], passages: Sequence[Passage], addressing: Addressing) -> bool:
     """Whether a page section's ``quotes`` (``page_quotes``) state what was asked, not only its topic: the rule accepts
     one of them (they come first), or the section names every thing the question asks about but the words naming its
@@ -297,6 +354,7 @@ def page_states_asked(quotes: Sequence[Sentence], passages: Sequence[Passage], a
 __all__ = [
     "AnswerChooser",
     "TRAINED_CHOOSER",
+    "closest_page",
     "names_focus",
     "page_quotes",
     "page_states_asked",

@@ -198,7 +198,7 @@ class Addressing:
 
     def _unnamed(self, texts: Sequence[str], which: Callable[[Subject], bool]) -> list[Subject]:
         """The subjects ``which`` selects that none of ``texts`` names."""
-        stems = frozenset().union(*(_stems(text) for text in texts))
+        stems = frozenset().union(*(split_stems(text) for text in texts))
         return [s for s in self.subjects if which(s) and not s.named_in(stems)]
 
     def names_asked(self, sentence: str, record_text: str = "") -> bool:
@@ -239,7 +239,7 @@ class Addressing:
         not by all of its words: "In Brazil, spotted fever is caused by ..." is not about Japanese spotted fever."""
         if not self.phrases:  # most questions: no stems to read for every candidate sentence
             return False
-        named = _split_stems(sentence)
+        named = split_stems(sentence)
         return any(phrase[-1] in named and not set(phrase) <= named for phrase in self.phrases)
 
 
@@ -271,7 +271,7 @@ def _phrases(wording: str, subjects: Sequence[Subject]) -> tuple[tuple[str, ...]
     return tuple(runs)
 
 
-def _split_stems(text: str) -> frozenset[str]:
+def split_stems(text: str) -> frozenset[str]:
     """The content stems of ``text``, a hyphenated word both whole and as its parts ("ragged-red", "ragged", "red")."""
     return _stems(text) | _stems(text.replace("-", " "))
 
