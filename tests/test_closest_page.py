@@ -82,12 +82,14 @@ def test_a_page_about_a_condition_only_the_search_s_expansion_found_is_not_quote
     )
     concepts = [Concept(text="lymphoma", kind="disease"), Concept(text="lump in neck", kind="disease")]
     study = OTHER_CANCERS.model_copy(update={"text": "Neck masses in adults were biopsied in 300 patients."})
-    shown = answer("painless lump in neck for 3 weeks, is that how lymphoma starts", [thyroid, study], concepts=concepts)
+    shown = answer(
+        "painless lump in neck for 3 weeks, is that how lymphoma starts", [thyroid, study], concepts=concepts
+    )
     assert "[NIH:" not in shown.text
 
 
 def test_a_page_about_the_wider_condition_is_closest_and_its_closest_chunk_leads():
-    """"Lung Cancer" is about small cell lung cancer too; of its chunks, the one holding the closest sentence."""
+    """ "Lung Cancer" is about small cell lung cancer too; of its chunks, the one holding the closest sentence."""
     trials = STAGES.model_copy(
         update={
             "node_id": "patient:cancergov-0000032_2-7:0",
