@@ -175,13 +175,28 @@ def _person_forms(stems: frozenset[str]) -> tuple[frozenset[str], ...]:
     return tuple(forms)
 
 
+def _is_code(word: str, rare_zipf: float) -> bool:
+    """A hyphenated code of letters and digits ("EE-4A", "IL-6", "PD-L1", "5-FU"), none of its parts an English word:
+    wordfreq reads such a code as its parts, each common ("il-6" at Zipf 4.3), so by frequency alone it was ordinary.
+    "type-2" and "10-year" are not codes."""
+    from wordfreq import zipf_frequency
+
+    if "-" not in word or not any(c.isdigit() for c in word) or not any(c.isalpha() for c in word):
+        return False
+    return not any(len(p) >= 3 and p.isalpha() and zipf_frequency(p, "en") >= rare_zipf for p in word.split("-"))
+
+
 @lru_cache(maxsize=65536)
 def is_specialist(word: str, rare_zipf: float = AnswerOptions().rare_word_zipf) -> bool:
     """A word general English rarely uses (a drug, gene, test or procedure name, not "never" or "hair"). Neither a
     measurement ("39c") nor a rare form of a common word ("shivery", "achy": a lay word for a sign) names one."""
     from wordfreq import zipf_frequency
 
-    if _MEASUREMENT.match(word) or zipf_frequency(word, "en") >= rare_zipf:
+    if _MEASUREMENT.match(word):
+        return False
+    if _is_code(word, rare_zipf):
+        return True
+    if zipf_frequency(word, "en") >= rare_zipf:
         return False
     for suffix in _LAY_SUFFIXES:
         base = word[: -len(suffix)]

@@ -248,6 +248,14 @@ def test_an_irregular_plural_names_its_singular():
     assert not is_specialist("curable") and is_specialist("resectable")
 
 
+def test_a_hyphenated_code_of_letters_and_digits_is_a_specialist_word():
+    """wordfreq reads "IL-6" as "il" and "6", each common: a code none of whose parts is an English word is rare."""
+    from cpqa.words import is_specialist
+
+    assert all(is_specialist(code) for code in ("ee-4a", "il-6", "pd-l1", "5-fu", "sars-cov-2"))
+    assert not any(is_specialist(word) for word in ("type-2", "10-year", "24-hour", "x-ray", "1-2", "39c"))
+
+
 def test_genetic_asks_for_a_cause_it_is_not_the_subject():
     """ "What is the genetic cause of Roberts syndrome?" is answered by "Mutations in the ESCO2 gene cause Roberts
     syndrome." ("genetic" is not a word the sentence must repeat); "Is breast cancer genetic?" asks for a risk, which
