@@ -38,6 +38,12 @@ OTHER_CANCERS = Passage(
 )
 
 
+def page(pmid: str, text: str, title: str, kind: str, **fields) -> Passage:
+    """A patient page's chunk, from the testicular cancer one with these fields."""
+    update = {"node_id": f"patient:{pmid}:0", "pmid": pmid, "text": text, "title": title, "kind": kind, **fields}
+    return STAGES.model_copy(update=update)
+
+
 def answer(question: str, passages: list[Passage], mode: str = "patient", concepts=CONCEPTS):
     return Answerer(options=OPTIONS).answer(check_question(question), passages, mode, concepts=concepts)
 
@@ -72,13 +78,11 @@ def test_closest_research_naming_the_condition_keeps_its_place():
 
 def test_a_page_about_a_condition_only_the_search_s_expansion_found_is_not_quoted():
     """The search reads "lump in neck" widely; a thyroid cancer page is not about the lymphoma asked about."""
-    thyroid = STAGES.model_copy(
-        update={
-            "pmid": "medlineplus-0000891-1",
-            "text": "You should see a doctor if you have a lump or swelling in your neck.",
-            "title": "Thyroid Cancer",
-            "kind": "information",
-        }
+    thyroid = page(
+        "medlineplus-0000891-1",
+        "You should see a doctor if you have a lump or swelling in your neck.",
+        "Thyroid Cancer",
+        "information",
     )
     concepts = [Concept(text="lymphoma", kind="disease"), Concept(text="lump in neck", kind="disease")]
     study = OTHER_CANCERS.model_copy(update={"text": "Neck masses in adults were biopsied in 300 patients."})
@@ -90,25 +94,19 @@ def test_a_page_about_a_condition_only_the_search_s_expansion_found_is_not_quote
 
 def test_a_page_about_the_wider_condition_is_closest_and_its_closest_chunk_leads():
     """ "Lung Cancer" is about small cell lung cancer too; of its chunks, the one holding the closest sentence."""
-    trials = STAGES.model_copy(
-        update={
-            "node_id": "patient:cancergov-0000032_2-7:0",
-            "pmid": "cancergov-0000032_2-7",
-            "text": "Check the list of NCI-supported cancer clinical trials that are now accepting patients with small "
-            "cell lung cancer.",
-            "title": "Small Cell Lung Cancer Treatment (PDQ)",
-            "kind": "research",
-        }
+    trials = page(
+        "cancergov-0000032_2-7",
+        "Check the list of NCI-supported cancer clinical trials that are now accepting patients with small cell lung "
+        "cancer.",
+        "Small Cell Lung Cancer Treatment (PDQ)",
+        "research",
     )
-    senior = STAGES.model_copy(
-        update={
-            "node_id": "patient:seniorhealth-0000043-33:0",
-            "pmid": "seniorhealth-0000043-33",
-            "text": "Small cell lung cancer spreads quickly.",
-            "title": "Lung Cancer",
-            "site": "NIHSeniorHealth (NIH)",
-            "kind": "treatment",
-        }
+    senior = page(
+        "seniorhealth-0000043-33",
+        "Small cell lung cancer spreads quickly.",
+        "Lung Cancer",
+        "treatment",
+        site="NIHSeniorHealth (NIH)",
     )
     concepts = [Concept(text="small cell lung cancer", kind="disease", synonyms=["small cell lung carcinoma"])]
     question = "how quickly does small cell lung cancer spread compared to the other type"
