@@ -299,19 +299,22 @@ def closest_page(
     conditions = [s for s in addressing.subjects if s.kind == "disease"]
     if not conditions:
         return []
-    specifics = page_specifics(question, addressing)
     studies = split_stems(" ".join(record_text(passages[s.rank]) for s in research))
     least = sum(s.named_in(studies) for s in conditions)  # a page must name more of them than the research
     closeness: dict[int, float] = {}  # each chunk's best sentence by similarity
     for sentence in ranked:
         closeness.setdefault(sentence.rank, sentence.score)
     candidates = []
+    specifics: list[str] | None = None  # read only for a page about the condition, as page_quotes reads them
     for i, passage in enumerate(passages):
         if not (passage.is_patient_information and _about(passage.title or "", conditions)):
             continue
         text = f"{passage.text} {record_text(passage)}"
         named = sum(s.named_in(split_stems(text)) for s in conditions)
-        if named > least and names_all(specifics, text):
+        if named <= least:
+            continue
+        specifics = page_specifics(question, addressing) if specifics is None else specifics
+        if names_all(specifics, text):
             candidates.append((named, closeness.get(i, 0.0), i))
     if not candidates:
         return []
