@@ -26,7 +26,7 @@ from cpqa.answer.extractive import Sentence, passage_sentences
 from cpqa.answer.intent import Addressing, record_text, split_stems
 from cpqa.answer.needs import question_needs, without_names
 from cpqa.answer.statements import states
-from cpqa.documents.page_focus import names_focus
+from cpqa.documents.page_focus import condition_stems, names_focus
 from cpqa.models.cross_encoder import PairScorer
 from cpqa.options import AnswerOptions
 from cpqa.types import Passage
@@ -38,8 +38,6 @@ TRAINED_CHOOSER = Path(__file__).resolve().parents[1] / "models" / "trained" / "
 MAX_TOKENS = 256  # as trained
 
 _I = re.IGNORECASE
-# What a page's title says besides its condition: "Small Cell Lung Cancer Treatment (PDQ)"
-_PAGE_TITLE_WORDS = re.compile(r"\(PDQ\)|\b(?:treatment|screening|prevention|adult|childhood|what is)\b", _I)
 # Section kinds (MedQuAD's question types) by the question's wording, beside its needs.
 _KIND_WORDS: tuple[tuple[str, re.Pattern], ...] = (
     ("stages", re.compile(r"\bstag(?:e|es|ed|ing)\b|\bgrade[sd]?\b|\bhow (?:far|advanced)\b", _I)),
@@ -271,7 +269,7 @@ def _about(title: str, conditions: Sequence) -> bool:
     """Whether a page's ``title`` names one of ``conditions``, or a condition one of theirs is a kind of ("Lung Cancer"
     for small cell lung cancer)."""
     stems = frozenset(content_terms(title))
-    broader = frozenset(content_terms(_PAGE_TITLE_WORDS.sub(" ", title)))
+    broader = condition_stems(title)
     return any(c.named_in(stems) for c in conditions) or (
         len(broader) > 1 and any(broader <= name for c in conditions for name in c.names)
     )
@@ -299,8 +297,12 @@ def closest_page(
     conditions = [s for s in addressing.subjects if s.kind == "disease"]
     if not conditions:
         return []
-    studies = split_stems(" ".join(record_text(passages[s.rank]) for s in research))
-    least = sum(s.named_in(studies) for s in conditions)  # a page must name more of them than the research
+
+    def named_by(text: str) -> int:
+        stems = split_stems(text)
+        return sum(s.named_in(stems) for s in conditions)
+
+    least = named_by(" ".join(record_text(passages[s.rank]) for s in research))  # a page must name more of them
     closeness: dict[int, float] = {}  # each chunk's best sentence by similarity
     for sentence in ranked:
         closeness.setdefault(sentence.rank, sentence.score)
@@ -310,7 +312,7 @@ def closest_page(
         if not (passage.is_patient_information and _about(passage.title or "", conditions)):
             continue
         text = f"{passage.text} {record_text(passage)}"
-        named = sum(s.named_in(split_stems(text)) for s in conditions)
+        named = named_by(text)
         if named <= least:
             continue
         specifics = page_specifics(question, addressing) if specifics is None else specifics

@@ -38,13 +38,22 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(content_terms(text))
 
 
+_PDQ = re.compile(r"\(PDQ\)")
+
+
+def condition_stems(title: str) -> frozenset[str]:
+    """The stems of the condition a page's ``title`` names, less the page's kind: "Small Cell Lung Cancer Treatment
+    (PDQ)" -> small cell lung cancer."""
+    return _stems(_PDQ.sub(" ", title)) - _PAGE_KIND
+
+
 def names_focus(title: str, asked: str) -> bool:
     """Whether ``asked`` (a question and the names of its concepts) names the condition of a page titled ``title``:
     every distinctive word of the title ("Endometrial Cancer Treatment (PDQ)": endometrial), of one of the growths
     it lists or of a name it gives in brackets, and, for a growth, a growth's name; a title of common words only
     ("I-Cell Disease") by all of its words but the page's kind; never where ``asked`` names another type of it
     (``_another_type``), a type by its number or numeral alike ("type II", "type 2")."""
-    title = re.sub(r"\(PDQ\)", " ", title)
+    title = _PDQ.sub(" ", title)
     if _another_type(title, asked):
         return False
     title = _TYPE_NAMED.sub("type", title)  # "type II" or "type 2C": not words to name (``_another_type`` read them)
@@ -110,4 +119,4 @@ def asked_with_names(question: str, concepts) -> str:
     return " ".join([question, *names])
 
 
-__all__ = ["asked_with_names", "focus_tier", "names_focus"]
+__all__ = ["asked_with_names", "condition_stems", "focus_tier", "names_focus"]
