@@ -37,6 +37,7 @@ from cpqa.documents import (
     DocumentQuery,
     DocumentSearch,
     HSRDRRetriever,
+    RecordReranker,
     SemanticRetriever,
     SemanticSearch,
     open_patient_search,
@@ -134,7 +135,12 @@ class Pipeline:
         self.boolean = BooleanLadderRetriever(self.client or self.store, documents)
         self.bm25 = Bm25Retriever(self.store, settings.index_dir / "bm25", documents)
         self.documents = HSRDRRetriever(
-            [self.semantic, self.boolean, self.bm25], self.store, self.client, options=documents, redact=settings.redact
+            [self.semantic, self.boolean, self.bm25],
+            self.store,
+            self.client,
+            options=documents,
+            redact=settings.redact,
+            reranker=None if settings.cpqa_profile == "paper" else RecordReranker(),  # not where E1 runs MedCPT
         )
         # Passages.
         sentence_encoder, sentence_choice = load_encoder("sentence_embedder", settings)

@@ -79,6 +79,11 @@ class Article(BaseModel):
         return bool(self.abstract)
 
     @property
+    def title_and_abstract(self) -> str:
+        """ "title. abstract": what E1's offline encoders embed and the record reranker reads of a record."""
+        return ". ".join(part for part in (self.title.rstrip("."), self.abstract) if part)
+
+    @property
     def has_full_text(self) -> bool:
         return any(s.paragraphs for s in self.body_sections)
 
@@ -135,6 +140,7 @@ class Candidate(BaseModel):
     semantic_rank: int | None = None
     boolean_rank: int | None = None
     bm25_rank: int | None = None  # the optional plain-BM25 path
+    reranker_score: float | None = None  # the record reranker's logit, for the records it read
     pmcid: str | None = None
     title: str = ""
     year: int | None = None

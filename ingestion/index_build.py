@@ -44,7 +44,7 @@ def article_text(article: Article, encoder_name: str) -> str:
     """The text an article encoder sees; MedCPT takes a (title, abstract) pair, given as "title\\tabstract"."""
     if encoder_name == MEDCPT_ARTICLE:
         return f"{article.title}\t{article.abstract}"
-    return ". ".join(part for part in (article.title.rstrip("."), article.abstract) if part)
+    return article.title_and_abstract
 
 
 def build_index(

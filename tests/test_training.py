@@ -50,15 +50,15 @@ def _check_folder(folder: Path, examples_name: str, guard) -> tuple[dict, list[d
     return manifest, examples, texts
 
 
-def test_record_text_is_what_the_index_embeds():
-    from cpqa.evaluation.training.common import record_text
+def test_the_index_embeds_title_and_abstract_as_one_text():
     from cpqa.models.encoders import MINILM
     from cpqa.types import AbstractSection, Article
     from ingestion.index_build import article_text
 
-    for title in ("A study of tamoxifen.", "", "No stop"):
+    expected = {"A study of tamoxifen.": "A study of tamoxifen. RESULTS: It works.", "": "RESULTS: It works."}
+    for title, text in expected.items():
         article = Article(pmid="1", title=title, abstract_sections=[AbstractSection(label="RESULTS", text="It works.")])
-        assert record_text(article) == article_text(article, MINILM)
+        assert article.title_and_abstract == article_text(article, MINILM) == text
 
 
 def test_the_guard_keeps_held_out_questions_and_records_out():
@@ -182,7 +182,7 @@ def _tiny(folder: Path, kind: str) -> None:
             rows.append({"a": q, "p": a, "n": [other], "s": "tiny"})
         else:
             rows += [{"q": q, "c": a, "y": 1, "s": "tiny"}, {"q": q, "c": other, "y": 0, "s": "tiny"}]
-    write_dataset(folder, kind, table, {"encoder": "triples.jsonl.gz", "chooser": "pairs.jsonl.gz"}[kind], rows, {})
+    write_dataset(folder, kind, table, "triples.jsonl.gz" if kind == "encoder" else "pairs.jsonl.gz", rows, {})
 
 
 def _fit(kind: str, tmp_path: Path, *more: str) -> tuple[dict, Path]:
@@ -249,12 +249,13 @@ def test_fit_encoder_ships_an_int8_graph_that_ranks_as_the_float_model(tmp_path)
 
 
 @pytest.mark.slow
-def test_fit_chooser_ships_an_int8_graph_that_ranks_as_the_float_model(tmp_path):
+@pytest.mark.parametrize("kind", ["chooser", "reranker"])
+def test_fit_cross_encoders_ship_an_int8_graph_that_ranks_as_the_float_model(tmp_path, kind):
     from cpqa.evaluation.training.fit_export import OnnxModel
     from sentence_transformers.cross_encoder import CrossEncoder
     from transformers import AutoTokenizer
 
-    manifest, out = _fit("chooser", tmp_path, "--epochs", "10", "--lr", "5e-5")  # enough to tell pairs apart
+    manifest, out = _fit(kind, tmp_path, "--epochs", "10", "--lr", "5e-5")  # enough to tell pairs apart
     quantised = manifest["int8_vs_float"]  # on the training examples: the tiny set holds none out
     assert quantised["spearman"] > 0.9 and quantised["check"]["auc"] > 0.8
     reference = CrossEncoder(str(out / "model"), device="cpu")
@@ -262,6 +263,35 @@ def test_fit_chooser_ships_an_int8_graph_that_ranks_as_the_float_model(tmp_path)
     for question, _ in TOPICS[:3]:
         pairs = [(question, answer) for _, answer in TOPICS]
         assert np.argmax(reference.predict(pairs)) == np.argmax(int8.scores(pairs))
+
+
+def test_the_reranker_reads_128_tokens_and_trains_all_its_pairs_twice_on_a_cpu():
+    from cpqa.evaluation.training.fit import DEFAULTS, parser
+
+    args = parser().parse_args(["reranker", "--data", "d", "--out", "o"])
+    assert args.max_length == 128 and args.command == "reranker"
+    assert parser().parse_args(["chooser", "--data", "d", "--out", "o"]).max_length == 256
+    batch, epochs, examples, budget = DEFAULTS[("reranker", "cpu")]
+    assert epochs == 2 and examples >= 17_438 and budget <= 60  # every pair of the train split, within the hour
+
+
+@pytest.mark.slow
+def test_reranker_data_on_the_sample_home(indexed_home, tmp_path):
+    from cpqa.evaluation.training.common import build_guard
+    from cpqa.evaluation.training.reranker_data import RerankerDataOptions, build_reranker_data
+    from cpqa.sources.store import Store
+
+    options = RerankerDataOptions(limit=3, hard=2, hard_pool=5, easy=1)
+    manifest = build_reranker_data(indexed_home, tmp_path / "rr", options, passages_path=tmp_path / "p.sqlite")
+    guard = build_guard()
+    _, examples, texts = _check_folder(tmp_path / "rr", "pairs.jsonl.gz", guard)
+    assert manifest["sources"]["bioasq"]["questions"] == 3 and manifest["kind"] == "reranker"
+    assert manifest["per_source"].get("bioasq:retrieved", 0) <= 3 * 3  # at most hard + easy negatives a question
+    with Store(indexed_home / "store.sqlite") as store:
+        for e in examples:
+            qid, pmid = e["q"].removeprefix("q:"), e["c"].removeprefix("d:")
+            assert (pmid in guard.questions[qid]["gold_pmids"]) == bool(e["y"])
+            assert texts[e["c"]] == store.get_many([pmid])[pmid].title_and_abstract
 
 
 def test_fewer_layers_are_kept_and_saved(tmp_path):

@@ -16,7 +16,6 @@ for treatment; a page's section of that kind, about the question's condition, an
 from __future__ import annotations
 
 import re
-import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -27,7 +26,7 @@ from cpqa.answer.intent import Addressing, record_text, split_stems
 from cpqa.answer.needs import question_needs, without_names
 from cpqa.answer.statements import states
 from cpqa.documents.page_focus import condition_stems, names_focus
-from cpqa.models.cross_encoder import PairScorer
+from cpqa.models.cross_encoder import TrainedPairScorer
 from cpqa.options import AnswerOptions
 from cpqa.types import Passage
 from cpqa.rewrite.concepts import defined_abbreviations
@@ -118,21 +117,11 @@ class AnswerChooser:
     on first use (an answer written by a language model never needs it)."""
 
     def __init__(self, model: Path | str = TRAINED_CHOOSER):
-        self.model = str(model)
-        self._scorer: PairScorer | None = None
-        self._lock = threading.Lock()
-
-    def _loaded(self) -> PairScorer:
-        with self._lock:
-            if self._scorer is None:  # a shipped int8 graph: nothing is exported, so no cache folder is written
-                self._scorer = PairScorer(self.model, Path(self.model), max_tokens=MAX_TOKENS, runtime="onnx-int8")
-            return self._scorer
+        self._scorer = TrainedPairScorer(model, MAX_TOKENS)
+        self.model = self._scorer.model
 
     def scores(self, question: str, candidates: Sequence[str]) -> np.ndarray:
-        if not candidates:
-            return np.zeros(0, dtype=np.float32)
-        logits = self._loaded().predict([(question, c) for c in candidates], batch_size=16)
-        return 1.0 / (1.0 + np.exp(-logits))
+        return 1.0 / (1.0 + np.exp(-self._scorer.logits(question, candidates)))
 
 
 def specialist_words(question: str) -> list[str]:

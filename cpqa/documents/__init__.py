@@ -4,8 +4,9 @@
 Front: ``DocumentFinder`` (``run(DocumentQuery, options) -> DocumentSearch``: HSRDR's documents and the patient
 sections beside them) and its result ``DocumentSearch``; what it is asked (``DocumentQuery``, carrying the rewrite),
 the parts it is built from: ``HSRDRRetriever`` (also asked on its own through LlamaIndex's ``retrieve``), the paths it
-composes (``SemanticRetriever`` over ``SemanticSearch``, ``BooleanLadderRetriever``, ``Bm25Retriever``) and the
-patient pages' search (``open_patient_search``, ``PATIENT_INFORMATION``).
+composes (``SemanticRetriever`` over ``SemanticSearch``, ``BooleanLadderRetriever``, ``Bm25Retriever``), the record
+reranker after its fusion (``RecordReranker``) and the patient pages' search (``open_patient_search``,
+``PATIENT_INFORMATION``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ _EXPORTS = {
     "uses_local_store": "cpqa.documents.boolean_search",
     "Bm25Retriever": "cpqa.documents.bm25",
     "open_patient_search": "cpqa.documents.patient_search",
+    "RecordReranker": "cpqa.documents.record_rerank",
 }
 __all__ = [
     "Bm25Retriever",
@@ -36,6 +38,7 @@ __all__ = [
     "HSRDRRetriever",
     "open_patient_search",
     "PATIENT_INFORMATION",
+    "RecordReranker",
     "SemanticRetriever",
     "SemanticSearch",
     "uses_local_store",
@@ -48,5 +51,6 @@ if TYPE_CHECKING:
     from cpqa.documents.boolean_search import BooleanLadderRetriever, uses_local_store
     from cpqa.documents.hsrdr import DocumentSearch, HSRDRRetriever, PATIENT_INFORMATION
     from cpqa.documents.patient_search import open_patient_search
+    from cpqa.documents.record_rerank import RecordReranker
     from cpqa.documents.path import DocumentQuery
     from cpqa.documents.semantic import SemanticRetriever, SemanticSearch

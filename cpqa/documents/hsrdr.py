@@ -5,8 +5,9 @@ plain BM25 (``Bm25Retriever``) as an optional third path; each is a ``DocumentPa
 composes them without knowing which is which. Their rankings merge by PMID (category E1 when only
 semantic search found it, E2 when only lexical search did, E3 when both did) and fuse by reciprocal rank fusion:
 ``rrf = sum_path weight_path / (rrf_k + rank_path)``; a path of weight 0 does not run. Records come from the store,
-else efetch. Then the temporal filter, the abstract filter and the source choice run; every decision is in the
-returned ``DocumentSearch``.
+else efetch. Then the temporal filter, the abstract filter and the source choice run, and where E1 runs offline the
+record reranker trained here reorders the first kept records (``cpqa.documents.record_rerank``); every decision is in
+the returned ``DocumentSearch``.
 
 Sources: D1 PubMed abstract, D2 PMC review (full text fetched from PMC), D3 other PMC article (full text).
 A candidate takes the most specific selected source it qualifies for (D2/D3 need a PMCID and the full text),
@@ -25,6 +26,7 @@ from pydantic import Field, SkipValidation
 
 from cpqa.fusion import rrf_fuse
 from cpqa.documents.nodes import document_node
+from cpqa.documents.record_rerank import RecordReranker
 from cpqa.documents.path import DocumentPath, DocumentQuery, PathHits, as_document_query, retrieved, year_window
 from cpqa.documents.study_type import EXCLUDED, evidence_type
 from cpqa.options import DocumentOptions
@@ -62,6 +64,7 @@ class DocumentSearch(StageLog):
     ladder: list[LadderLevel] = Field(default_factory=list)
     lost_paths: dict[str, str] = Field(default_factory=dict)
     semantic_model: ComponentChoice | None = None
+    record_reranker: str | None = None  # the model that reordered the first kept records, when one did
     term_backend: str = ""
     year_window: tuple[int | None, int | None] = (None, None)
     ncbi_requests: int = 0
@@ -96,13 +99,14 @@ class HSRDRRetriever(BaseRetriever):
         *,
         options: DocumentOptions | None = None,
         redact: Callable[[str], str] = str,
+        reranker: RecordReranker | None = None,
     ):
-        """``paths`` by their names; ``redact`` keeps keys out of the warnings a failure writes. A query carries its
-        rewrite (``DocumentQuery.rewrite``: the rewrite stage's result; ``Pipeline.query_for`` makes one): the
-        search never rewrites a question itself."""
+        """``paths`` by their names; ``redact`` keeps keys out of the warnings a failure writes; ``reranker``
+        reorders the first kept records (``rerank_records``). A query carries its rewrite (``DocumentQuery.rewrite``:
+        the rewrite stage's result; ``Pipeline.query_for`` makes one): the search never rewrites a question itself."""
         super().__init__()
         self.paths = {path.name: path for path in paths}
-        self.store, self.fetcher, self.redact = store, fetcher, redact
+        self.store, self.fetcher, self.redact, self.reranker = store, fetcher, redact, reranker
         self.options = options or DocumentOptions()
 
     def search(self, query: str | QueryBundle, options: DocumentOptions | None = None) -> DocumentSearch:
@@ -158,6 +162,12 @@ class HSRDRRetriever(BaseRetriever):
                     )
                 )
             record.info.update(kept=len(result.documents), dropped=len(fused) - len(result.documents))
+        paper = result.semantic_model is not None and result.semantic_model.profile == "paper"
+        if self.reranker is not None and not paper and options.rerank_records > 1 and len(result.documents) > 1:
+            with result.stage("rerank") as record:
+                result.documents = self.reranker.rerank(query.query_str, result.documents, options)
+                record.info["records"] = min(options.rerank_records, len(result.documents))
+            result.record_reranker = self.reranker.name
         withdrawn = [c.pmid for c in result.candidates if c.evidence_type in EXCLUDED]
         if withdrawn:
             result.warn(

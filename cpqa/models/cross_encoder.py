@@ -4,6 +4,7 @@ interface. Scores are the raw logits: the order is what reranking uses, and a si
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -36,4 +37,26 @@ class PairScorer:
         return scores
 
 
-__all__ = ["PairScorer"]
+class TrainedPairScorer:
+    """A cross-encoder trained here (a folder shipping its int8 graph: ``cpqa train chooser`` / ``reranker``), loaded
+    on first use, so a pipeline that never asks it never loads it; ``logits(first, seconds)`` scores ``first``
+    beside each of ``seconds``."""
+
+    def __init__(self, model: Path | str, max_tokens: int):
+        self.model, self.max_tokens = str(model), max_tokens
+        self._scorer: PairScorer | None = None
+        self._lock = threading.Lock()
+
+    def _loaded(self) -> PairScorer:
+        with self._lock:
+            if self._scorer is None:  # a shipped int8 graph: nothing is exported, so no cache folder is written
+                self._scorer = PairScorer(self.model, Path(self.model), max_tokens=self.max_tokens, runtime="onnx-int8")
+            return self._scorer
+
+    def logits(self, first: str, seconds: Sequence[str]) -> np.ndarray:
+        if not seconds:
+            return np.zeros(0, dtype=np.float32)
+        return self._loaded().predict([(first, second) for second in seconds], batch_size=16)
+
+
+__all__ = ["PairScorer", "TrainedPairScorer"]

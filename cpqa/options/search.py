@@ -216,6 +216,18 @@ class DocumentOptions(_Section):
     bm25_k: int = Field(default=100, ge=1, description="BM25 hits taken into fusion")
     fusion_depth: int = Field(default=100, ge=1, description="ranks per path that enter fusion")
     max_docs: int = Field(default=50, ge=1, description="kept candidates returned")
+    rerank_records: int = Field(
+        default=25,
+        ge=0,
+        description="the first kept records the record reranker trained here reads beside the question, where E1 runs "
+        "offline (cpqa.documents.record_rerank); 0: none",
+    )
+    rerank_weight: float = Field(
+        default=0.02,
+        ge=0.0,
+        description="a reranked record's score: 1 / (rrf_k + its place in the fusion's order) + this x the reranker's "
+        "probability (25 records, 0.02: chosen on the BioASQ tuning split, issue 36)",
+    )
 
     @property
     def weights(self) -> dict[str, float]:

@@ -1,8 +1,8 @@
 """``cpqa train``: training data and training of CPQA's own small models (``cpqa.evaluation.training``).
 
-``encoder-data`` / ``chooser-data`` mine a data home into a compact folder; ``encoder`` / ``chooser`` build that
-folder when it is missing, then train here (``python -m cpqa.evaluation.training.fit``, which a GPU machine runs
-without CPQA's other dependencies)."""
+``encoder-data`` / ``chooser-data`` / ``reranker-data`` mine a data home into a compact folder; ``encoder`` /
+``chooser`` / ``reranker`` build that folder when it is missing, then train here (``python -m
+cpqa.evaluation.training.fit``, which a GPU machine runs without CPQA's other dependencies)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import typer
 from cpqa.cli.common import fail
 
 train_app = typer.Typer(
-    help="Training data and training: the biomedical bi-encoder (issue 36) and the answer chooser (issue 35).",
+    help="Training data and training: the biomedical bi-encoder and record reranker (issue 36) and the answer chooser "
+    "(issue 35).",
     no_args_is_help=True,
 )
 
@@ -106,17 +107,39 @@ def chooser_data(
     _summary(manifest)
 
 
+@train_app.command("reranker-data")
+def reranker_data(
+    out: Path = typer.Option(..., "--out", help="the folder to write (texts.jsonl.gz, pairs.jsonl.gz, manifest)"),
+    home: Optional[Path] = HOME,
+    hard: int = typer.Option(8, "--hard", min=0, help="non-gold records per question from HSRDR's first --hard-pool"),
+    hard_pool: int = typer.Option(20, "--hard-pool", min=1),
+    easy: int = typer.Option(2, "--easy", min=0, help="non-gold records per question from the kept records after"),
+    limit: Optional[int] = LIMIT,
+    cmmqa: Optional[Path] = CMMQA,
+) -> None:
+    """Labelled (question, record) pairs for the record reranker: BioASQ train questions against HSRDR's records."""
+    from cpqa.evaluation.training.reranker_data import RerankerDataOptions, build_reranker_data
+
+    found = _home(home)
+    options = RerankerDataOptions(hard=hard, hard_pool=hard_pool, easy=easy, limit=limit)
+    manifest = build_reranker_data(
+        found, out, options, cmmqa=_cmmqa(found, cmmqa), passages_path=_passages(found), progress=typer.echo
+    )
+    _summary(manifest)
+
+
 def _fit(kind: str, data: Path, out: Path, home: Optional[Path], fit_args: List[str]) -> None:
     from cpqa.evaluation.training.chooser_data import build_chooser_data
     from cpqa.evaluation.training.encoder_data import build_encoder_data
     from cpqa.evaluation.training.fit import main
+    from cpqa.evaluation.training.reranker_data import build_reranker_data
 
     if not (data / "manifest.json").exists():
         typer.echo(f"{data} has no dataset: building it from the data home first (the default options)")
         found = _home(home)
         cmmqa, passages = _cmmqa(found, None), _passages(found)
-        build = build_encoder_data if kind == "encoder" else build_chooser_data
-        _summary(build(found, data, cmmqa=cmmqa, passages_path=passages, progress=typer.echo))
+        builders = {"encoder": build_encoder_data, "chooser": build_chooser_data, "reranker": build_reranker_data}
+        _summary(builders[kind](found, data, cmmqa=cmmqa, passages_path=passages, progress=typer.echo))
     main([kind, "--data", str(data), "--out", str(out), *fit_args])
 
 
@@ -144,6 +167,7 @@ def _fit_command(kind: str, what: str):
 
 train_app.command("encoder")(_fit_command("encoder", "the bi-encoder"))
 train_app.command("chooser")(_fit_command("chooser", "the answer chooser"))
+train_app.command("reranker")(_fit_command("reranker", "the record reranker"))
 
 
 @train_app.command("ranker")

@@ -4,7 +4,7 @@ The paths are the pipeline's objects: E1 = ``Pipeline.semantic``, E2 = ``Pipelin
 ``Pipeline.bm25``, HSRDR = ``Pipeline.documents``, built by ``Pipeline`` from the same settings and options a user's
 question gets, and asked the same ``DocumentQuery`` (the pipeline's rewrite, HyDE when on). So "E2 alone" is exactly
 the E2 inside HSRDR: E-utilities when configured, the local store otherwise. A variant is a ``PipelineOptions``
-change, never a copy: the naive hybrid of RAG tutorials (plain BM25 + the same dense search, RRF k = 60, no ladder)
+change, never a copy: the naive hybrid of RAG tutorials (plain BM25 + the same dense search, RRF k = 60, no ladder, no reranker)
 is HSRDR with the Boolean path off and the BM25 path on.
 
 Table II describes, for the fused HSRDR ranking, the top 5 documents of every question pooled together, per
@@ -31,7 +31,7 @@ from cpqa.types import StageLog
 
 PATHS = ("E1", "E2", "BM25", "HSRDR")
 NAIVE_HYBRID = "naive-hybrid"
-NAIVE_HYBRID_OPTIONS = {"e1_weight": 1.0, "e2_weight": 0.0, "bm25_weight": 1.0, "rrf_k": 60}
+NAIVE_HYBRID_OPTIONS = {"e1_weight": 1.0, "e2_weight": 0.0, "bm25_weight": 1.0, "rrf_k": 60, "rerank_records": 0}
 CATEGORIES = ("E1", "E2", "E3")
 TOP = 5
 

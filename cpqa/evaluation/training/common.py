@@ -28,7 +28,6 @@ from typing import Any, Iterable, Iterator
 
 from cpqa.evaluation.data.shared import SHARED_DATA
 from cpqa.evaluation.data.splits import BIOASQ_SPLITS, MEDQUAD_SPLITS, load_splits
-from cpqa.types import Article
 
 HELD_OUT_SPLITS = ("cancer", "tuning", "dev")
 _PMID = re.compile(r"<MedlineCitation[^>]*>\s*<PMID[^>]*>(\d+)</PMID>")
@@ -37,12 +36,6 @@ _PMID = re.compile(r"<MedlineCitation[^>]*>\s*<PMID[^>]*>(\d+)</PMID>")
 def normalised(text: str) -> str:
     """Lower-case words and numbers joined by one space: how two questions are compared."""
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-def record_text(article: Article) -> str:
-    """The text E1 embeds for a MiniLM index: "title. abstract" (``ingestion.index_build.article_text``, which the
-    evaluation may not import; a test checks they agree)."""
-    return ". ".join(part for part in (article.title.rstrip("."), article.abstract) if part)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -30,7 +30,6 @@ from cpqa.evaluation.training.common import (
     chunks,
     medquad_sections,
     normalised,
-    record_text,
     section_text,
     write_dataset,
 )
@@ -80,14 +79,14 @@ def question_source(
         guard.check_question(anchor.split(":", 1)[1], question)
         allowed = guard.allowed(gold)
         counts["gold_records_held_out_or_12b"] += len(gold) - len(allowed)
-        positives = _with_text(miner, allowed, record_text)
+        positives = _with_text(miner, allowed, lambda a: a.title_and_abstract)
         counts["gold_records_not_in_store"] += len(allowed) - len(positives)
         if not positives:
             counts["questions_without_gold_record"] += 1
             continue
         hits = miner.document_hits(question, options.depth)
         pool = [p for p in guard.allowed(interleave(hits["E1"], hits["BM25"])) if p not in set(gold)][options.skip :]
-        negatives = _with_text(miner, pool[: 2 * options.negatives], record_text)
+        negatives = _with_text(miner, pool[: 2 * options.negatives], lambda a: a.title_and_abstract)
         chosen = [p for p in pool if p in negatives][: options.negatives]
         counts["negatives_from_e1"] += sum(p in hits["E1"] for p in chosen)
         counts["negatives_from_bm25"] += sum(p in hits["BM25"] for p in chosen)

@@ -1,6 +1,7 @@
 """Train CPQA's small models from the bundled all-MiniLM-L6-v2 weights, then export them as int8 ONNX.
 
-``python -m cpqa.evaluation.training.fit encoder|chooser --data DIR --base MODEL_DIR --out OUT --device cpu|cuda``
+``python -m cpqa.evaluation.training.fit encoder|chooser|reranker --data DIR --base MODEL_DIR --out OUT --device
+cpu|cuda``
 (``half`` writes an fp16 copy of a base folder, to carry). This module and the ``fit_*`` modules beside it import
 only the standard library, numpy, torch, transformers, onnx, onnxruntime and the product's own exporter
 (``cpqa.models.onnx_runtime``: the standard library and numpy), so they run on a machine that has none of CPQA's other
@@ -15,6 +16,8 @@ dependencies (``tests/test_training.py`` checks it).
   cross-entropy (sentence-transformers' BinaryCrossEntropyLoss); pairs read 256 tokens; ``--layers N`` keeps the
   first N transformer layers (they need much more training to recover: on a tiny set, 4 layers had not begun to
   learn after 60 steps where 6 had). The saved float model loads in ``CrossEncoder``.
+- ``reranker``: the record reranker, a cross-encoder as the chooser, on (question, "title. abstract") pairs read to
+  128 tokens (``MAX_LENGTH``).
 
 Weights train in float32 (an fp16 base is upcast on load); ``--device cuda`` runs under bf16 autocast (fp16 with
 loss scaling where bf16 is missing) with larger batches. Every ``--log-every`` steps the mean loss goes to
@@ -26,8 +29,10 @@ CPU recipe (``CPU_RATES``, measured on this project's 2-core machine, torch 2.13
 10.7 pairs/s): the defaults on ``cpu`` take a seeded sample of 15,000 triples (encoder, batch 16; its sources hold
 9,068, so all of them, about 52 minutes) or 50,000 pairs (chooser, batch 32, pairs of about one length batched together)
 for one epoch (the chooser's 80-90 minutes), and stop at
-``--budget-minutes`` (105) whatever is left, so a run with its checks and export finishes within two hours. On
-``cuda``: every example, 5 epochs (encoder, batch 128) or 2 (chooser, batch 128), within a 4.5- / 4-minute budget.
+``--budget-minutes`` (105) whatever is left, so a run with its checks and export finishes within two hours; the
+reranker takes all its pairs (17,438 from the train split) for 2 epochs at batch 32, about 33 minutes, within a
+45-minute budget. On ``cuda``: every example, 5 epochs (encoder, batch 128), 2 (chooser) or 3 (reranker), within a
+4.5- / 4-minute budget.
 The encoder trains on BioASQ, PubMedQA and title -> abstract pairs (``TRAINED_SOURCES``), not on MedQuAD's.
 """
 
@@ -62,17 +67,25 @@ from cpqa.evaluation.training.fit_models import bundled_base, embed, half, infer
 # shared the cores the same runs gave 0.98 and 3.03. The CPU defaults are sized from the quiet rates to train in
 # about 80-90 minutes; the budget stops training at 105 whatever is left, so a run with its checks and export stays
 # within two hours even when the cores are shared.
-CPU_RATES = {"encoder": 2.91, "chooser": 10.72}
-CPU_EXAMPLES = {"encoder": 15_000, "chooser": 50_000}
+# The reranker's rate (128 tokens) was measured over its whole 32-minute run (2026-11-29), beside light work.
+CPU_RATES = {"encoder": 2.91, "chooser": 10.72, "reranker": 17.8}
+CPU_EXAMPLES = {"encoder": 15_000, "chooser": 50_000, "reranker": 40_000}
 DEFAULTS = {  # (kind, device): batch size, epochs, examples (None: all), budget in minutes
     ("encoder", "cpu"): (16, 1, CPU_EXAMPLES["encoder"], 105.0),
     ("chooser", "cpu"): (32, 1, CPU_EXAMPLES["chooser"], 105.0),
+    ("reranker", "cpu"): (32, 2, CPU_EXAMPLES["reranker"], 45.0),
     ("encoder", "cuda"): (128, 5, None, 4.5),
     ("chooser", "cuda"): (128, 2, None, 4.0),
+    ("reranker", "cuda"): (128, 3, None, 4.0),
 }
+MAX_LENGTH = {"encoder": 256, "chooser": 256, "reranker": 128}  # tokens of a document / pair
 # Sources trained on unless --sources says otherwise. The encoder's data keeps MedQuAD's pairs (its check reads
 # them), but E1 trained without them did better on the BioASQ tuning split (docs/results.md, issue 36, stop 50).
-TRAINED_SOURCES: dict[str, list[str] | None] = {"encoder": ["bioasq", "pubmedqa", "title-abstract"], "chooser": None}
+TRAINED_SOURCES: dict[str, list[str] | None] = {
+    "encoder": ["bioasq", "pubmedqa", "title-abstract"],
+    "chooser": None,
+    "reranker": None,
+}
 SCALE = 20.0  # MultipleNegativesRankingLoss's default: cosine x 20
 
 
@@ -189,7 +202,7 @@ def fit(kind: str, args: argparse.Namespace) -> dict[str, Any]:
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m cpqa.evaluation.training.fit", description=__doc__.split("\n")[0])
     commands = top.add_subparsers(dest="command", required=True)
-    for kind in ("encoder", "chooser"):
+    for kind in ("encoder", "chooser", "reranker"):
         p = commands.add_parser(kind, help=f"train the {kind} and export it as int8 ONNX")
         p.add_argument("--data", type=Path, required=True, help=f"the folder cpqa train {kind}-data wrote")
         p.add_argument("--base", default=bundled_base(), required=bundled_base() is None, help="base model folder")
@@ -199,7 +212,7 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--batch-size", type=int)
         p.add_argument("--max-examples", type=int, help="a seeded sample of this many (0: all)")
         p.add_argument("--budget-minutes", type=float, help="stop training after this long (export follows)")
-        p.add_argument("--max-length", type=int, default=256, help="tokens of a document / pair")
+        p.add_argument("--max-length", type=int, default=MAX_LENGTH[kind], help="tokens of a document / pair")
         p.add_argument("--query-length", type=int, default=64, help="tokens of an anchor (encoder)")
         p.add_argument("--layers", type=int, help="keep the first N transformer layers")
         p.add_argument("--lr", type=float, default=2e-5)

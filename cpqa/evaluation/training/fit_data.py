@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-EXAMPLE_FILES = {"encoder": "triples.jsonl.gz", "chooser": "pairs.jsonl.gz"}
+EXAMPLE_FILES = {"encoder": "triples.jsonl.gz", "chooser": "pairs.jsonl.gz", "reranker": "pairs.jsonl.gz"}
 
 
 @dataclass
 class TrainingData:
-    kind: str  # "encoder" or "chooser"
+    kind: str  # "encoder", or a cross-encoder's: "chooser", "reranker"
     texts: dict[str, str]
     examples: list[dict[str, Any]]
     manifest: dict[str, Any]

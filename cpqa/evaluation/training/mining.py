@@ -53,6 +53,12 @@ class Miner:
             "BM25": self.pipeline.bm25.search(query, self.options.documents).pmids[:depth],
         }
 
+    def kept_records(self, question: str) -> list[str]:
+        """HSRDR's kept records for ``question`` in the fusion's order (the record reranker off: it learns from
+        that order), as the pipeline asks it."""
+        options = self.options.documents.model_copy(update={"rerank_records": 0})
+        return self.pipeline.documents.search(self.query(question), options).pmids
+
     def bm25_text(self, text: str, k: int) -> list[str]:
         """Plain BM25 over the store for any text (a title), without the question's rewrite."""
         return [pmid for pmid, _ in self.pipeline.bm25.index.search(text, k)]
