@@ -101,6 +101,7 @@ FACTS = {
     "cpqa.passages.seos.SPECIAL_TOKENS": "[CLS] and [SEP]: a fact of BERT's tokenizers",
     "cpqa.passages.passage_store._CHUNK": "rows per SQL statement (SQLite's bound-variable budget)",
     "cpqa.answer.chooser.MAX_TOKENS": "the chooser's input length as it was trained",
+    "cpqa.documents.record_rerank.MAX_TOKENS": "the record reranker's input length as it was trained",
     "cpqa.answer.ranker._COUNT_CAP": "a feature's cap as the ranker was trained",
 }
 

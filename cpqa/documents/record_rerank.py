@@ -1,12 +1,12 @@
 """Record reranking after HSRDR's fusion (issue 36): a cross-encoder trained here reads the question beside each of
-the first kept records and its order fuses with HSRDR's.
+the first kept records, and its probability moves them within the fusion's order.
 
 The model (``cpqa train reranker``; cpqa/models/trained/reranker) is all-MiniLM-L6-v2 with a one-logit head, trained
 on the BioASQ train split's questions against the records HSRDR keeps for them (gold records against the others),
 reading "title. abstract" to 128 word pieces, as E1 reads a record. Alone it ranks worse than the fusion; beside it
 it moves gold records up: a record's new score is its place in the fusion's order, ``1 / (rrf_k + rank)``, plus
-``rerank_weight`` times the model's probability that it answers (docs/results.md, issue 36). The paper profile has no document reranker (MedCPT's cross-encoder reranks passages), so
-the pipeline gives HSRDR one only where E1 runs offline.
+``rerank_weight`` times the model's probability that it answers (docs/results.md, issue 36). The paper profile has
+no document reranker (MedCPT's cross-encoder reranks passages), so HSRDR reranks only where E1 runs offline.
 """
 
 from __future__ import annotations

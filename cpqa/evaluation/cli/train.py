@@ -10,7 +10,7 @@ import hashlib
 import json
 import tempfile
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import typer
 
@@ -138,7 +138,11 @@ def _fit(kind: str, data: Path, out: Path, home: Optional[Path], fit_args: List[
         typer.echo(f"{data} has no dataset: building it from the data home first (the default options)")
         found = _home(home)
         cmmqa, passages = _cmmqa(found, None), _passages(found)
-        builders = {"encoder": build_encoder_data, "chooser": build_chooser_data, "reranker": build_reranker_data}
+        builders: dict[str, Callable[..., dict]] = {
+            "encoder": build_encoder_data,
+            "chooser": build_chooser_data,
+            "reranker": build_reranker_data,
+        }
         _summary(builders[kind](found, data, cmmqa=cmmqa, passages_path=passages, progress=typer.echo))
     main([kind, "--data", str(data), "--out", str(out), *fit_args])
 

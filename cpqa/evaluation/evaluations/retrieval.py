@@ -4,8 +4,8 @@ The paths are the pipeline's objects: E1 = ``Pipeline.semantic``, E2 = ``Pipelin
 ``Pipeline.bm25``, HSRDR = ``Pipeline.documents``, built by ``Pipeline`` from the same settings and options a user's
 question gets, and asked the same ``DocumentQuery`` (the pipeline's rewrite, HyDE when on). So "E2 alone" is exactly
 the E2 inside HSRDR: E-utilities when configured, the local store otherwise. A variant is a ``PipelineOptions``
-change, never a copy: the naive hybrid of RAG tutorials (plain BM25 + the same dense search, RRF k = 60, no ladder, no reranker)
-is HSRDR with the Boolean path off and the BM25 path on.
+change, never a copy: the naive hybrid of RAG tutorials (plain BM25 + the same dense search, RRF k = 60, no ladder,
+no reranker) is HSRDR with the Boolean path off, the BM25 path on and the record reranker off.
 
 Table II describes, for the fused HSRDR ranking, the top 5 documents of every question pooled together, per
 category (E1 semantic only, E2 Boolean only, E3 both): ``top5_share`` = the category's share of those documents;

@@ -102,7 +102,11 @@ def build_guard(shared: Path = SHARED_DATA, cmmqa: Path | None = None) -> Guard:
     snippet_docs = _xml_pmids(shared / "corpus" / "bioasq_snippet_docs.xml.gz")
     twelve_b = snippet_docs - _golden_pmids(shared / "mirage" / "rawdata" / "bioasq")
     twelve_b -= _xml_pmids(shared / "corpus" / "pubmed_sample.xml.gz")
-    train = [q for q in splits["train"] if q not in held_out and normalised(questions[q]["question"]) not in texts]
+    # sorted: the split is a set, whose order changes with the interpreter's hash seed, and the builders draw their
+    # negatives question by question from one seeded generator
+    train = sorted(
+        q for q in splits["train"] if q not in held_out and normalised(questions[q]["question"]) not in texts
+    )
     counts = {
         "bioasq_train_split": len(splits["train"]),
         "bioasq_train_dropped_as_held_out": len(splits["train"]) - len(train),
