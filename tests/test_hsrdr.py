@@ -143,14 +143,15 @@ def test_categories_filters_and_trace(crafted):
     assert trace.ladder[0].expression == "metformin[tiab]" and trace.term_backend == "Store"
 
 
-def test_the_record_reranker_reorders_the_first_kept_records_offline(crafted):
+def test_the_record_reranker_reorders_the_first_kept_records_offline_when_asked(crafted):
     question = "breast cancer survival with metformin or biguanide drugs"
     with _pipeline(crafted) as pipeline:
         plain = pipeline.documents.search(_query(["metformin[tiab]"], question), DocumentOptions(rerank_records=0))
-        reranked = pipeline.documents.search(_query(["metformin[tiab]"], question), DocumentOptions(rerank_weight=50))
-    assert plain.record_reranker is None and "rerank" not in plain.stages
+        asked = DocumentOptions(rerank_records=25, rerank_weight=50)
+        reranked = pipeline.documents.search(_query(["metformin[tiab]"], question), asked)
+    assert plain.record_reranker is None and "record_rerank" not in plain.stages
     assert all(c.reranker_score is None for c in plain.candidates)
-    assert reranked.record_reranker and reranked.stages["rerank"].info["records"] == len(reranked.documents) > 1
+    assert reranked.record_reranker and reranked.stages["record_rerank"].info["records"] == len(reranked.documents) > 1
     scores = [d.candidate.reranker_score for d in reranked.documents]
     assert None not in scores and scores == sorted(scores, reverse=True)  # weighed 50 to 1: the model's order
     assert sorted(reranked.pmids) == sorted(plain.pmids)

@@ -164,7 +164,7 @@ class HSRDRRetriever(BaseRetriever):
             record.info.update(kept=len(result.documents), dropped=len(fused) - len(result.documents))
         paper = result.semantic_model is not None and result.semantic_model.profile == "paper"
         if self.reranker is not None and not paper and options.rerank_records > 1 and len(result.documents) > 1:
-            with result.stage("rerank") as record:
+            with result.stage("record_rerank") as record:
                 result.documents = self.reranker.rerank(query.query_str, result.documents, options)
                 record.info["records"] = min(options.rerank_records, len(result.documents))
             result.record_reranker = self.reranker.name

@@ -217,16 +217,18 @@ class DocumentOptions(_Section):
     fusion_depth: int = Field(default=100, ge=1, description="ranks per path that enter fusion")
     max_docs: int = Field(default=50, ge=1, description="kept candidates returned")
     rerank_records: int = Field(
-        default=25,
+        default=0,
         ge=0,
         description="the first kept records the record reranker trained here reads beside the question, where E1 runs "
-        "offline (cpqa.documents.record_rerank); 0: none",
+        "offline (cpqa.documents.record_rerank); 0: none. Off: trained on two CPU cores it moved held-out recall@20 "
+        "by +0.004 (dev split) and +0.001 (cancer), MRR@10 by -0.001 and -0.006, for about 150 ms a question "
+        "(docs/results.md, issue 36, stop 60); 25 with rerank_weight 0.02 was best on the tuning split",
     )
     rerank_weight: float = Field(
         default=0.02,
         ge=0.0,
         description="a reranked record's score: 1 / (rrf_k + its place in the fusion's order) + this x the reranker's "
-        "probability (25 records, 0.02: chosen on the BioASQ tuning split, issue 36)",
+        "probability (0.02 with 25 records: chosen on the BioASQ tuning split, issue 36)",
     )
 
     @property

@@ -24,7 +24,7 @@ from typing import List, Optional
 
 import typer
 
-from cpqa.cli.common import fail, print_json
+from cpqa.cli.common import OPTION, fail, pipeline_options, print_json
 
 LLM_STAGES = ("rewrite", "answer")
 WARM_UP = "What is cancer?"
@@ -147,6 +147,7 @@ def latency(
         "--models-cache",
         help="with --random-paper-models: keep the built models in this hub cache folder and reuse them",
     ),
+    option: Optional[list[str]] = OPTION,
 ) -> None:
     """Per-stage latency: first sight (empty passage store), stored passages, and the naive pipeline."""
     if eutils_url and mirror:
@@ -181,6 +182,7 @@ def latency(
     if eutils_url:
         overrides["cpqa_eutils_url"] = eutils_url
     settings = get_settings(**overrides)
+    options = pipeline_options(settings, None, option)  # a variant of the product (e.g. rerank_records=25)
     with Store(settings.store_path) as store:
         if store.count() == 0:
             fail(f"the local store is empty ({settings.store_path}); ingest records first (cpqa ingest pubmed FILE)")
@@ -198,7 +200,7 @@ def latency(
         def loaded() -> tuple[Pipeline, float]:
             started = time.perf_counter()
             try:
-                pipeline = stack.enter_context(Pipeline(settings, passages_path=passages))
+                pipeline = stack.enter_context(Pipeline(settings, options, passages_path=passages))
             except ModelUnavailable as exc:
                 fail(str(exc))
             pipeline.ask(WARM_UP)
@@ -219,6 +221,7 @@ def latency(
             for p in ("p50", "p95")
         },
         "n": len(items),
+        "options": option or [],
         "load_ms": round(load_ms, 1),
         "excluded_stages": list(exclude),
         "profile": first.profile,

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 TRAINED = Path(__file__).resolve().parents[2] / "models" / "trained"
-TITLES = {
-    "encoder": "bi-encoder (E1), round 2: multiple-negatives ranking loss",
-    "chooser": "answer chooser: binary cross-entropy",
+TITLES = {  # model: (title, the steps' batch and machine)
+    "encoder": ("bi-encoder (E1), round 2: multiple-negatives ranking loss", "batch 128, H200"),
+    "chooser": ("answer chooser: binary cross-entropy", "batch 128, H200"),
+    "reranker": ("record reranker: binary cross-entropy", "batch 32, 2 CPU cores"),
 }
 
 
@@ -20,12 +21,12 @@ def plot(out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(TITLES), figsize=(10, 3.6))
-    for ax, (name, title) in zip(axes, TITLES.items()):
+    fig, axes = plt.subplots(1, len(TITLES), figsize=(14, 3.6))
+    for ax, (name, (title, steps)) in zip(axes, TITLES.items()):
         rows = json.loads((TRAINED / name / "training_log.json").read_text(encoding="utf-8"))
         ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], marker=".", lw=1)
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel("step (batch 128, H200)")
+        ax.set_xlabel(f"step ({steps})")
         ax.set_ylabel("mean loss")
         ax.grid(alpha=0.3)
     fig.tight_layout()
