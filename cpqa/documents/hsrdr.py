@@ -5,9 +5,9 @@ plain BM25 (``Bm25Retriever``) as an optional third path; each is a ``DocumentPa
 composes them without knowing which is which. Their rankings merge by PMID (category E1 when only
 semantic search found it, E2 when only lexical search did, E3 when both did) and fuse by reciprocal rank fusion:
 ``rrf = sum_path weight_path / (rrf_k + rank_path)``; a path of weight 0 does not run. Records come from the store,
-else efetch. Then the temporal filter, the abstract filter and the source choice run, and where E1 runs offline the
-record reranker trained here reorders the first kept records (``cpqa.documents.record_rerank``); every decision is in
-the returned ``DocumentSearch``.
+else efetch. Then the temporal filter, the abstract filter and the source choice run, and, when asked
+(``rerank_records``, off by default) where E1 runs offline, the record reranker trained here reorders the first kept
+records (``cpqa.documents.record_rerank``); every decision is in the returned ``DocumentSearch``.
 
 Sources: D1 PubMed abstract, D2 PMC review (full text fetched from PMC), D3 other PMC article (full text).
 A candidate takes the most specific selected source it qualifies for (D2/D3 need a PMCID and the full text),
