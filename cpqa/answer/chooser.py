@@ -26,14 +26,15 @@ from cpqa.answer.intent import Addressing, record_text, split_stems
 from cpqa.answer.needs import question_needs, without_names
 from cpqa.answer.statements import states
 from cpqa.documents.page_focus import condition_stems, names_focus
-from cpqa.models.cross_encoder import TrainedPairScorer
+from cpqa.models.cross_encoder import TrainedPairScorer, probability
+from cpqa.models.names import TRAINED_DIR
 from cpqa.options import AnswerOptions
 from cpqa.types import Passage
 from cpqa.rewrite.concepts import defined_abbreviations
 from cpqa.rewrite.narrative import story_word
 from cpqa.words import content_terms, is_specialist
 
-TRAINED_CHOOSER = Path(__file__).resolve().parents[1] / "models" / "trained" / "chooser"
+TRAINED_CHOOSER = TRAINED_DIR / "chooser"
 MAX_TOKENS = 256  # as trained
 
 _I = re.IGNORECASE
@@ -121,7 +122,7 @@ class AnswerChooser:
         self.model = self._scorer.model
 
     def scores(self, question: str, candidates: Sequence[str]) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-self._scorer.logits(question, candidates)))
+        return probability(self._scorer.logits(question, candidates))
 
 
 def specialist_words(question: str) -> list[str]:

@@ -16,10 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
-
 from cpqa.fusion import rrf_score
-from cpqa.models.cross_encoder import TrainedPairScorer
+from cpqa.models.cross_encoder import TrainedPairScorer, probability
 from cpqa.models.names import TRAINED_DIR
 from cpqa.options import DocumentOptions
 from cpqa.types import RetrievedDocument
@@ -47,8 +45,8 @@ class RecordReranker:
         logits = self._scorer.logits(question, [d.article.title_and_abstract for d in head])
         for document, logit in zip(head, logits):
             document.candidate.reranker_score = round(float(logit), 4)
-        probability = 1.0 / (1.0 + np.exp(-logits))
-        score = [rrf_score(rank, options.rrf_k) + options.rerank_weight * p for rank, p in enumerate(probability, 1)]
+        chance = probability(logits)
+        score = [rrf_score(rank, options.rrf_k) + options.rerank_weight * p for rank, p in enumerate(chance, 1)]
         order = sorted(range(len(head)), key=lambda i: -score[i])  # stable: ties keep the fusion's order
         return [head[i] for i in order] + list(documents[len(head) :])
 

@@ -37,6 +37,11 @@ class PairScorer:
         return scores
 
 
+def probability(logits: np.ndarray) -> np.ndarray:
+    """A one-logit head's scores as probabilities (the sigmoid the binary cross-entropy trained them for)."""
+    return 1.0 / (1.0 + np.exp(-logits))
+
+
 class TrainedPairScorer:
     """A cross-encoder trained here (a folder shipping its int8 graph: ``cpqa train chooser`` / ``reranker``), loaded
     on first use, so a pipeline that never asks it never loads it; ``logits(first, seconds)`` scores ``first``
@@ -59,4 +64,4 @@ class TrainedPairScorer:
         return self._loaded().predict([(first, second) for second in seconds], batch_size=16)
 
 
-__all__ = ["PairScorer", "TrainedPairScorer"]
+__all__ = ["PairScorer", "TrainedPairScorer", "probability"]

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-TRAINED = Path(__file__).resolve().parents[2] / "models" / "trained"
+from cpqa.models.names import TRAINED_DIR
+
 TITLES = {  # model: (title, the steps' batch and machine)
     "encoder": ("bi-encoder (E1), round 2: multiple-negatives ranking loss", "batch 128, H200"),
     "chooser": ("answer chooser: binary cross-entropy", "batch 128, H200"),
@@ -23,7 +24,7 @@ def plot(out: Path) -> None:
 
     fig, axes = plt.subplots(1, len(TITLES), figsize=(14, 3.6))
     for ax, (name, (title, steps)) in zip(axes, TITLES.items()):
-        rows = json.loads((TRAINED / name / "training_log.json").read_text(encoding="utf-8"))
+        rows = json.loads((TRAINED_DIR / name / "training_log.json").read_text(encoding="utf-8"))
         ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], marker=".", lw=1)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel(f"step ({steps})")
