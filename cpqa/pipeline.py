@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -43,7 +43,8 @@ from cpqa.documents import (
     open_patient_search,
     uses_local_store,
 )
-from cpqa.models.encoders import load_encoder
+from cpqa.models.encoders import EmbeddingCache, load_distinct, load_encoder
+from cpqa.models.names import trained_revision
 from cpqa.models.providers import load_llm
 from cpqa.options import PipelineOptions
 from cpqa.passages import (
@@ -54,9 +55,10 @@ from cpqa.passages import (
     open_patient_vectors,
     passage_segmenter,
 )
+from cpqa.asking import Asking
 from cpqa.progress import Progress
 from cpqa.rewrite import AdaptiveRetrieval, Rewriter, RewriteResult, hyde_transform, load_vocabulary, pseudo_answer
-from cpqa.safety import MeaningTriage, ModelTriage, PendingTriage, Screen, Screened, TriagePass
+from cpqa.safety import MeaningTriage, ModelTriage, Screen, Screened, TriagePass
 from cpqa.safety import prepare as prepare_screening
 from cpqa.sources.ncbi.client import EutilsClient
 from cpqa.sources.store import Store
@@ -71,34 +73,6 @@ def _open_passage_store(path: Path) -> PassageStore | None:
         return PassageStore(path)
     except (OSError, sqlite3.Error):
         return None
-
-
-@dataclass
-class Asking:
-    """One question on its way through the stages, which the pipeline's steps share instead of long argument lists:
-    its options, the trace only the pipeline writes, who hears of each stage (``progress``), the screen as it stands
-    (the model's triage pass, running beside the search, may raise a flag before the answer) and that pass."""
-
-    options: PipelineOptions
-    trace: RetrievalTrace
-    progress: Callable[[Progress], None] | None = None
-    pending: PendingTriage | None = None
-    started: float = field(default_factory=time.perf_counter)
-    screen: Screened | None = None  # set by the safety step, first of all
-
-    @property
-    def screened(self) -> Screened:
-        if self.screen is None:
-            raise RuntimeError("the question has not been screened yet")
-        return self.screen
-
-    @screened.setter
-    def screened(self, screened: Screened) -> None:
-        self.screen = screened
-
-    def notify(self, stage: str, screened: Screened | None = None, draft: str | None = None) -> None:
-        if self.progress is not None:
-            self.progress(Progress(stage=stage, screened=screened, draft=draft))
 
 
 class Pipeline:
@@ -168,9 +142,17 @@ class Pipeline:
         )
         self.finder = PassageFinder(self.segments, self.passages, patient_vectors)
         self.searcher = DocumentFinder(self.documents, self.patient)
-        # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached).
+        # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached), a research
+        # record's with the evidence scorer where that is another model (offline: the encoder trained here).
+        scorer, scorer_choice = load_distinct("evidence_scorer", settings, self.passages.choice)
         self.answerer = Answerer(
-            self.llm, self.passages.cache, self.options, redact=settings.redact, chooser=AnswerChooser()
+            self.llm,
+            self.passages.cache,
+            self.options,
+            redact=settings.redact,
+            chooser=AnswerChooser(),
+            research=EmbeddingCache(scorer) if scorer is not None else None,
+            research_trained=trained_revision(scorer_choice.model),
         )
         self.refiner = Refiner(self.answerer) if llm else None
         self.writer = AnswerWriter(self.answerer, self.refiner, self.record_share)
@@ -179,6 +161,7 @@ class Pipeline:
             "answerer": self.answerer.choice,
             "sentence_embedder": sentence_choice,
             "passage_retriever": self.passages.choice,
+            "evidence_scorer": scorer_choice,
             "reranker": self.passages.reranker_choice,
         }
 

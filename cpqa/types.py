@@ -111,7 +111,8 @@ class SearchResult(BaseModel):
 class ComponentChoice(BaseModel):
     """Which model serves a component, and why (auto picks per component)."""
 
-    # "semantic_query", "article_encoder", "sentence_embedder", "passage_retriever", "reranker", "rewriter", "answerer"
+    # "semantic_query", "article_encoder", "sentence_embedder", "passage_retriever", "evidence_scorer", "reranker",
+    # "rewriter", "answerer"
     component: str
     model: str
     provider: str = ""  # language models: "anthropic" or "openai-compatible"

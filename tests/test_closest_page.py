@@ -57,6 +57,13 @@ def test_a_patient_reads_the_page_about_the_condition_not_research_about_another
     assert "[PMID:11296674]" not in shown.text  # its record never names testicular cancer
 
 
+def test_the_page_about_the_condition_is_closest_where_no_research_is_close_enough_to_quote():
+    shown = answer(QUESTION, [STAGES])
+    assert not shown.direct and not shown.abstained and shown.text.startswith(NOT_DIRECT_EXTRACTS)
+    assert '"For example, if testicular cancer spreads to the lung' in shown.text
+    assert answer(QUESTION, [STAGES], "clinician").abstained  # a clinician reads research, and none is close
+
+
 def test_a_clinician_still_reads_the_closest_research():
     shown = answer(QUESTION, [STAGES, OTHER_CANCERS], "clinician")
     assert "[PMID:11296674]" in shown.text and "[NIH:" not in shown.text

@@ -46,6 +46,7 @@ EXPECTED_MODELS = {
     "article_encoder": MEDCPT_ARTICLE,  # checked when the trace records it
     "sentence_embedder": PUBMEDBERT_MATRYOSHKA,
     "passage_retriever": PUBMEDBERT_MATRYOSHKA,
+    "evidence_scorer": PUBMEDBERT_MATRYOSHKA,  # the passage retriever's model, loaded once
     "reranker": MEDCPT_CROSS,
     "rewriter": DEFAULT_LLM_MODEL,
     "answerer": DEFAULT_LLM_MODEL,

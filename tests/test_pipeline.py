@@ -48,7 +48,9 @@ def test_trace_holds_every_stage_and_serialises(offline_result):
     assert all(trace.stages["total"].ms >= trace.stages[s].ms for s in STAGES)
     assert trace.stages["total"].ms >= sum(trace.stages[s].ms for s in ("rewrite", "documents", "answer"))
     assert trace.profile == "offline"
-    assert {"rewriter", "answerer", "sentence_embedder", "passage_retriever", "reranker"} <= set(trace.models)
+    assert {"rewriter", "answerer", "sentence_embedder", "passage_retriever", "evidence_scorer", "reranker"} <= set(
+        trace.models
+    )
     assert "BM25" in trace.models["reranker"].model
     assert trace.ladder and trace.candidates
     assert {c.pmid for c in trace.candidates} >= {p.pmid for p in trace.passages}

@@ -22,7 +22,7 @@ from cpqa.answer.statements import effect_size
 from cpqa.answer.postedit import TREATMENT_CHANGE_FLAG, as_shown
 from cpqa.answer.verify import TREATMENT_REFERRAL, SupportChecker, judged
 from cpqa.documents.study_type import PRECLINICAL
-from cpqa.answer.extractive import not_direct_label, page_heading, quote_line, rank_sentences, select_answer
+from cpqa.answer.extractive import Sentence, not_direct_label, page_heading, quote_line, rank_sentences, select_answer
 from cpqa.answer.messages import EXTRACTIVE_LABEL, NO_EVIDENCE, RESEARCH_ADDS, STREAM_CUT, THIN_EVIDENCE, UNSUPPORTED
 from cpqa.models.encoders import Encoder
 from cpqa.options import AnswerOptions, PipelineOptions, SupportOptions
@@ -103,10 +103,13 @@ class Answerer:
         redact: Callable[[str], str] = str,
         chooser: AnswerChooser | None = None,
         ranker: AnswerRanker | None = None,
+        research: Encoder | None = None,
+        research_trained: bool = False,
     ):
-        """``redact`` keeps keys out of the failure reasons a notice shows (``Settings.redact``); ``chooser``: the
-        answer chooser the extractive answer uses (``AnswerOptions.chooser``); ``ranker``: the answer ranker that
-        orders its candidate quotes (``AnswerOptions.ranker``; the trained one, loaded when first used)."""
+        """``encoder`` scores evidence sentences, ``research`` a research record's where given (with its own
+        thin-evidence cosine when ``research_trained``); ``redact`` keeps keys out of a notice's failure reasons;
+        ``chooser`` / ``ranker``: the answer chooser and ranker (``AnswerOptions.chooser`` / ``ranker``)."""
+        self.research, self.research_trained = research, research_trained
         self.redact = redact
         self.chooser = chooser
         self.ranker = ranker
@@ -286,13 +289,20 @@ class Answerer:
             }
         )
 
+    def rank(
+        self, question: str, passages: Sequence[Passage], options: AnswerOptions, patient: bool = True
+    ) -> tuple[list[Sentence], float]:
+        """The evidence sentences best first, and the similarity below which research evidence is thin."""
+        threshold = options.min_trained_score if self.research_trained else None
+        return rank_sentences(question, passages, self.encoder, options, patient, self.research, threshold)
+
     def _extractive(
         self, question: str, passages: Sequence[Passage], options: AnswerOptions, mode: str, addressing: Addressing
     ) -> Answer:
         """Quotes that answer, or the closest evidence said to be so. Patient information (D4) that answers leads a
         patient's answer, attributed to its site, page and section, and what research adds follows (only quotes
         that answer); a clinician reads the research first and the patient information after."""
-        ranked, threshold = rank_sentences(question, passages, self.encoder, options, patient=mode == "patient")
+        ranked, threshold = self.rank(question, passages, options, patient=mode == "patient")
         chooser = self.chooser if options.chooser else None
         research = [s for s in ranked if not passages[s.rank].is_patient_information]
         chosen: dict[tuple[int, str], float] = {}
@@ -307,8 +317,9 @@ class Answerer:
         page_answers = bool(on_page) and page_states_asked(on_page, passages, addressing)
         if on_page and not page_answers and direct and passages[quotes[0].rank].evidence_type not in PRECLINICAL:
             on_page = []  # a section sharing only the topic gives way to research in people that states what was asked
-        if not on_page and quotes and not direct and mode == "patient":
+        if not on_page and not direct and mode == "patient":
             # Nothing answers: a patient page naming more of the question's conditions than the closest research does
+            # (or about the condition where no research is close enough to quote)
             on_page = closest_page(question, ranked, passages, addressing, options, quotes)
         if on_page and not direct:  # the page answers: research that does not is left out
             quotes = []

@@ -273,17 +273,17 @@ def closest_page(
     options: AnswerOptions,
     research: Sequence[Sentence],
 ) -> list[Sentence]:
-    """When neither a page section nor research answers ``question``: the chunk of a patient page about its condition,
-    read as the closest evidence instead of the closest ``research`` where it names more of the question's conditions
-    than the research's records do ("what are the chances of surviving testicular cancer if it has spread to the
-    lungs?" found cancer.gov's testicular cancer pages but quoted a study of prostate and lung cancer). Research naming
-    them as often stays (on the BioASQ tuning split, a page put first replaced a study listing measles' symptoms by
-    "Sometimes measles can lead to serious problems."). Only a page whose title names one of the question's conditions
-    or a wider one (not one only the search's expansion found: a thyroid cancer page for a lump in the neck), and a
-    chunk naming every specialist word of the question; the chunk naming most of the conditions first, then the one
-    holding the closest sentence by similarity (the kinds of section the question asks for, tried as the second key,
-    put cancer.gov's clinical trials sections first). Its best sentences by similarity, the closest first; empty when
-    no chunk qualifies."""
+    """When neither a page section nor research answers ``question``: the chunk of a patient page about its
+    condition, read as the closest evidence instead of the closest ``research`` (none, where no research sentence is
+    close enough to quote) where it names more of the question's conditions than the research's records do ("what
+    are the chances of surviving testicular cancer if it has spread to the lungs?" found cancer.gov's testicular
+    cancer pages but quoted a study of prostate and lung cancer). Research naming them as often stays (on the BioASQ
+    tuning split, a page put first replaced a study listing measles' symptoms by "Sometimes measles can lead to
+    serious problems."). Only a page whose title names one of the question's conditions or a wider one (not one only
+    the search's expansion found: a thyroid cancer page for a lump in the neck), and a chunk naming every specialist
+    word of the question; the chunk naming most of the conditions first, then the one holding the closest sentence
+    by similarity (the kinds of section the question asks for, tried as the second key, put cancer.gov's clinical
+    trials sections first). Its best sentences by similarity, the closest first; empty when no chunk qualifies."""
     conditions = [s for s in addressing.subjects if s.kind == "disease"]
     if not conditions:
         return []

@@ -8,21 +8,20 @@ multiple-choice option for the retrieval-only baseline.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Sequence
 
-import numpy as np
 
 from cpqa.answer.citations import citation_label
 from cpqa.answer.intent import Addressing, asks_only, record_text
 from cpqa.answer.messages import NOT_ABOUT_EXTRACTS, NOT_DIRECT_EXTRACTS
 from cpqa.answer.statements import FINDING
 from cpqa.documents.study_type import BADGES
-from cpqa.models.encoders import Encoder, unit_rows
+from cpqa.answer.similarity import scores_by_kind
+from cpqa.models.encoders import Encoder
 from cpqa.options import AnswerOptions, PassageOptions
 from cpqa.quotable import directs_treatment_change, unquotable
 from cpqa.passages.seos import split_sentences as sentence_spans
@@ -68,39 +67,6 @@ def passage_sentences(passage: Passage) -> tuple[str, ...]:
 
 _BROKEN_NUMBER = re.compile(r"\d\.$")
 _BULLET = re.compile(r"^\s*[-\u2022*]\s+")
-
-
-class Similarity:
-    """Scores texts against a query: lexical coverage over a pool's IDF, or cosine of an encoder's vectors."""
-
-    def __init__(self, pool: Sequence[str], encoder: Encoder | None = None):
-        self.pool = list(pool)
-        self.encoder = encoder
-        self._terms = [set(content_terms(t)) for t in self.pool]
-        df = Counter(t for ts in self._terms for t in ts)
-        n = len(self.pool)
-        self._idf = {t: math.log(1.0 + n / c) for t, c in df.items()}
-        self._max_idf = math.log(1.0 + max(n, 1))
-        self._vectors = self._encode(self.pool) if encoder is not None and self.pool else None
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors (an evidence sentence's come from the passage store through the passage cache)."""
-        return unit_rows(self.encoder.encode(texts))  # type: ignore[union-attr]
-
-    def lexical(self, query: str) -> np.ndarray:
-        """Share of the query's IDF weight that each pool text covers (0..1)."""
-        wanted = set(content_terms(query))
-        total = sum(self._idf.get(t, self._max_idf) for t in wanted)
-        if not total:
-            return np.zeros(len(self.pool), dtype=np.float32)
-        return np.array([sum(self._idf[t] for t in wanted & ts) / total for ts in self._terms], dtype=np.float32)
-
-    def scores(self, query: str) -> np.ndarray:
-        if not self.pool:
-            return np.zeros(0, dtype=np.float32)
-        if self._vectors is None:
-            return self.lexical(query)
-        return self._vectors @ self._encode([query])[0]
 
 
 _RESTATES = ("objective", "aim", "purpose", "introduction", "background", "context", "rationale", "question")
@@ -184,16 +150,20 @@ def rank_sentences(
     encoder: Encoder | None = None,
     options: AnswerOptions | None = None,
     patient: bool = True,
+    research: Encoder | None = None,
+    research_threshold: float | None = None,
 ) -> tuple[list[Sentence], float]:
-    """Evidence sentences, best first, and the score below which evidence counts as thin (cosine with an encoder,
-    word coverage without). The reranker's order counts too: the n-th passage's sentences weigh ``rank_decay`` less
-    per place (research and patient pages each counted among their own)."""
+    """Evidence sentences, best first, and the score below which research evidence counts as thin (cosine with an
+    encoder, word coverage without). A patient page's sentences are scored by ``encoder``, research sentences by
+    ``research`` where given (the encoder trained here reads researchers' questions against PubMed better, the
+    patient pages' by lay questions worse: docs/results.md, issue 36, stop 61), with ``research_threshold`` its own
+    thin-evidence cosine. The reranker's order counts too: the n-th passage's sentences weigh ``rank_decay`` less per
+    place (research and patient pages each counted among their own)."""
     options = options or AnswerOptions()
     pool: list[tuple[int, Passage, str, float]] = [
         (rank, p, s, w) for rank, p in enumerate(passages) for s, w in _labelled_sentences(p, options, patient)
     ]
-    similarity = Similarity([s for _, _, s, _ in pool], encoder)
-    scores = similarity.scores(question)
+    scores = scores_by_kind(question, [(p.is_patient_information, s) for _, p, s, _ in pool], encoder, research)
     # A passage's place among its own kind: patient pages lead a patient's evidence and must not push research down.
     places: dict[int, int] = {}
     for kind in (True, False):
@@ -204,7 +174,9 @@ def rank_sentences(
         for (rank, p, s, w), score in zip(pool, scores)
     ]
     ranked.sort(key=lambda x: (-x.score, x.rank))
-    return ranked, options.min_dense_score if encoder is not None else options.min_lexical_score
+    if research is not None and research_threshold is not None:
+        return ranked, research_threshold
+    return ranked, options.min_dense_score if (research or encoder) is not None else options.min_lexical_score
 
 
 def select_extracts(

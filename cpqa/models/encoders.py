@@ -292,8 +292,9 @@ def onnx_cache_dir(settings: Settings) -> Path:
 
 
 # Document search compares one query vector with an index built once: int8 queries against it cost HSRDR 0.005
-# recall@20 and MRR@10 on the BioASQ cancer set (docs/results.md, issue 27), so the document encoders stay float.
-FLOAT_COMPONENTS = frozenset({"semantic_query", "article_encoder"})
+# recall@20 and MRR@10 on the BioASQ cancer set (docs/results.md, issue 27), so the document encoders stay float; the
+# evidence scorer runs what E1's question runs (one model in memory, measured so: docs/results.md, issue 36, stop 61).
+FLOAT_COMPONENTS = frozenset({"semantic_query", "article_encoder", "evidence_scorer"})
 
 
 def component_runtime(component: str, settings: Settings) -> Runtime:
@@ -319,6 +320,17 @@ def load_encoder(
             onnx_cache_dir(settings),
         )
     return encoder, choice.model_copy(update={"runtime": encoder.runtime})
+
+
+def load_distinct(
+    component: str, settings: Settings, serving: ComponentChoice
+) -> tuple[TextEncoder | None, ComponentChoice]:
+    """The encoder serving ``component``, or None where the model of ``serving`` (another component's choice) serves
+    it too, so nothing is loaded twice; and the choice (for the trace)."""
+    choice = resolve(component, settings)
+    if choice.model == serving.model:
+        return None, choice.model_copy(update={"runtime": serving.runtime})
+    return load_encoder(component, settings)
 
 
 def load_model_by_id(model_id: str) -> TextEncoder:

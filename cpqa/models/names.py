@@ -13,8 +13,9 @@ TRAINED_FAMILY = "cpqa-biomed-minilm"
 # The revision is part of the name, so an index an earlier revision built is known and built again.
 TRAINED = f"{TRAINED_FAMILY} r2 (all-MiniLM-L6-v2 trained on PubMed questions here; int8)"
 TRAINED_DIR = Path(__file__).resolve().parent / "trained"
-# CPQA_OFFLINE_ENCODER changes E1; passages, SEOS and the meaning screen keep MiniLM, whose scale thresholds assume.
-TRAINABLE = frozenset({"semantic_query", "article_encoder"})
+# CPQA_OFFLINE_ENCODER changes E1 and the extractive answer's scoring of research sentences (``evidence_scorer``);
+# the passage retriever, SEOS, patient pages and the meaning screen keep MiniLM, whose scale their thresholds assume.
+TRAINABLE = frozenset({"semantic_query", "article_encoder", "evidence_scorer"})
 
 
 def trained_revision(model: str) -> bool:
@@ -29,6 +30,7 @@ PAPER_MODELS = {
     "article_encoder": MEDCPT_ARTICLE,
     "sentence_embedder": PUBMEDBERT_MATRYOSHKA,
     "passage_retriever": PUBMEDBERT_MATRYOSHKA,
+    "evidence_scorer": PUBMEDBERT_MATRYOSHKA,  # the extractive answer's similarity of research sentences
     "reranker": MEDCPT_CROSS,
 }
 OFFLINE_MODELS = {
@@ -36,5 +38,6 @@ OFFLINE_MODELS = {
     "article_encoder": MINILM,
     "sentence_embedder": MINILM,
     "passage_retriever": MINILM,
+    "evidence_scorer": MINILM,
     "reranker": FUSION_RERANKER,
 }

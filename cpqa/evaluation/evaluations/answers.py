@@ -29,7 +29,8 @@ from cpqa.answer.citations import cited_claims
 from cpqa.answer.intent import Addressing, long_forms
 from cpqa.answer.messages import NOT_DIRECT
 from cpqa.documents.study_type import PRECLINICAL
-from cpqa.answer.extractive import Similarity, split_sentences
+from cpqa.answer.extractive import split_sentences
+from cpqa.answer.similarity import Similarity
 from cpqa.words import content_terms, stem, us_spelling
 from cpqa.evaluation.data.bioasq_gold import GoldQuestion
 from cpqa.evaluation.evaluations.retrieval import NAIVE_HYBRID_OPTIONS

@@ -18,7 +18,8 @@ from pydantic import BaseModel
 import numpy as np
 
 from cpqa.answer.answerer import Answerer, Unusable, draft_note, format_evidence
-from cpqa.answer.extractive import Similarity, split_sentences
+from cpqa.answer.extractive import split_sentences
+from cpqa.answer.similarity import Similarity
 from cpqa.answer.messages import DISCLAIMERS
 from cpqa.answer.refine import REFINE_FLAG
 from cpqa.models.encoders import Encoder

@@ -75,10 +75,7 @@ class Miner:
 
     def chooser_ranking(self, question: str, passages: Sequence[Passage]) -> list[tuple[str, str]]:
         """(PMID, sentence) best first, as the extractive answerer ranks the passages' sentences for a patient."""
-        from cpqa.answer.extractive import rank_sentences
-
-        answerer = self.pipeline.answerer
-        ranked, _ = rank_sentences(question, passages, answerer.encoder, self.options.answer, patient=True)
+        ranked, _ = self.pipeline.answerer.rank(question, passages, self.options.answer, patient=True)
         return [(s.pmid, s.text) for s in ranked]
 
 
