@@ -44,7 +44,6 @@ from cpqa.documents import (
     uses_local_store,
 )
 from cpqa.models.encoders import EmbeddingCache, load_distinct, load_encoder
-from cpqa.models.names import trained_revision
 from cpqa.models.providers import load_llm
 from cpqa.options import PipelineOptions
 from cpqa.passages import (
@@ -142,8 +141,8 @@ class Pipeline:
         )
         self.finder = PassageFinder(self.segments, self.passages, patient_vectors)
         self.searcher = DocumentFinder(self.documents, self.patient)
-        # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached), a research
-        # record's with the evidence scorer where that is another model (offline: the encoder trained here).
+        # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached), a clinician's
+        # research sentences with the evidence scorer where that is another model (offline: the encoder trained here).
         scorer, scorer_choice = load_distinct("evidence_scorer", settings, self.passages.choice)
         self.answerer = Answerer(
             self.llm,
@@ -152,7 +151,6 @@ class Pipeline:
             redact=settings.redact,
             chooser=AnswerChooser(),
             research=EmbeddingCache(scorer) if scorer is not None else None,
-            research_trained=trained_revision(scorer_choice.model),
         )
         self.refiner = Refiner(self.answerer) if llm else None
         self.writer = AnswerWriter(self.answerer, self.refiner, self.record_share)

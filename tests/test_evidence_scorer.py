@@ -1,5 +1,5 @@
-"""The extractive answer's evidence scorer: research sentences scored by the encoder trained here (offline), a patient
-page's by the sentence embedder, each kind with its own thin-evidence cosine (``rank_sentences``, ``Answerer.rank``)."""
+"""The extractive answer's evidence scorer: a clinician's research sentences scored by the encoder trained here
+(offline), a patient page's and a patient's by the passage embedder (``rank_sentences``, ``Answerer.rank``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from cpqa.answer.answerer import Answerer
 from cpqa.answer.extractive import rank_sentences
 from cpqa.config import get_settings
 from cpqa.models.encoders import MINILM, TRAINED, EmbeddingCache, load_distinct, load_encoder
-from cpqa.options import AnswerOptions, PipelineOptions
+from cpqa.options import AnswerOptions
 from cpqa.types import Passage
 
 QUESTION = "Which drugs are approved for chronic myeloid leukemia?"
@@ -42,30 +42,27 @@ def _scores(ranked) -> dict[str, float]:
     return {s.text: s.score for s in ranked}
 
 
-def test_each_kind_of_evidence_is_scored_by_its_own_encoder_with_its_own_threshold(encoders):
+def test_each_kind_of_evidence_is_scored_by_its_own_encoder(encoders):
     minilm, trained = encoders
-    ranked, threshold = rank_sentences(QUESTION, [PAGE, RESEARCH], minilm, research=trained, research_threshold=0.2)
+    ranked, threshold = rank_sentences(QUESTION, [PAGE, RESEARCH], minilm, research=trained)
     both = _scores(ranked)
     # the page's sentence as MiniLM scores it, the research's as the trained encoder does (alone, the same scores)
     assert both.items() >= _scores(rank_sentences(QUESTION, [PAGE], minilm)[0]).items()
     assert both.items() >= _scores(rank_sentences(QUESTION, [RESEARCH], trained)[0]).items()
     research_only = _scores(rank_sentences(QUESTION, [RESEARCH], minilm)[0])
     assert not np.allclose(list(research_only.values()), [both[t] for t in research_only])  # another model
-    assert threshold == 0.2
-    # without an evidence scorer every sentence is scored by the one encoder, at its threshold
-    _, shared = rank_sentences(QUESTION, [PAGE, RESEARCH], minilm)
-    assert shared == AnswerOptions().min_dense_score
+    assert threshold == AnswerOptions().min_dense_score
 
 
-def test_the_answerer_uses_the_trained_threshold_only_with_the_trained_scorer(encoders):
+def test_only_a_clinician_s_research_is_scored_by_the_evidence_scorer(encoders):
     minilm, trained = encoders
-    options = PipelineOptions.of(min_trained_score=0.25, min_dense_score=0.45).answer
-    trained_answerer = Answerer(encoder=minilm, research=trained, research_trained=True)
-    assert trained_answerer.rank(QUESTION, [RESEARCH], options)[1] == 0.25
-    assert Answerer(encoder=minilm).rank(QUESTION, [RESEARCH], options)[1] == 0.45
+    answerer, options = Answerer(encoder=minilm, research=trained), AnswerOptions()
+    for patient, scorer in ((True, minilm), (False, trained)):
+        alone = _scores(rank_sentences(QUESTION, [RESEARCH], scorer)[0])
+        assert _scores(answerer.rank(QUESTION, [RESEARCH], options, patient=patient)[0]) == alone
 
 
-def test_the_offline_profile_scores_research_with_the_encoder_trained_here_unless_told_otherwise(monkeypatch):
+def test_the_offline_profile_scores_research_with_the_encoder_trained_here_unless_told_otherwise():
     settings = get_settings(cpqa_profile="offline")
     passage_choice = load_encoder("passage_retriever", settings)[1]
     scorer, choice = load_distinct("evidence_scorer", settings, passage_choice)

@@ -104,12 +104,11 @@ class Answerer:
         chooser: AnswerChooser | None = None,
         ranker: AnswerRanker | None = None,
         research: Encoder | None = None,
-        research_trained: bool = False,
     ):
-        """``encoder`` scores evidence sentences, ``research`` a research record's where given (with its own
-        thin-evidence cosine when ``research_trained``); ``redact`` keeps keys out of a notice's failure reasons;
-        ``chooser`` / ``ranker``: the answer chooser and ranker (``AnswerOptions.chooser`` / ``ranker``)."""
-        self.research, self.research_trained = research, research_trained
+        """``encoder`` scores evidence sentences, ``research`` a research record's for a clinician where given;
+        ``redact`` keeps keys out of a notice's failure reasons; ``chooser`` / ``ranker``: the answer chooser and
+        ranker (``AnswerOptions.chooser`` / ``ranker``)."""
+        self.research = research
         self.redact = redact
         self.chooser = chooser
         self.ranker = ranker
@@ -292,9 +291,10 @@ class Answerer:
     def rank(
         self, question: str, passages: Sequence[Passage], options: AnswerOptions, patient: bool = True
     ) -> tuple[list[Sentence], float]:
-        """The evidence sentences best first, and the similarity below which research evidence is thin."""
-        threshold = options.min_trained_score if self.research_trained else None
-        return rank_sentences(question, passages, self.encoder, options, patient, self.research, threshold)
+        """The evidence sentences best first, and the similarity below which evidence is thin: a clinician's research
+        sentences by the evidence scorer (``research``), a patient's by the passage embedder, which reads lay questions
+        better (docs/results.md, issue 36, stop 61)."""
+        return rank_sentences(question, passages, self.encoder, options, patient, None if patient else self.research)
 
     def _extractive(
         self, question: str, passages: Sequence[Passage], options: AnswerOptions, mode: str, addressing: Addressing

@@ -151,14 +151,12 @@ def rank_sentences(
     options: AnswerOptions | None = None,
     patient: bool = True,
     research: Encoder | None = None,
-    research_threshold: float | None = None,
 ) -> tuple[list[Sentence], float]:
-    """Evidence sentences, best first, and the score below which research evidence counts as thin (cosine with an
-    encoder, word coverage without). A patient page's sentences are scored by ``encoder``, research sentences by
-    ``research`` where given (the encoder trained here reads researchers' questions against PubMed better, the
-    patient pages' by lay questions worse: docs/results.md, issue 36, stop 61), with ``research_threshold`` its own
-    thin-evidence cosine. The reranker's order counts too: the n-th passage's sentences weigh ``rank_decay`` less per
-    place (research and patient pages each counted among their own)."""
+    """Evidence sentences, best first, and the score below which evidence counts as thin (cosine with an encoder,
+    word coverage without). A patient page's sentences are scored by ``encoder``, research sentences by ``research``
+    where given (``Answerer.rank``: the encoder trained here, for a clinician). The reranker's order counts too: the
+    n-th passage's sentences weigh ``rank_decay`` less per place (research and patient pages each counted among
+    their own)."""
     options = options or AnswerOptions()
     pool: list[tuple[int, Passage, str, float]] = [
         (rank, p, s, w) for rank, p in enumerate(passages) for s, w in _labelled_sentences(p, options, patient)
@@ -174,8 +172,6 @@ def rank_sentences(
         for (rank, p, s, w), score in zip(pool, scores)
     ]
     ranked.sort(key=lambda x: (-x.score, x.rank))
-    if research is not None and research_threshold is not None:
-        return ranked, research_threshold
     return ranked, options.min_dense_score if (research or encoder) is not None else options.min_lexical_score
 
 

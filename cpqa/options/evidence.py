@@ -178,14 +178,6 @@ class AnswerOptions(_Section):
     min_dense_score: float = Field(
         default=0.4, ge=-1.0, le=1.0, description="extractive: cosine below which evidence is thin"
     )
-    min_trained_score: float = Field(
-        default=0.35,
-        ge=-1.0,
-        le=1.0,
-        description="extractive: ... for research sentences scored by the encoder trained here (the offline profile's "
-        "evidence scorer): the highest of 0.3-0.6 at which the MedQuAD tuning pages' answers abstained no more "
-        "often than with MiniLM (docs/results.md, issue 36, stop 61)",
-    )
     rank_decay: float = Field(
         default=0.1,
         ge=0.0,
