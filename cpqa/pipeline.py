@@ -141,8 +141,9 @@ class Pipeline:
         )
         self.finder = PassageFinder(self.segments, self.passages, patient_vectors)
         self.searcher = DocumentFinder(self.documents, self.patient)
-        # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached), a clinician's
-        # research sentences with the evidence scorer where that is another model (offline: the encoder trained here).
+        # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached); with the option
+        # on, a clinician's research sentences with the evidence scorer where that is another model (offline: the
+        # encoder trained here, which E1 has loaded: nothing more is loaded).
         scorer, scorer_choice = load_distinct("evidence_scorer", settings, self.passages.choice)
         self.answerer = Answerer(
             self.llm,

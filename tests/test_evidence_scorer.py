@@ -1,5 +1,6 @@
-"""The extractive answer's evidence scorer: a clinician's research sentences scored by the encoder trained here
-(offline), a patient page's and a patient's by the passage embedder (``rank_sentences``, ``Answerer.rank``)."""
+"""The extractive answer's evidence scorer (``AnswerOptions.evidence_scorer``, off): a clinician's research sentences
+scored by the encoder trained here (offline), a patient page's and a patient's by the passage embedder
+(``rank_sentences``, ``Answerer.rank``)."""
 
 from __future__ import annotations
 
@@ -54,10 +55,10 @@ def test_each_kind_of_evidence_is_scored_by_its_own_encoder(encoders):
     assert threshold == AnswerOptions().min_dense_score
 
 
-def test_only_a_clinician_s_research_is_scored_by_the_evidence_scorer(encoders):
+def test_only_a_clinician_s_research_is_scored_by_the_evidence_scorer_and_only_when_asked(encoders):
     minilm, trained = encoders
-    answerer, options = Answerer(encoder=minilm, research=trained), AnswerOptions()
-    for patient, scorer in ((True, minilm), (False, trained)):
+    answerer, on = Answerer(encoder=minilm, research=trained), AnswerOptions(evidence_scorer=True)
+    for patient, options, scorer in ((True, on, minilm), (False, on, trained), (False, AnswerOptions(), minilm)):
         alone = _scores(rank_sentences(QUESTION, [RESEARCH], scorer)[0])
         assert _scores(answerer.rank(QUESTION, [RESEARCH], options, patient=patient)[0]) == alone
 

@@ -291,10 +291,11 @@ class Answerer:
     def rank(
         self, question: str, passages: Sequence[Passage], options: AnswerOptions, patient: bool = True
     ) -> tuple[list[Sentence], float]:
-        """The evidence sentences best first, and the similarity below which evidence is thin: a clinician's research
-        sentences by the evidence scorer (``research``), a patient's by the passage embedder, which reads lay questions
-        better (docs/results.md, issue 36, stop 61)."""
-        return rank_sentences(question, passages, self.encoder, options, patient, None if patient else self.research)
+        """The evidence sentences best first, and the similarity below which evidence is thin; a clinician's research
+        sentences by the evidence scorer (``research``) with ``evidence_scorer`` on (never a patient's: the passage
+        embedder reads lay questions better; docs/results.md, issue 36, stop 61)."""
+        research = self.research if options.evidence_scorer and not patient else None
+        return rank_sentences(question, passages, self.encoder, options, patient, research)
 
     def _extractive(
         self, question: str, passages: Sequence[Passage], options: AnswerOptions, mode: str, addressing: Addressing
