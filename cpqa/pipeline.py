@@ -43,7 +43,8 @@ from cpqa.documents import (
     open_patient_search,
     uses_local_store,
 )
-from cpqa.models.encoders import EmbeddingCache, load_distinct, load_encoder
+from cpqa.models.encoders import load_encoder
+from cpqa.models.lazy_encoder import distinct_encoder
 from cpqa.models.providers import load_llm
 from cpqa.options import PipelineOptions
 from cpqa.passages import (
@@ -143,15 +144,15 @@ class Pipeline:
         self.searcher = DocumentFinder(self.documents, self.patient)
         # Answer: the extractive fallback ranks evidence sentences with the passage embedder (cached); with the option
         # on, a clinician's research sentences with the evidence scorer where that is another model (offline: the
-        # encoder trained here, which E1 has loaded: nothing more is loaded).
-        scorer, scorer_choice = load_distinct("evidence_scorer", settings, self.passages.choice)
+        # encoder trained here, the instance E1 runs, loaded when first asked).
+        scorer, scorer_choice = distinct_encoder("evidence_scorer", settings, self.passages.choice)
         self.answerer = Answerer(
             self.llm,
             self.passages.cache,
             self.options,
             redact=settings.redact,
             chooser=AnswerChooser(),
-            research=EmbeddingCache(scorer) if scorer is not None else None,
+            research=scorer,
         )
         self.refiner = Refiner(self.answerer) if llm else None
         self.writer = AnswerWriter(self.answerer, self.refiner, self.record_share)

@@ -10,7 +10,8 @@ import pytest
 from cpqa.answer.answerer import Answerer
 from cpqa.answer.extractive import rank_sentences
 from cpqa.config import get_settings
-from cpqa.models.encoders import MINILM, TRAINED, EmbeddingCache, load_distinct, load_encoder
+from cpqa.models.encoders import MINILM, TRAINED, EmbeddingCache, load_encoder
+from cpqa.models.lazy_encoder import distinct_encoder
 from cpqa.options import AnswerOptions
 from cpqa.types import Passage
 
@@ -65,10 +66,12 @@ def test_only_a_clinician_s_research_is_scored_by_the_evidence_scorer_and_only_w
 
 def test_the_offline_profile_scores_research_with_the_encoder_trained_here_unless_told_otherwise():
     settings = get_settings(cpqa_profile="offline")
-    passage_choice = load_encoder("passage_retriever", settings)[1]
-    scorer, choice = load_distinct("evidence_scorer", settings, passage_choice)
-    assert choice.model == TRAINED and scorer is not None and scorer.name == TRAINED
+    passage_encoder, passage_choice = load_encoder("passage_retriever", settings)
+    scorer, choice = distinct_encoder("evidence_scorer", settings, passage_choice)
+    assert choice.model == TRAINED and scorer is not None
+    trained, _ = load_encoder("evidence_scorer", settings)
+    assert np.allclose(scorer.encode([QUESTION]), trained.encode([QUESTION]))  # loaded when first asked
     # the bundled MiniLM everywhere: the passage embedder's cache serves the answer alone (nothing loaded twice)
     minilm = get_settings(cpqa_profile="offline", cpqa_offline_encoder="minilm")
-    scorer, choice = load_distinct("evidence_scorer", minilm, passage_choice)
+    scorer, choice = distinct_encoder("evidence_scorer", minilm, passage_choice)
     assert scorer is None and choice.model == MINILM

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Sequence
 
-
 from cpqa.answer.citations import citation_label
 from cpqa.answer.intent import Addressing, asks_only, record_text
 from cpqa.answer.messages import NOT_ABOUT_EXTRACTS, NOT_DIRECT_EXTRACTS

@@ -322,17 +322,6 @@ def load_encoder(
     return encoder, choice.model_copy(update={"runtime": encoder.runtime})
 
 
-def load_distinct(
-    component: str, settings: Settings, serving: ComponentChoice
-) -> tuple[TextEncoder | None, ComponentChoice]:
-    """The encoder serving ``component``, or None where the model of ``serving`` (another component's choice) serves
-    it too, so nothing is loaded twice; and the choice (for the trace)."""
-    choice = resolve(component, settings)
-    if choice.model == serving.model:
-        return None, choice.model_copy(update={"runtime": serving.runtime})
-    return load_encoder(component, settings)
-
-
 def load_model_by_id(model_id: str) -> TextEncoder:
     """Load any sentence-transformers model id (or the bundled MiniLM) for experiments."""
     with _LOCK:
