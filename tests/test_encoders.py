@@ -14,7 +14,7 @@ def test_auto_falls_back_per_component_without_weights(home, monkeypatch, compon
     choice = encoders.resolve(component, get_settings())
     assert choice.profile == "offline"
     assert choice.model == encoders.offline_model(component, get_settings())
-    trained = component in encoders.TRAINABLE
+    trained = component in ("semantic_query", "article_encoder", "evidence_scorer")
     assert choice.model == (encoders.TRAINED if trained else encoders.OFFLINE_MODELS[component])
     assert encoders.PAPER_MODELS[component] in choice.reason
 

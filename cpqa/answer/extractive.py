@@ -171,7 +171,8 @@ def rank_sentences(
         for (rank, p, s, w), score in zip(pool, scores)
     ]
     ranked.sort(key=lambda x: (-x.score, x.rank))
-    return ranked, options.min_dense_score if (research or encoder) is not None else options.min_lexical_score
+    dense = encoder is not None or research is not None
+    return ranked, options.min_dense_score if dense else options.min_lexical_score
 
 
 def select_extracts(
